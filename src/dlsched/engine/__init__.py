@@ -1,0 +1,1 @@
+"""The discrete-event engine: simulator, ledger, allocation, view and auditor."""

@@ -1,0 +1,107 @@
+"""`Allocation`: the policy's answer, job id → GPU ids, built on top of the current one.
+
+A policy gets it from `view.allocation()`, assigns (`alloc[job] = gpus`) and removes
+(`del alloc[job]`, which queues or preempts the job), and returns it. Each change is applied
+to the ledger at once, so free-GPU counts and placement helpers see the GPUs the policy has
+already handed out in this call; the engine turns the net change per job into starts,
+preemptions and moves when `schedule()` returns. A policy may instead return any mapping
+of job id → GPU ids as its whole answer, and the engine diffs it against the current state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING
+
+from dlsched.errors import SchedulingError
+from dlsched.jobs import FINISHED, JobState
+
+if TYPE_CHECKING:
+    from dlsched.engine.simulator import Simulator
+
+
+class Allocation(MutableMapping):
+    """Tentative allocation for one scheduling call (see the module docstring)."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+        self._ledger = sim.ledger
+        self._changed: dict[JobState, tuple[int, ...]] = {}
+
+    def _state(self, job: object) -> JobState:
+        if isinstance(job, JobState):
+            state = job
+        else:
+            state = self._sim.active.get(job)  # type: ignore[arg-type]
+            if state is None:
+                raise SchedulingError(f"job {job!r} is not pending or running at t={self._sim.now}")
+        if state.status == FINISHED:
+            raise SchedulingError(f"job {state.job_id!r} has already finished")
+        return state
+
+    def _current(self, state: JobState) -> tuple[int, ...]:
+        return self._changed.get(state, state.gpus)
+
+    def __getitem__(self, job: object) -> tuple[int, ...]:
+        gpus = self._current(self._state(job))
+        if not gpus:
+            raise KeyError(job)
+        return gpus
+
+    def __contains__(self, job: object) -> bool:
+        try:
+            return bool(self._current(self._state(job)))
+        except SchedulingError:
+            return False
+
+    def __setitem__(self, job: object, gpus: tuple[int, ...]) -> None:
+        state = self._state(job)
+        gpus = tuple(int(g) for g in gpus)
+        if len(gpus) != state.spec.num_gpus or len(set(gpus)) != len(gpus):
+            raise SchedulingError(f"job {state.job_id!r} needs {state.spec.num_gpus} distinct GPUs, "
+                                  f"the policy gave {gpus}")
+        current = self._current(state)
+        if current == gpus:
+            return
+        if current:
+            self._ledger.give_back(state.spec.index, current)
+        self._ledger.take(state.spec.index, gpus)
+        self._changed[state] = gpus
+
+    def __delitem__(self, job: object) -> None:
+        state = self._state(job)
+        current = self._current(state)
+        if not current:
+            raise KeyError(job)
+        self._ledger.give_back(state.spec.index, current)
+        self._changed[state] = ()
+
+    def __iter__(self) -> Iterator[object]:
+        for state in self._sim.running.values():
+            if self._changed.get(state, state.gpus):
+                yield state.job_id
+        for state, gpus in self._changed.items():
+            if gpus and not state.gpus:
+                yield state.job_id
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def replace_all(self, answer: Mapping[object, tuple[int, ...]]) -> None:
+        """Make `answer` the whole allocation: free what changes first, then assign."""
+        desired = {self._state(job): tuple(int(g) for g in gpus) for job, gpus in answer.items()}
+        holders = list(self._sim.running.values()) + list(self._changed)
+        for state in holders:
+            current = self._current(state)
+            if current and desired.get(state) != current:
+                self._ledger.give_back(state.spec.index, current)
+                self._changed[state] = ()
+        for state, gpus in desired.items():
+            if gpus:
+                self[state] = gpus
+
+    def changes(self) -> list[tuple[JobState, tuple[int, ...], tuple[int, ...]]]:
+        """(job, old GPUs, new GPUs) for every job whose GPUs differ, in job order."""
+        out = [(s, s.gpus, g) for s, g in self._changed.items() if g != s.gpus]
+        out.sort(key=lambda change: change[0].spec.index)
+        return out

@@ -1,0 +1,48 @@
+"""Error types. Every message names what to fix: the file, the row and the field."""
+
+from __future__ import annotations
+
+
+class DlschedError(Exception):
+    """Base class of every error dlsched raises on purpose."""
+
+
+class ConfigError(DlschedError, ValueError):
+    """A cluster or experiment file is malformed; the message names the file and the key."""
+
+
+class TraceError(DlschedError, ValueError):
+    """A trace row is malformed; the message names the file, the row and the field."""
+
+    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
+                 field: str | None = None) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.path = path
+        self.row = row
+        self.field = field
+        self.reason = message
+
+
+class UnknownModelError(DlschedError, KeyError):
+    """A throughput model was asked about a (model, GPU type, count) it does not know.
+
+    `field` says which job field is to blame: ``"model"`` or ``"gpu_type"``.
+    """
+
+    def __init__(self, message: str, field: str = "model") -> None:
+        super().__init__(message)
+        self.field = field
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class SchedulingError(DlschedError, RuntimeError):
+    """A policy returned an impossible allocation (a GPU twice, an unknown job...)."""

@@ -1,0 +1,93 @@
+"""Jobs: the immutable `JobSpec` from the workload and the runtime `JobState`.
+
+Work is counted in training steps. A job's progress is `steps_done` as of `credited_at`, plus
+`rate × (now − max(credited_at, progress_from))` while it runs; the engine credits progress
+whenever the job's allocation changes, so a rate always applies to one stint of fixed GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PENDING = "pending"
+RUNNING = "running"
+FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """What the workload says about a job. `index` is its position in submit order."""
+
+    index: int
+    job_id: object
+    submit_time: float
+    num_gpus: int
+    total_steps: float
+    model: str | None = None
+    user: str | None = None
+    vc: str | None = None
+    deadline: float | None = None
+    priority: float = 1.0
+    gpu_type: str | None = None
+    duration: float | None = None
+    source_row: int | None = None
+
+
+class JobState:
+    """A job at run time. Read it through the methods that take `now`."""
+
+    __slots__ = (
+        "spec", "status", "gpus", "rate", "steps_done", "credited_at", "progress_from",
+        "held_since", "attained_service_s", "start_time", "finish_time", "preemptions",
+        "migrations", "restarts", "last_run_s", "queued_since", "gpu_seconds_by_type",
+        "version",
+    )
+
+    def __init__(self, spec: JobSpec) -> None:
+        self.spec = spec
+        self.status = PENDING
+        self.gpus: tuple[int, ...] = ()
+        self.rate = 0.0
+        self.steps_done = 0.0
+        self.credited_at = spec.submit_time
+        self.progress_from = spec.submit_time
+        self.held_since = spec.submit_time
+        self.attained_service_s = 0.0
+        self.start_time: float | None = None
+        self.finish_time: float | None = None
+        self.preemptions = 0
+        self.migrations = 0
+        self.restarts = 0
+        self.last_run_s = 0.0
+        self.queued_since = spec.submit_time
+        self.gpu_seconds_by_type: dict[str, float] = {}
+        self.version = 0  # bumped on every allocation change; stale completions are ignored
+
+    @property
+    def job_id(self) -> object:
+        return self.spec.job_id
+
+    @property
+    def num_gpus(self) -> int:
+        return self.spec.num_gpus
+
+    def steps_done_at(self, now: float) -> float:
+        """Steps completed by time `now` (no progress during an overhead)."""
+        if self.status != RUNNING or now <= self.progress_from:
+            return self.steps_done
+        start = max(self.credited_at, self.progress_from)
+        return min(self.spec.total_steps, self.steps_done + self.rate * (now - start))
+
+    def remaining_steps_at(self, now: float) -> float:
+        """True steps left at `now` (policies use the estimator instead)."""
+        return max(0.0, self.spec.total_steps - self.steps_done_at(now))
+
+    def attained_service_at(self, now: float) -> float:
+        """GPU-seconds held so far, the current stint included (Tiresias' 2D service)."""
+        if self.status != RUNNING:
+            return self.attained_service_s
+        return self.attained_service_s + len(self.gpus) * (now - self.held_since)
+
+    def __repr__(self) -> str:
+        return (f"JobState({self.spec.job_id!r}, {self.status}, gpus={len(self.gpus)}/"
+                f"{self.spec.num_gpus}, steps={self.steps_done:.1f}/{self.spec.total_steps:.1f})")

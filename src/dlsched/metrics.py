@@ -1,0 +1,176 @@
+"""Results: the per-job table, the event log, the busy-GPU timeline and the summary."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dlsched.jobs import FINISHED
+
+EVENT_COLUMNS = ["time", "event", "job_id", "num_gpus", "gpu_type", "rate", "overhead_s"]
+_JSON_FILES = ("meta.json",)
+
+
+@dataclass
+class SimulationResult:
+    """What a simulation produced.
+
+    - `jobs`: one row per job (`job_id, submit_time, start_time, finish_time, jct,
+      queueing_delay, num_gpus, gpu_seconds, preemptions, migrations, ...`), with
+      `status` = finished / unfinished / unschedulable and deadline columns when present.
+    - `events`: the typed event log (submit, start, restart, preempt, migrate, finish).
+    - `timeline`: busy GPUs per type after every change (`time` + one column per type).
+    - `meta`: the run's configuration and counters.
+    """
+
+    jobs: pd.DataFrame
+    events: pd.DataFrame
+    timeline: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self, job_window: tuple[int, int] | None = None) -> dict[str, Any]:
+        """Headline metrics. `job_window=(a, b)` restricts job metrics to jobs a..b-1 in
+        submit order (to leave out warm-up and drain, as Gavel and Blox do)."""
+        jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0]:job_window[1]]
+        done = jobs[jobs["status"] == FINISHED]
+        jct = done["jct"].to_numpy(dtype=float)
+        out: dict[str, Any] = {
+            "avg_jct": _mean(jct),
+            "p50_jct": _pct(jct, 50),
+            "p95_jct": _pct(jct, 95),
+            "p99_jct": _pct(jct, 99),
+            "makespan": _makespan(done),
+            "avg_queueing_delay": _mean(done["queueing_delay"].to_numpy(dtype=float)),
+            "utilization": self._utilization(done),
+            "jobs_completed": int(len(done)),
+            "jobs_total": int(len(jobs)),
+            "jobs_unfinished": int((jobs["status"] == "unfinished").sum()),
+            "jobs_unschedulable": int((jobs["status"] == "unschedulable").sum()),
+            "jobs_skipped_at_load": int(self.meta.get("rows_skipped_at_load", 0)),
+            "preemptions": int(jobs["preemptions"].sum()),
+            "migrations": int(jobs["migrations"].sum()),
+            "scheduling_calls": int(self.meta.get("scheduling_calls", 0)),
+            "events": int(len(self.events)),
+            "scheduler_wall_s": float(self.meta.get("scheduler_wall_s", 0.0)),
+            "sim_wall_s": float(self.meta.get("sim_wall_s", 0.0)),
+        }
+        if "deadline" in jobs.columns and jobs["deadline"].notna().any():
+            with_deadline = jobs[jobs["deadline"].notna()]
+            met = with_deadline["deadline_met"].fillna(False).astype(bool)
+            tardiness = with_deadline["tardiness"].to_numpy(dtype=float)
+            out["deadlines_missed"] = int((~met).sum())
+            out["deadline_satisfaction"] = float(met.mean())
+            out["total_tardiness"] = float(np.nansum(tardiness))
+            out["avg_tardiness"] = _mean(tardiness[~np.isnan(tardiness)])
+        return out
+
+    def _utilization(self, done: pd.DataFrame) -> float:
+        span = _makespan(done)
+        gpus = int(self.meta.get("cluster_gpus", 0))
+        if not span or not gpus or math.isnan(span):
+            return math.nan
+        return float(self.jobs["gpu_seconds"].sum() / (gpus * span))
+
+    def save(self, directory: str | Path) -> Path:
+        """Write parquet tables and JSON metadata into `directory` (created if needed)."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        self.jobs.to_parquet(out / "jobs.parquet", index=False)
+        self.events.to_parquet(out / "events.parquet", index=False)
+        self.timeline.to_parquet(out / "timeline.parquet", index=False)
+        (out / "meta.json").write_text(json.dumps(self.meta, indent=2, sort_keys=True,
+                                                  default=str) + "\n")
+        (out / "summary.json").write_text(json.dumps(self.summary(), indent=2) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> SimulationResult:
+        """Read back what `save` wrote."""
+        src = Path(directory)
+        return cls(
+            jobs=pd.read_parquet(src / "jobs.parquet"),
+            events=pd.read_parquet(src / "events.parquet"),
+            timeline=pd.read_parquet(src / "timeline.parquet"),
+            meta=json.loads((src / "meta.json").read_text()),
+        )
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"SimulationResult({self.meta.get('policy')!r} on {self.meta.get('cluster')!r}: "
+                f"{s['jobs_completed']}/{s['jobs_total']} jobs, avg JCT {s['avg_jct']:.1f} s)")
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else math.nan
+
+
+def _pct(values: np.ndarray, q: float) -> float:
+    return float(np.percentile(values, q)) if len(values) else math.nan
+
+
+def _makespan(done: pd.DataFrame) -> float:
+    if done.empty:
+        return math.nan
+    return float(done["finish_time"].max() - done["submit_time"].min())
+
+
+def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) -> SimulationResult:
+    """Assemble a `SimulationResult` from a finished `Simulator` run."""
+    states = sim.states
+    cluster = sim.cluster
+    n = len(states)
+    nan = math.nan
+    submit = np.fromiter((s.spec.submit_time for s in states), float, n)
+    start = np.fromiter((nan if s.start_time is None else s.start_time for s in states), float, n)
+    finish = np.fromiter((nan if s.finish_time is None else s.finish_time for s in states),
+                         float, n)
+    gpu_seconds = np.fromiter((s.attained_service_s for s in states), float, n)
+    status = [
+        "unschedulable" if s.spec.index in unschedulable
+        else (FINISHED if s.status == FINISHED else "unfinished")
+        for s in states
+    ]
+    jobs = pd.DataFrame({
+        "job_id": [s.spec.job_id for s in states],
+        "submit_time": submit,
+        "start_time": start,
+        "finish_time": finish,
+        "jct": finish - submit,
+        "queueing_delay": start - submit,
+        "num_gpus": np.fromiter((s.spec.num_gpus for s in states), np.int64, n),
+        "gpu_seconds": gpu_seconds,
+        "preemptions": np.fromiter((s.preemptions for s in states), np.int64, n),
+        "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
+        "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
+        "status": status,
+        "model": [s.spec.model for s in states],
+        "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
+    })
+    jobs["pending_s"] = jobs["jct"] - _held_seconds(states)
+    for gpu_type in sorted(cluster.gpu_types):
+        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = np.fromiter(
+            (s.gpu_seconds_by_type.get(gpu_type, 0.0) for s in states), float, n)
+    deadlines = np.fromiter((nan if s.spec.deadline is None else s.spec.deadline
+                             for s in states), float, n)
+    if not np.isnan(deadlines).all():
+        jobs["deadline"] = deadlines
+        lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
+        jobs["tardiness"] = np.where(np.isnan(deadlines), nan, lateness)
+        jobs["deadline_met"] = pd.array(
+            [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish)],
+            dtype="boolean")
+    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
+    timeline = pd.DataFrame(sim.timeline, columns=sim.timeline_columns)
+    return SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
+
+
+def _held_seconds(states: list[Any]) -> np.ndarray:
+    """Wall time each job held GPUs (GPU-seconds / GPUs)."""
+    return np.fromiter((s.attained_service_s / s.spec.num_gpus for s in states), float,
+                       len(states))

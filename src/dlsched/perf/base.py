@@ -1,0 +1,41 @@
+"""The throughput-model protocol: the truth about how fast a job runs on given GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ThroughputModel(Protocol):
+    """Steps per second of a whole job on an allocation.
+
+    `gpu_type` is a type key (lower case). `colocated` lists the (model, n_gpus) of jobs sharing
+    the job's GPUs; None means the job runs alone. A return value of 0 means the job cannot
+    run on that allocation (for example out of memory).
+    """
+
+    name: str
+
+    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
+                   colocated: Sequence[tuple[str, int]] | None = None) -> float: ...
+
+    def reference_type(self, model: str | None) -> str | None:
+        """The GPU type a duration was measured on when the trace does not say."""
+        ...
+
+
+class DurationModel:
+    """Type-agnostic replay: every job runs at 1 step/s on any GPUs, so steps = seconds."""
+
+    name = "duration"
+
+    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
+                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+        return 1.0
+
+    def reference_type(self, model: str | None) -> str | None:
+        return None
+
+    def __repr__(self) -> str:
+        return "DurationModel()"

@@ -1,0 +1,109 @@
+"""Placement helpers: choose GPU ids for "k GPUs of type t" from the ledger's free GPUs.
+
+- `consolidated`: the fewest nodes. One node when one can hold the job (the fullest such
+  node, to keep big holes for big jobs); otherwise whole free nodes first, largest first.
+- `best_fit`: fill the nodes with the fewest free GPUs first (least fragmentation; may spread).
+- `spread`: one GPU per node, round-robin over the nodes with the most free GPUs.
+
+Each returns a sorted tuple of GPU ids, or None when `k` GPUs of that type are not free.
+Ties between nodes go to the lowest node index, so placements are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dlsched.engine.ledger import Ledger
+
+Placer = Callable[[Ledger, int, str], "tuple[int, ...] | None"]
+
+
+def consolidated(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+    """Fewest nodes; see the module docstring."""
+    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+        return None
+    buckets = ledger.buckets[gpu_type]
+    for free in range(n_gpus, len(buckets)):
+        if buckets[free]:
+            node = min(buckets[free])
+            return tuple(ledger.node_free[node][:n_gpus])
+    chosen: list[int] = []
+    need = n_gpus
+    taken: set[int] = set()
+    for free in range(len(buckets) - 1, 0, -1):
+        for node in sorted(buckets[free]):
+            if need <= 0:
+                break
+            if free >= need:
+                # The remainder fits on one node: use the fullest node that holds it.
+                node = _best_single(buckets, need, taken)
+                chosen.extend(ledger.node_free[node][:need])
+                need = 0
+                break
+            chosen.extend(ledger.node_free[node])
+            taken.add(node)
+            need -= free
+        if need <= 0:
+            break
+    return tuple(sorted(chosen))
+
+
+def _best_single(buckets: list[set[int]], need: int, taken: set[int]) -> int:
+    for free in range(need, len(buckets)):
+        candidates = buckets[free] - taken
+        if candidates:
+            return min(candidates)
+    raise AssertionError("a node with enough free GPUs was seen but not found")
+
+
+def best_fit(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+    """Fullest nodes first."""
+    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+        return None
+    buckets = ledger.buckets[gpu_type]
+    for free in range(n_gpus, len(buckets)):
+        if buckets[free]:
+            node = min(buckets[free])
+            return tuple(ledger.node_free[node][:n_gpus])
+    chosen: list[int] = []
+    for free in range(1, len(buckets)):
+        for node in sorted(buckets[free]):
+            chosen.extend(ledger.node_free[node][: n_gpus - len(chosen)])
+            if len(chosen) == n_gpus:
+                return tuple(sorted(chosen))
+    raise AssertionError("free GPU count and buckets disagree")
+
+
+def spread(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+    """One GPU per node, emptiest nodes first, then a second GPU per node, and so on."""
+    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+        return None
+    buckets = ledger.buckets[gpu_type]
+    nodes = [node for free in range(len(buckets) - 1, 0, -1) for node in sorted(buckets[free])]
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < n_gpus:
+        for node in nodes:
+            free = ledger.node_free[node]
+            if depth < len(free):
+                chosen.append(free[depth])
+                if len(chosen) == n_gpus:
+                    break
+        depth += 1
+    return tuple(sorted(chosen))
+
+
+STRATEGIES: dict[str, Placer] = {
+    "consolidated": consolidated,
+    "best_fit": best_fit,
+    "spread": spread,
+}
+
+
+def get_placer(name: str) -> Placer:
+    """A placement strategy by name."""
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown placement {name!r}; choose one of "
+                         f"{', '.join(STRATEGIES)}") from None
