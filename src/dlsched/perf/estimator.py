@@ -78,15 +78,16 @@ class OracleEstimator:
         running, else on the cluster's fastest type for it."""
         remaining = self.remaining_steps(state, now)
         if gpu_type is None and state.status == RUNNING and state.gpus:
-            cluster = self._cluster
-            nodes = len({cluster.gpu_node[g] for g in state.gpus})
-            rate = self.throughput(state.spec, cluster.gpu_type_of[state.gpus[0]],
-                                   len(state.gpus), nodes)
+            rate = self._running_rate(state)
         elif gpu_type is None:
             rate = self.best_type(state.spec)[1]
         else:
             rate = self.throughput(state.spec, gpu_type)
         return remaining / rate if rate > 0 else float("inf")
+
+    def _running_rate(self, state: JobState) -> float:
+        """Estimated rate of a running job on its current GPUs (the oracle's is the truth)."""
+        return state.rate
 
     def duration(self, job: JobSpec, gpu_type: str | None = None) -> float:
         """Estimated run time alone, on `gpu_type` or the fastest type."""
@@ -141,6 +142,9 @@ class NoisyEstimator(OracleEstimator):
     def throughput(self, job: JobSpec, gpu_type: str, n_gpus: int | None = None,
                    n_nodes: int | None = None) -> float:
         return super().throughput(job, gpu_type, n_gpus, n_nodes) * self._rate_factor(job, gpu_type)
+
+    def _running_rate(self, state: JobState) -> float:
+        return state.rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])
 
     def __repr__(self) -> str:
         return f"NoisyEstimator(sigma={self.sigma}, sigma_throughput={self.sigma_throughput})"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 
 from dlsched.engine.view import ClusterView
-from dlsched.jobs import PENDING, JobState
+from dlsched.jobs import PENDING, RUNNING, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 
@@ -86,58 +86,93 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     name = "srtf"
 
+    def __init__(self, placement: str = "consolidated") -> None:
+        super().__init__(placement)
+        # Running jobs by estimated finish time, latest first. While a job keeps its GPUs its
+        # estimated finish time is fixed, so remaining-time order needs no recomputation.
+        self._running: list[tuple[float, int, int, JobState]] = []
+        self._started_last: list[JobState] = []
+
     def _key(self, view: ClusterView, job: JobState) -> float:
         return view.estimator.remaining_time(job, view.now)
 
     def schedule(self, view: ClusterView):
         self._admit_arrivals(view)
+        now = view.now
+        for job in self._started_last:
+            if job.status == RUNNING:
+                finish = now + self._key(view, job)
+                heapq.heappush(self._running, (-finish, -job.spec.index, job.version, job))
+        self._started_last = []
         alloc = view.allocation()
         heap = self._heap
         deferred: list[_Item] = []
-        victims: list[tuple[float, JobState]] | None = None
         while heap:
             item = heapq.heappop(heap)
             key, job = item[0], item[3]
-            if job.status != PENDING or job in alloc:
+            if job.status != PENDING:
                 continue
             gpus = view.place(job, strategy=self.placement)
             if gpus is None:
-                if victims is None:
-                    victims = sorted(((self._key(view, r), r) for r in view.running.values()),
-                                     key=lambda v: (-v[0], -v[1].spec.index))
-                gpus = self._make_room(view, alloc, job, key, victims, deferred)
+                gpus = self._make_room(view, alloc, job, key, deferred)
             if gpus is None:
                 deferred.append(item)
-                longest = victims[0][0] if victims else -1.0
-                if key >= longest and view.free_gpus() < self.min_pending_demand():
-                    break  # later jobs are longer: they can neither preempt nor fit
+                if (view.free_gpus() < self.min_pending_demand()
+                        and self._longest_running(now) <= key):
+                    break  # later jobs are longer still: they can neither fit nor preempt
                 continue
             alloc[job] = gpus
             self._started(job)
+            self._started_last.append(job)
         for item in deferred:
             heapq.heappush(heap, item)
         return alloc
 
+    def _longest_running(self, now: float) -> float:
+        """The largest estimated remaining time among running jobs (-1 when none)."""
+        running = self._running
+        while running:
+            _, _, version, job = running[0]
+            if job.status == RUNNING and job.version == version:
+                return -running[0][0] - now
+            heapq.heappop(running)
+        return -1.0
+
     def _make_room(self, view: ClusterView, alloc, job: JobState, key: float,
-                   victims: list[tuple[float, JobState]], deferred: list[_Item]):
-        """Preempt the longest running jobs (longer than `key`) of one type, if enough."""
-        need = job.spec.num_gpus
-        for gpu_type in view.rank_types(job.spec):
-            free = view.free_gpus(gpu_type)
-            chosen = []
-            for victim_key, victim in victims:
-                if free >= need or victim_key <= key:
-                    break
-                if victim in alloc and view.gpu_type_of(victim.gpus[0]) == gpu_type:
-                    chosen.append((victim_key, victim))
-                    free += victim.spec.num_gpus
-            if free < need:
-                continue
-            for victim_key, victim in chosen:
-                del alloc[victim]
-                self._requeued(victim)
-                spec = victim.spec
-                deferred.append((victim_key, spec.submit_time, spec.index, victim))
-            victims[:] = [v for v in victims if v[1] in alloc]
-            return view.place(job, gpu_type=gpu_type, strategy=self.placement)
-        return None
+                   deferred: list[_Item]):
+        """Preempt the longest running jobs (strictly longer than `key`) of one GPU type,
+        if that frees enough GPUs of that type; return the new job's GPUs or None."""
+        now, need, running = view.now, job.spec.num_gpus, self._running
+        allowed = view.rank_types(job.spec)
+        seen: list[tuple[float, int, int, JobState]] = []
+        chosen: dict[str, list[tuple[float, int, int, JobState]]] = {t: [] for t in allowed}
+        freed = {t: view.free_gpus(t) for t in allowed}
+        target = None
+        while running and target is None:
+            entry = heapq.heappop(running)
+            victim = entry[3]
+            if victim.status != RUNNING or victim.version != entry[2]:
+                continue  # stale: finished, preempted or moved since it was pushed
+            seen.append(entry)
+            if -entry[0] - now <= key:
+                break
+            gpu_type = view.gpu_type_of(victim.gpus[0])
+            if gpu_type in chosen:
+                chosen[gpu_type].append(entry)
+                freed[gpu_type] += victim.spec.num_gpus
+                if freed[gpu_type] >= need:
+                    target = gpu_type
+        victims = chosen[target] if target is not None else []
+        for entry in victims:
+            victim = entry[3]
+            del alloc[victim]
+            self._requeued(victim)
+            spec = victim.spec
+            deferred.append((-entry[0] - now, spec.submit_time, spec.index, victim))
+        gone = {id(entry) for entry in victims}
+        for entry in seen:
+            if id(entry) not in gone:
+                heapq.heappush(running, entry)
+        if target is None:
+            return None
+        return view.place(job, gpu_type=target, strategy=self.placement)
