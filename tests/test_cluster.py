@@ -1,0 +1,106 @@
+"""The cluster model: YAML forms, case-insensitive types, bundled configs, clear errors."""
+
+from pathlib import Path
+
+import pytest
+
+import dlsched
+from dlsched.cluster import Cluster
+from dlsched.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_minimal_form_from_the_issue(tmp_path):
+    """The three-line node-group form builds 108 GPUs, 4 per node, in file order."""
+    path = write(tmp_path, """
+name: gavel-108
+nodes:
+  - {gpu_type: V100, count: 9, gpus_per_node: 4}
+  - {gpu_type: P100, count: 9, gpus_per_node: 4}
+  - {gpu_type: K80,  count: 9, gpus_per_node: 4}
+""")
+    cluster = dlsched.load_cluster(path)
+    assert cluster.num_gpus == 108
+    assert cluster.capacity_by_type() == {"k80": 36, "p100": 36, "v100": 36}
+    assert cluster.nodes[0].gpu_ids == (0, 1, 2, 3)
+    assert cluster.gpu_type_of[0] == "v100" and cluster.gpu_type_of[107] == "k80"
+    assert cluster.display_name("V100") == "V100"
+
+
+def test_types_match_case_insensitively(tmp_path):
+    """`v100` and `V100` are one type; memory and cost come from `gpu_types`."""
+    path = write(tmp_path, """
+name: mixed
+gpu_types:
+  V100: {memory_gb: 32, cost_per_hour: 3.06}
+nodes:
+  - {gpu_type: v100, count: 1, gpus_per_node: 8}
+  - {gpu_type: V100, count: 1, gpus_per_node: 4}
+""")
+    cluster = dlsched.load_cluster(path)
+    assert cluster.capacity_by_type() == {"v100": 12}
+    assert cluster.gpu_types["v100"].memory_gb == 32
+    assert cluster.gpu_types["v100"].cost_per_hour == 3.06
+
+
+def test_racks_hold_nodes(tmp_path):
+    """Nodes listed under racks carry their rack's name."""
+    path = write(tmp_path, """
+name: racked
+racks:
+  - name: r1
+    nodes: [{gpu_type: A100, count: 2, gpus_per_node: 8}]
+  - name: r2
+    nodes: [{gpu_type: H100, count: 1, gpus_per_node: 8}]
+""")
+    cluster = dlsched.load_cluster(path)
+    assert [n.rack for n in cluster.nodes] == ["r1", "r1", "r2"]
+    assert cluster.num_gpus == 24
+
+
+@pytest.mark.parametrize("name, gpus", [("gavel-108", 108), ("tiresias-60", 60),
+                                        ("philly", 2490)])
+def test_bundled_clusters_load_by_name(name, gpus):
+    """Bundled configs load by bare name."""
+    assert dlsched.load_cluster(name).num_gpus == gpus
+
+
+@pytest.mark.parametrize("text, key", [
+    ("name: x\nnodes: [{count: 2, gpus_per_node: 4}]", "nodes[0].gpu_type"),
+    ("name: x\nnodes: [{gpu_type: V100, count: 0, gpus_per_node: 4}]", "nodes[0].count"),
+    ("name: x\nnodes: [{gpu_type: V100, count: 1, gpus_per_node: two}]",
+     "nodes[0].gpus_per_node"),
+    ("name: x\nnodes: {gpu_type: V100}", "nodes"),
+    ("name: x\ngpu_types: {V100: {memory_gb: -1}}\nnodes: [{gpu_type: V100}]",
+     "gpu_types.V100.memory_gb"),
+])
+def test_bad_cluster_names_file_and_key(tmp_path, text, key):
+    """A wrong value is an error naming the file and the key."""
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        dlsched.load_cluster(path)
+    assert str(path) in str(err.value) and key in str(err.value)
+
+
+def test_broken_yaml_names_the_file(tmp_path):
+    """Malformed YAML is a ConfigError naming the file."""
+    path = write(tmp_path, "name: [unclosed\nnodes: -")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        dlsched.load_cluster(path)
+
+
+def test_no_nodes_is_an_error():
+    """A cluster without nodes is refused."""
+    with pytest.raises(ConfigError, match="no nodes"):
+        Cluster.from_dict({"name": "empty"})
+
+
+def test_unknown_cluster_name_lists_bundled():
+    """A missing file that is not a bundled name says which names exist."""
+    with pytest.raises(FileNotFoundError, match="gavel-108"):
+        dlsched.load_cluster("no-such-cluster")
