@@ -25,7 +25,8 @@ import pandas as pd
 import dlsched
 from dlsched.traces import validate_jobs
 
-SOURCE = Path(__file__).resolve().parent.parent.parent / "shared/traces/philly/philly_jobs_pollux.csv.gz"
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO.parent / "shared" / "traces" / "philly" / "philly_jobs_pollux.csv.gz"
 
 
 def philly_workload(path: Path, jobs: int | None) -> dlsched.Workload:

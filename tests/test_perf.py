@@ -155,5 +155,5 @@ def test_noisy_estimator_is_seeded_and_lognormal():
     ea = [a.total_steps(s) for s in specs]
     assert ea == [b.total_steps(s) for s in specs]
     assert ea != [c.total_steps(s) for s in specs]
-    log_errors = [math.log(e / s.total_steps) for e, s in zip(ea, specs)]
+    log_errors = [math.log(e / s.total_steps) for e, s in zip(ea, specs, strict=True)]
     assert np.std(log_errors) == pytest.approx(0.5, rel=0.05)

@@ -172,7 +172,7 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
     columns = zip(df["job_id"].tolist(), df["submit_time"].tolist(), df["num_gpus"].tolist(),
                   df["duration"].tolist(), df["total_steps"].tolist(), df["model"].tolist(),
                   df["user"].tolist(), df["vc"].tolist(), df["deadline"].tolist(),
-                  df["priority"].tolist(), df["gpu_type"].tolist(), rows)
+                  df["priority"].tolist(), df["gpu_type"].tolist(), rows, strict=True)
     for index, (job_id, submit, n, duration, steps, model, user, vc, deadline, priority,
                 gpu_type, row) in enumerate(columns):
         model, gpu_type = _text(model), _text(gpu_type)

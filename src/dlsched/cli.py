@@ -94,8 +94,9 @@ def _replay(args: argparse.Namespace) -> int:
         return 0
     params = ", ".join(f"{k}={v!r}" for k, v in args.param)
     print(f"dlsched {__version__}: {len(workload):,} jobs from {trace}")
-    print(f"cluster {cluster.name}: {cluster.num_gpus:,} GPUs "
-          f"({', '.join(f'{c} {cluster.display_name(t)}' for t, c in cluster.capacity_by_type().items())})")
+    types = ", ".join(f"{count} {cluster.display_name(t)}"
+                      for t, count in cluster.capacity_by_type().items())
+    print(f"cluster {cluster.name}: {cluster.num_gpus:,} GPUs ({types})")
     print(f"policy {args.policy}{f' ({params})' if params else ''}, throughput {args.throughput}, "
           f"estimator {args.estimator}, seed {args.seed}")
     print()

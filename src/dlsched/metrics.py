@@ -163,7 +163,7 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
         jobs["tardiness"] = np.where(np.isnan(deadlines), nan, lateness)
         jobs["deadline_met"] = pd.array(
-            [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish)],
+            [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean")
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
     timeline = pd.DataFrame(sim.timeline, columns=sim.timeline_columns)

@@ -34,7 +34,8 @@ class Allocation(MutableMapping):
         else:
             state = self._sim.active.get(job)  # type: ignore[arg-type]
             if state is None:
-                raise SchedulingError(f"job {job!r} is not pending or running at t={self._sim.now}")
+                raise SchedulingError(
+                    f"job {job!r} is not pending or running at t={self._sim.now}")
         if state.status == FINISHED:
             raise SchedulingError(f"job {state.job_id!r} has already finished")
         return state
@@ -58,8 +59,8 @@ class Allocation(MutableMapping):
         state = self._state(job)
         gpus = tuple(int(g) for g in gpus)
         if len(gpus) != state.spec.num_gpus or len(set(gpus)) != len(gpus):
-            raise SchedulingError(f"job {state.job_id!r} needs {state.spec.num_gpus} distinct GPUs, "
-                                  f"the policy gave {gpus}")
+            raise SchedulingError(f"job {state.job_id!r} needs {state.spec.num_gpus} distinct "
+                                  f"GPUs, the policy gave {gpus}")
         current = self._current(state)
         if current == gpus:
             return

@@ -47,6 +47,7 @@ class Fifo(BasePolicy):
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
         queue = self._queue
+        started: list[JobState] = []
         while queue:
             head = queue[0]
             gpus = view.place(head, strategy=self.placement)
@@ -54,15 +55,15 @@ class Fifo(BasePolicy):
                 break
             alloc[head] = gpus
             self._started(head)
-            queue.popleft()
+            started.append(queue.popleft())
         if queue and self.backfill is not None and view.free_gpus() >= self.min_pending_demand():
-            self._backfill(view, alloc)
+            self._backfill(view, alloc, started)
         return alloc
 
-    def _backfill(self, view: ClusterView, alloc) -> None:
+    def _backfill(self, view: ClusterView, alloc, started: list[JobState]) -> None:
         queue = self._queue
         head = queue[0]
-        shadow, extra = (self._reservation(view, head) if self.backfill == "easy"
+        shadow, extra = (self._reservation(view, head, started) if self.backfill == "easy"
                          else (float("inf"), 0))
         now = view.now
         kept: deque[JobState] = deque([head])
@@ -85,12 +86,15 @@ class Fifo(BasePolicy):
         self._queue = kept
 
     @staticmethod
-    def _reservation(view: ClusterView, head: JobState) -> tuple[float, int]:
-        """When the head job can start (shadow time) and GPUs spare at that time."""
+    def _reservation(view: ClusterView, head: JobState, started: list[JobState]
+                     ) -> tuple[float, int]:
+        """When the head job can start (shadow time) and GPUs spare at that time, counting
+        the jobs already running and those started earlier in this call."""
         now = view.now
         free = view.free_gpus()
+        holders = [*view.running.values(), *started]
         ends = sorted((now + view.estimator.remaining_time(job, now), job.spec.num_gpus)
-                      for job in view.running.values())
+                      for job in holders)
         for end, n in ends:
             free += n
             if free >= head.spec.num_gpus:

@@ -162,7 +162,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                 freed[gpu_type] += victim.spec.num_gpus
                 if freed[gpu_type] >= need:
                     target = gpu_type
-        victims = chosen[target] if target is not None else []
+        victims = self._fewest(chosen[target], freed[target], need) if target else []
         for entry in victims:
             victim = entry[3]
             del alloc[victim]
@@ -176,3 +176,15 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         if target is None:
             return None
         return view.place(job, gpu_type=target, strategy=self.placement)
+
+    @staticmethod
+    def _fewest(chosen: list, freed: int, need: int) -> list:
+        """The victims actually needed: going longest first, a victim is spared when the
+        others free enough GPUs without it, so no job is preempted for nothing."""
+        kept = []
+        for entry in chosen:
+            if freed - entry[3].spec.num_gpus >= need:
+                freed -= entry[3].spec.num_gpus
+            else:
+                kept.append(entry)
+        return kept

@@ -39,8 +39,9 @@ _CANONICAL_HEADER = frozenset({"job_id", "submit_time", "num_gpus"})
 _TIRESIAS_HEADER = frozenset({"num_gpu", "model_name"})
 
 
-def load_trace(path: str | os.PathLike[str], format: str = "auto",
-               lenient: bool = False) -> Workload:
+def load_trace(
+    path: str | os.PathLike[str], format: str = "auto", lenient: bool = False
+) -> Workload:
     """Load a trace file as a validated canonical ``Workload``.
 
     ``format`` is ``"auto"`` (see ``detect_format``) or a key of ``LOADERS``. Bad rows raise
@@ -49,12 +50,8 @@ def load_trace(path: str | os.PathLike[str], format: str = "auto",
     """
     if format != "auto" and format not in LOADERS:
         known = ", ".join(["auto", *sorted(LOADERS)])
-        raise TraceError(f"unknown trace format {format!r}; known formats: {known}",
-                         path=str(path))
-    if not Path(path).exists():
-        raise FileNotFoundError(errno.ENOENT, "trace file not found", str(path))
-    if not Path(path).is_file():
-        raise TraceError("is not a file", path=str(path))
+        raise TraceError(f"unknown trace format {format!r}; known formats: {known}", path=str(path))
+    _check_file(path)
     name = detect_format(path) if format == "auto" else format
     return LOADERS[name](path, lenient=lenient)
 
@@ -66,6 +63,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     as CSV (gzip or not): a header with ``job_id``, ``submit_time`` and ``num_gpus`` →
     canonical, one with ``num_gpu`` and ``model_name`` → tiresias.
     """
+    _check_file(path)
     lowered = Path(path).name.lower()
     if canonical.is_parquet(path):
         return "canonical"
@@ -80,4 +78,13 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         "cannot tell the trace format; tried canonical CSV (header with job_id, submit_time, "
         "num_gpus), tiresias CSV (header with num_gpu, model_name), canonical parquet "
         "(name ending .parquet) and gavel (name ending .trace or .trace.gz); pass "
-        "format=... to choose one", path=str(path))
+        "format=... to choose one",
+        path=str(path),
+    )
+
+
+def _check_file(path: str | os.PathLike[str]) -> None:
+    if not Path(path).exists():
+        raise FileNotFoundError(errno.ENOENT, "trace file not found", str(path))
+    if not Path(path).is_file():
+        raise TraceError("is not a file", path=str(path))

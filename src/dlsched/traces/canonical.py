@@ -85,8 +85,7 @@ def read_csv_header(path: str | os.PathLike[str]) -> list[str]:
     raise TraceError("the file is empty (no header line)", path=str(path))
 
 
-def read_csv_frame(path: str | os.PathLike[str], *, text_columns: Iterable[str]
-                   ) -> pd.DataFrame:
+def read_csv_frame(path: str | os.PathLike[str], *, text_columns: Iterable[str]) -> pd.DataFrame:
     """Read a CSV with a header; add ``source_row``, the 1-based file line of each row.
 
     ``text_columns`` are read as text, so ids like ``007`` and model names like ``1``
@@ -95,16 +94,22 @@ def read_csv_frame(path: str | os.PathLike[str], *, text_columns: Iterable[str]
     """
     raw = read_raw(path)
     try:
-        df = pd.read_csv(io.BytesIO(raw), dtype={c: str for c in text_columns},
-                         keep_default_na=False, na_values=[""], encoding="utf-8-sig",
-                         **_FLOAT_OPTIONS)
+        df = pd.read_csv(
+            io.BytesIO(raw),
+            dtype={c: str for c in text_columns},
+            keep_default_na=False,
+            na_values=[""],
+            encoding="utf-8-sig",
+            **_FLOAT_OPTIONS,
+        )
     except pd.errors.EmptyDataError:
         raise TraceError("the file is empty (no header line)", path=str(path)) from None
     except pd.errors.ParserError as exc:
         message = " ".join(str(exc).split())
         line = re.search(r"line (\d+)", message)
-        raise TraceError(f"malformed CSV ({message})", path=str(path),
-                         row=int(line.group(1)) if line else None) from None
+        raise TraceError(
+            f"malformed CSV ({message})", path=str(path), row=int(line.group(1)) if line else None
+        ) from None
     except UnicodeDecodeError:
         raise TraceError("not a UTF-8 text file (binary data?)", path=str(path)) from None
     df["source_row"] = data_line_numbers(raw, len(df))

@@ -30,11 +30,24 @@ from dlsched.traces.workload import Workload
 
 FORMAT = "gavel"
 FIELDS_CURRENT: tuple[str, ...] = (
-    "job_type", "command", "working_directory", "num_steps_arg", "needs_data_dir",
-    "total_steps", "scale_factor", "priority_weight", "SLO", "arrival_time",
+    "job_type",
+    "command",
+    "working_directory",
+    "num_steps_arg",
+    "needs_data_dir",
+    "total_steps",
+    "scale_factor",
+    "priority_weight",
+    "SLO",
+    "arrival_time",
 )
 FIELDS_2019: tuple[str, ...] = (
-    "job_type", "command", "num_steps_arg", "needs_data_dir", "total_steps", "arrival_time",
+    "job_type",
+    "command",
+    "num_steps_arg",
+    "needs_data_dir",
+    "total_steps",
+    "arrival_time",
     "scale_factor",
 )
 RENAMES = {
@@ -68,41 +81,59 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         records[i] = (records[i] + [""] * width)[:width]
     df = pd.DataFrame(records, columns=list(layout), dtype=object)
 
-    frame = pd.DataFrame({
-        "job_id": np.arange(len(df), dtype=np.int64),
-        "model": df["job_type"].where(df["job_type"].str.strip() != "", None),
-        "total_steps": df["total_steps"],
-        "num_gpus": df["scale_factor"],
-        "submit_time": df["arrival_time"],
-    })
-    checks = [RowCheck("line", f"has {c} tab-separated fields, expected {width}", counts == c)
-              for c in np.unique(counts[wrong_width])]
+    frame = pd.DataFrame(
+        {
+            "job_id": np.arange(len(df), dtype=np.int64),
+            "model": df["job_type"].where(df["job_type"].str.strip() != "", None),
+            "total_steps": df["total_steps"],
+            "num_gpus": df["scale_factor"],
+            "submit_time": df["arrival_time"],
+        }
+    )
+    checks = [
+        RowCheck("line", f"has {c} tab-separated fields, expected {width}", counts == c)
+        for c in np.unique(counts[wrong_width])
+    ]
     if layout is FIELDS_CURRENT:
         frame["priority"] = df["priority_weight"]
         slo = pd.to_numeric(df["SLO"], errors="coerce").to_numpy(dtype=np.float64)
-        checks.append(RowCheck("SLO", "SLO is not a number",
-                               np.isnan(slo) & ~wrong_width, df["SLO"].to_numpy()))
+        checks.append(
+            RowCheck(
+                "SLO", "SLO is not a number", np.isnan(slo) & ~wrong_width, df["SLO"].to_numpy()
+            )
+        )
         frame["slo"] = np.where(slo < 0, np.nan, slo)
     frame["source_row"] = np.asarray(lines, dtype=np.int64)
-    return validate_jobs(frame, path, lenient=lenient, fmt=FORMAT,
-                         field_names={ours: theirs for theirs, ours in RENAMES.items()},
-                         extra_checks=checks)
+    return validate_jobs(
+        frame,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={ours: theirs for theirs, ours in RENAMES.items()},
+        extra_checks=checks,
+    )
 
 
-def _layout(path: str | os.PathLike[str], counts: np.ndarray, lines: list[int]
-            ) -> tuple[str, ...]:
+def _layout(path: str | os.PathLike[str], counts: np.ndarray, lines: list[int]) -> tuple[str, ...]:
     """The file's layout, from its first job line; mixing the two layouts is an error."""
     if len(counts) == 0:
         return FIELDS_CURRENT
     first = int(counts[0])
     if first not in _LAYOUTS:
-        raise TraceError(f"has {first} tab-separated fields; a Gavel trace has 10 (current "
-                         "layout) or 7 (2019 layout)", path=str(path), row=lines[0])
+        raise TraceError(
+            f"has {first} tab-separated fields; a Gavel trace has 10 (current "
+            "layout) or 7 (2019 layout)",
+            path=str(path),
+            row=lines[0],
+        )
     other = (set(_LAYOUTS) - {first}).pop()
     mixed = np.flatnonzero(counts == other)
     if len(mixed):
         row = lines[int(mixed[0])]
-        raise TraceError(f"has {other} tab-separated fields but line {lines[0]} has {first}; "
-                         "a Gavel trace must use one layout (10 fields current, 7 fields 2019)",
-                         path=str(path), row=row)
+        raise TraceError(
+            f"has {other} tab-separated fields but line {lines[0]} has {first}; "
+            "a Gavel trace must use one layout (10 fields current, 7 fields 2019)",
+            path=str(path),
+            row=row,
+        )
     return _LAYOUTS[first]

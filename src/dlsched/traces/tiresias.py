@@ -24,8 +24,11 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     df = read_csv_frame(path, text_columns=("job_id", "model_name"))
     for theirs, ours in RENAMES.items():
         if theirs in df.columns and ours in df.columns:
-            raise TraceError(f"has both {theirs!r} and {ours!r}; a {FORMAT} trace has only "
-                             f"{theirs!r}", path=str(path), field=ours)
+            raise TraceError(
+                f"has both {theirs!r} and {ours!r}; a {FORMAT} trace has only {theirs!r}",
+                path=str(path),
+                field=ours,
+            )
     df = df.rename(columns=RENAMES)
     field_names = {ours: theirs for theirs, ours in RENAMES.items()}
     return validate_jobs(df, path, lenient=lenient, fmt=FORMAT, field_names=field_names)
