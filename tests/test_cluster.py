@@ -104,3 +104,15 @@ def test_unknown_cluster_name_lists_bundled():
     """A missing file that is not a bundled name says which names exist."""
     with pytest.raises(FileNotFoundError, match="gavel-108"):
         dlsched.load_cluster("no-such-cluster")
+
+
+def test_hourly_prices_give_a_cost_in_the_summary():
+    """With prices per GPU type, summary()["cost"] = Σ GPU-hours × price."""
+    import pandas as pd
+
+    cluster = Cluster.from_dict({"name": "priced", "gpu_types": {"V100": {"cost_per_hour": 3.0}},
+                                 "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}]})
+    jobs = pd.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 0.0], "num_gpus": [2, 1],
+                         "duration": [3600.0, 1800.0]})
+    summary = dlsched.simulate(jobs, cluster).summary()
+    assert summary["cost"] == pytest.approx((2 * 1.0 + 1 * 0.5) * 3.0)

@@ -83,6 +83,8 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         "cluster": hardware.name,
         "cluster_source": hardware.source,
         "cluster_gpus": hardware.num_gpus,
+        "gpu_cost_per_hour": {t.name: t.cost_per_hour for t in hardware.gpu_types.values()
+                              if t.cost_per_hour is not None},
         "throughput": getattr(truth, "name", type(truth).__name__),
         "estimator": repr(estimate),
         "seed": seed,

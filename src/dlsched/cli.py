@@ -130,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DlschedError, FileNotFoundError, ValueError) as exc:
         print(f"dlsched: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `dlsched replay --json | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -60,6 +60,10 @@ class SimulationResult:
             "scheduler_wall_s": float(self.meta.get("scheduler_wall_s", 0.0)),
             "sim_wall_s": float(self.meta.get("sim_wall_s", 0.0)),
         }
+        prices = self.meta.get("gpu_cost_per_hour") or {}
+        if prices:
+            out["cost"] = float(sum(jobs[f"gpu_seconds_{name}"].sum() * price / 3600
+                                    for name, price in prices.items()))
         if "deadline" in jobs.columns and jobs["deadline"].notna().any():
             with_deadline = jobs[jobs["deadline"].notna()]
             met = with_deadline["deadline_met"].fillna(False).astype(bool)
