@@ -75,10 +75,13 @@ class OracleEstimator:
 
     def remaining_time(self, state: JobState, now: float, gpu_type: str | None = None) -> float:
         """Estimated seconds left: on `gpu_type` if given, else on its current GPUs when
-        running, else on the cluster's fastest type for it."""
+        running (with what is left of a restart overhead), else on the cluster's fastest
+        type for it."""
         remaining = self.remaining_steps(state, now)
         if gpu_type is None and state.status == RUNNING and state.gpus:
             rate = self._running_rate(state)
+            if rate > 0 and state.progress_from > now:
+                return state.progress_from - now + remaining / rate
         elif gpu_type is None:
             rate = self.best_type(state.spec)[1]
         else:

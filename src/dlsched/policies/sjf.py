@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 
 from dlsched.engine.view import ClusterView
-from dlsched.jobs import PENDING, RUNNING, JobState
+from dlsched.jobs import FINISHED, RUNNING, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 
@@ -89,7 +89,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
     def __init__(self, placement: str = "consolidated") -> None:
         super().__init__(placement)
         # Running jobs by estimated finish time, latest first. While a job keeps its GPUs its
-        # estimated finish time is fixed, so remaining-time order needs no recomputation.
+        # estimated finish time (remaining overhead included) is fixed, so remaining-time
+        # order needs no recomputation.
         self._running: list[tuple[float, int, int, JobState]] = []
         self._started_last: list[JobState] = []
 
@@ -110,11 +111,11 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         while heap:
             item = heapq.heappop(heap)
             key, job = item[0], item[3]
-            if job.status != PENDING:
-                continue
+            if job.status == FINISHED or job in alloc:
+                continue  # stale: started since it was pushed
             gpus = view.place(job, strategy=self.placement)
             if gpus is None:
-                gpus = self._make_room(view, alloc, job, key, deferred)
+                gpus = self._make_room(view, alloc, job, key)
             if gpus is None:
                 deferred.append(item)
                 if (view.free_gpus() < self.min_pending_demand()
@@ -138,8 +139,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             heapq.heappop(running)
         return -1.0
 
-    def _make_room(self, view: ClusterView, alloc, job: JobState, key: float,
-                   deferred: list[_Item]):
+    def _make_room(self, view: ClusterView, alloc, job: JobState, key: float):
         """Preempt the longest running jobs (strictly longer than `key`) of one GPU type,
         if that frees enough GPUs of that type; return the new job's GPUs or None."""
         now, need, running = view.now, job.spec.num_gpus, self._running
@@ -168,7 +168,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             del alloc[victim]
             self._requeued(victim)
             spec = victim.spec
-            deferred.append((-entry[0] - now, spec.submit_time, spec.index, victim))
+            # Back in the pending heap at once: other idle GPUs may take it in this call.
+            heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index, victim))
         gone = {id(entry) for entry in victims}
         for entry in seen:
             if id(entry) not in gone:
@@ -179,12 +180,12 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     @staticmethod
     def _fewest(chosen: list, freed: int, need: int) -> list:
-        """The victims actually needed: going longest first, a victim is spared when the
-        others free enough GPUs without it, so no job is preempted for nothing."""
+        """The victims actually needed: going from the shortest chosen, a victim is spared
+        when the others free enough GPUs without it, so no job is preempted for nothing."""
         kept = []
-        for entry in chosen:
+        for entry in reversed(chosen):  # shortest first: spare the shorter jobs when we can
             if freed - entry[3].spec.num_gpus >= need:
                 freed -= entry[3].spec.num_gpus
             else:
                 kept.append(entry)
-        return kept
+        return kept[::-1]
