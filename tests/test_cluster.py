@@ -116,3 +116,35 @@ def test_hourly_prices_give_a_cost_in_the_summary():
                          "duration": [3600.0, 1800.0]})
     summary = dlsched.simulate(jobs, cluster).summary()
     assert summary["cost"] == pytest.approx((2 * 1.0 + 1 * 0.5) * 3.0)
+
+
+def test_virtual_clusters_own_nodes_or_quotas(tmp_path):
+    """VCs take node counts in file order, named nodes, or a GPU quota."""
+    path = write(tmp_path, """
+name: vcs
+nodes:
+  - {gpu_type: V100, count: 3, gpus_per_node: 8, name: v}
+  - {gpu_type: K80, count: 2, gpus_per_node: 4, name: k}
+vcs:
+  - {name: a, nodes: 2}
+  - {name: b, nodes: [k-1]}
+  - {name: c, nodes: 1, gpu_type: K80}
+  - {name: d, gpus: 16}
+""")
+    cluster = dlsched.load_cluster(path)
+    vcs = {vc.name: vc for vc in cluster.vcs}
+    assert vcs["a"].node_indices == (0, 1)
+    assert vcs["b"].node_indices == (4,)
+    assert vcs["c"].node_indices == (3,)
+    assert vcs["d"].node_indices == () and vcs["d"].quota_gpus == 16
+
+
+def test_a_node_in_two_vcs_is_an_error(tmp_path):
+    """Two VCs cannot own one node."""
+    path = write(tmp_path, """
+name: vcs
+nodes: [{gpu_type: V100, count: 1, gpus_per_node: 8, name: v}]
+vcs: [{name: a, nodes: [v-0]}, {name: b, nodes: [v-0]}]
+""")
+    with pytest.raises(ConfigError, match="already belongs"):
+        dlsched.load_cluster(path)

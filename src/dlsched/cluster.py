@@ -44,6 +44,15 @@ class Node:
 
 
 @dataclass(frozen=True)
+class VirtualCluster:
+    """A tenant's share: the nodes it owns (possibly none) and/or a GPU quota."""
+
+    name: str
+    node_indices: tuple[int, ...] = ()
+    quota_gpus: int | None = None
+
+
+@dataclass(frozen=True)
 class Cluster:
     """Hardware: GPU types, nodes and GPUs. GPU ids are 0..num_gpus-1, node by node."""
 
@@ -52,6 +61,7 @@ class Cluster:
     nodes: tuple[Node, ...]
     description: str = ""
     source: str = "<dict>"
+    vcs: tuple[VirtualCluster, ...] = ()
     gpu_node: tuple[int, ...] = field(init=False, repr=False)
     gpu_type_of: tuple[str, ...] = field(init=False, repr=False)
 
@@ -179,8 +189,54 @@ def _parse(data: Any, source: str) -> Cluster:
 
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
+    vcs = _parse_vcs(data.get("vcs"), nodes, fail)
     return Cluster(name=name, gpu_types=types, nodes=tuple(nodes),
-                   description=str(data.get("description", "")), source=source)
+                   description=str(data.get("description", "")), source=source, vcs=vcs)
+
+
+def _parse_vcs(raw: Any, nodes: list[Node], fail: Any) -> tuple[VirtualCluster, ...]:
+    """`vcs: [{name, nodes: <count> | [node names], gpu_type: <only with a count>,
+    gpus: <quota>}]`. A node count takes the next unowned nodes (of `gpu_type` if given)
+    in file order, so the mapping is deterministic."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise fail("vcs", "must be a list of {name, nodes and/or gpus}")
+    by_name = {node.name: node.index for node in nodes}
+    owned: dict[int, str] = {}
+    out: list[VirtualCluster] = []
+    for i, vc in enumerate(raw):
+        key = f"vcs[{i}]"
+        if not isinstance(vc, dict) or "name" not in vc:
+            raise fail(key, "must be a mapping with a 'name'")
+        name = str(vc["name"])
+        wanted = vc.get("nodes")
+        indices: list[int] = []
+        if isinstance(wanted, list):
+            for node_name in wanted:
+                if str(node_name) not in by_name:
+                    raise fail(f"{key}.nodes", f"no node named {node_name!r}")
+                indices.append(by_name[str(node_name)])
+        elif wanted is not None:
+            count = _positive_int(wanted, fail, f"{key}.nodes")
+            only = type_key(vc["gpu_type"]) if "gpu_type" in vc else None
+            free = [n.index for n in nodes
+                    if n.index not in owned and (only is None or n.gpu_type == only)]
+            if len(free) < count:
+                raise fail(f"{key}.nodes", f"wants {count} nodes, only {len(free)} are unowned")
+            indices = free[:count]
+        for index in indices:
+            if index in owned:
+                raise fail(f"{key}.nodes", f"node {nodes[index].name!r} already belongs to "
+                                           f"VC {owned[index]!r}")
+            owned[index] = name
+        quota = vc.get("gpus")
+        if quota is not None:
+            quota = _positive_int(quota, fail, f"{key}.gpus")
+        if not indices and quota is None:
+            raise fail(key, "give 'nodes' (a count or a list of node names) or 'gpus' (a quota)")
+        out.append(VirtualCluster(name, tuple(indices), quota))
+    return tuple(out)
 
 
 def _positive_int(value: Any, fail: Any, key: str) -> int:
