@@ -17,6 +17,7 @@ from dlsched.perf import (
     make_estimator,
     make_throughput,
 )
+from dlsched.perf.rates import JobRates
 
 RESNET18 = "ResNet-18 (batch size 16)"
 
@@ -136,7 +137,7 @@ def _bound(estimator, seed=0, n_jobs=50):
                                                          "gpus_per_node": 4}]})
     specs = [JobSpec(index=i, job_id=i, submit_time=0.0, num_gpus=1, total_steps=100.0 + i)
              for i in range(n_jobs)]
-    estimator.bind(DurationModel(), specs, cluster, np.random.default_rng(seed))
+    estimator.bind(JobRates(DurationModel()), specs, cluster, np.random.default_rng(seed))
     return estimator, specs
 
 

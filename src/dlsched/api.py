@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable
@@ -12,10 +11,9 @@ from typing import Any
 import pandas as pd
 
 from dlsched import policies
-from dlsched.cluster import Cluster, load_cluster, type_key
-from dlsched.engine.simulator import Simulator, reference_type
-from dlsched.errors import TraceError, UnknownModelError
-from dlsched.jobs import JobSpec
+from dlsched.cluster import Cluster, load_cluster
+from dlsched.engine.simulator import Simulator
+from dlsched.engine.specs import build_specs
 from dlsched.metrics import SimulationResult, build_result
 from dlsched.overheads import OverheadModel
 from dlsched.perf import make_estimator, make_throughput
@@ -116,92 +114,3 @@ def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> 
         return load_trace(workload)
     raise TypeError(f"workload must be a Workload, a trace path or a DataFrame, "
                     f"got {type(workload).__name__}")
-
-
-def _text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return str(value)
-
-
-def _number(value: Any) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenient: bool
-                ) -> tuple[list[JobSpec], dict[int, str]]:
-    """Job specs in submit order, with work converted to steps (DESIGN §2), and the jobs
-    that can never run (index → reason). Raises for those unless `lenient`."""
-    df = work.jobs
-    if not df["submit_time"].is_monotonic_increasing:
-        df = df.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
-    source = work.provenance.get("source", "<workload>")
-    capacity = cluster.capacity_by_type()
-    per_node = {t: cluster.max_gpus_per_node(t) for t in capacity}
-    rows = df["source_row"].tolist() if "source_row" in df.columns else [None] * len(df)
-    ref_rate: dict[tuple, float] = {}
-    feasible: dict[tuple, tuple[str, str] | None] = {}
-
-    def rate(model: str | None, gpu_type: str, n: int) -> float:
-        nodes = -(-n // per_node[gpu_type]) if gpu_type in per_node else 1
-        return truth.throughput(model, gpu_type, n, nodes)
-
-    def why_not(model: str | None, n: int) -> tuple[str, str] | None:
-        """(reason, field) when a job of this model and size can never run."""
-        key = (model, n)
-        if key not in feasible:
-            fits = [t for t, c in capacity.items() if c >= n]
-            if not fits:
-                biggest = max(capacity.items(), key=lambda kv: kv[1])
-                feasible[key] = (f"asks for {n} GPUs, but cluster {cluster.name!r} has at most "
-                                 f"{biggest[1]} of one type ({cluster.display_name(biggest[0])})",
-                                 "num_gpus")
-            else:
-                found: tuple[str, str] | None = (
-                    "cannot run on any GPU type of the cluster (throughput 0)", "model")
-                for t in fits:
-                    try:
-                        if rate(model, t, n) > 0:
-                            found = None
-                            break
-                    except UnknownModelError as exc:
-                        found = (str(exc), exc.field)
-                feasible[key] = found
-        return feasible[key]
-
-    specs: list[JobSpec] = []
-    unschedulable: dict[int, str] = {}
-    columns = zip(df["job_id"].tolist(), df["submit_time"].tolist(), df["num_gpus"].tolist(),
-                  df["duration"].tolist(), df["total_steps"].tolist(), df["model"].tolist(),
-                  df["user"].tolist(), df["vc"].tolist(), df["deadline"].tolist(),
-                  df["priority"].tolist(), df["gpu_type"].tolist(), rows, strict=True)
-    for index, (job_id, submit, n, duration, steps, model, user, vc, deadline, priority,
-                gpu_type, row) in enumerate(columns):
-        model, gpu_type = _text(model), _text(gpu_type)
-        n = int(n)
-        blocked = why_not(model, n)
-        reason, field = blocked if blocked is not None else (None, "")
-        if reason is None and math.isnan(steps):
-            ref = reference_type(gpu_type, truth, model, cluster)
-            key = (model, ref, n)
-            try:
-                if key not in ref_rate:
-                    ref_rate[key] = rate(model, ref, n)
-                steps = duration * ref_rate[key]
-                if not steps > 0:
-                    reason, field = f"has throughput 0 on its reference GPU type {ref!r}", "model"
-            except UnknownModelError as exc:
-                reason, field = str(exc), exc.field
-        if reason is not None:
-            if not lenient:
-                raise TraceError(f"job {job_id!r}: {reason}", path=source, row=row, field=field)
-            unschedulable[index] = reason
-            steps = 0.0 if math.isnan(steps) else steps
-        specs.append(JobSpec(
-            index=index, job_id=job_id, submit_time=float(submit), num_gpus=n,
-            total_steps=float(steps), model=model, user=_text(user), vc=_text(vc),
-            deadline=_number(deadline), priority=float(priority),
-            gpu_type=type_key(gpu_type) if gpu_type else None,
-            duration=_number(duration), source_row=None if row is None else int(row),
-        ))
-    return specs, unschedulable

@@ -31,6 +31,15 @@ class JobSpec:
     gpu_type: str | None = None
     duration: float | None = None
     source_row: int | None = None
+    gpu_milli: int = 1000  # share of each GPU, in thousandths (1000 = whole GPUs)
+    gpu_constraint: tuple[str, ...] | None = None  # allowed GPU type keys; None = any
+    type_durations: tuple[tuple[str, float], ...] | None = None  # measured per GPU type
+    status: str | None = None  # as traced (Pass/Failed/Killed), kept for analysis
+
+    @property
+    def fractional(self) -> bool:
+        """Whether the job asks for part of one GPU (it may share that GPU)."""
+        return self.gpu_milli < 1000
 
 
 class JobState:
@@ -86,7 +95,12 @@ class JobState:
         """GPU-seconds held so far, the current stint included (Tiresias' 2D service)."""
         if self.status != RUNNING:
             return self.attained_service_s
-        return self.attained_service_s + len(self.gpus) * (now - self.held_since)
+        return self.attained_service_s + self.gpu_share * (now - self.held_since)
+
+    @property
+    def gpu_share(self) -> float:
+        """GPUs held now, counting a fractional share as its fraction."""
+        return len(self.gpus) * self.spec.gpu_milli / 1000
 
     def __repr__(self) -> str:
         return (f"JobState({self.spec.job_id!r}, {self.status}, gpus={len(self.gpus)}/"

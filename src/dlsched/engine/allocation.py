@@ -64,9 +64,15 @@ class Allocation(MutableMapping):
         current = self._current(state)
         if current == gpus:
             return
+        spec = state.spec
         if current:
-            self._ledger.give_back(state.spec.index, current)
-        self._ledger.take(state.spec.index, gpus)
+            self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
+        quota = self._sim.vc_quota.get(spec.vc)  # type: ignore[arg-type]
+        share = len(gpus) * spec.gpu_milli / 1000
+        if quota is not None and self._ledger.vc_used.get(spec.vc, 0.0) + share > quota + 1e-9:
+            raise SchedulingError(f"job {state.job_id!r} would take VC {spec.vc!r} past its "
+                                  f"quota of {quota} GPUs")
+        self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc)
         self._changed[state] = gpus
 
     def __delitem__(self, job: object) -> None:
@@ -74,7 +80,7 @@ class Allocation(MutableMapping):
         current = self._current(state)
         if not current:
             raise KeyError(job)
-        self._ledger.give_back(state.spec.index, current)
+        self._ledger.give_back(state.spec.index, current, state.spec.gpu_milli, state.spec.vc)
         self._changed[state] = ()
 
     def __iter__(self) -> Iterator[object]:
@@ -95,7 +101,8 @@ class Allocation(MutableMapping):
         for state in holders:
             current = self._current(state)
             if current and desired.get(state) != current:
-                self._ledger.give_back(state.spec.index, current)
+                spec = state.spec
+                self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
                 self._changed[state] = ()
         for state, gpus in desired.items():
             if gpus:

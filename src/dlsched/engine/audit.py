@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlsched.engine.ledger import FREE
+from dlsched.engine.ledger import FREE, SHARED
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 
 if TYPE_CHECKING:
@@ -52,35 +52,59 @@ class Auditor:
         ledger = sim.ledger
         now = sim.now
         expected = [FREE] * len(ledger.owner)
+        shared: dict[int, int] = {}
+        vc_used: dict[str, float] = {}
         for job_id, state in sim.running.items():
+            spec = state.spec
             if state.status != RUNNING or not state.gpus:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
-            if len(state.gpus) != state.spec.num_gpus:
-                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, wants "
-                           f"{state.spec.num_gpus}")
+            if len(state.gpus) != spec.num_gpus:
+                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, wants {spec.num_gpus}")
             for gpu in state.gpus:
+                if spec.fractional:
+                    if expected[gpu] >= 0:
+                        self._fail(f"GPU {gpu} is both whole and shared")
+                    expected[gpu] = SHARED
+                    shared[gpu] = shared.get(gpu, 0) + spec.gpu_milli
+                    continue
                 if expected[gpu] != FREE:
                     self._fail(f"GPU {gpu} given to two jobs")
-                expected[gpu] = state.spec.index
-            if state.steps_done_at(now) > state.spec.total_steps * (1 + _REL_TOL):
+                expected[gpu] = spec.index
+            if spec.vc is not None:
+                vc_used[spec.vc] = vc_used.get(spec.vc, 0.0) + state.gpu_share
+            if state.steps_done_at(now) > spec.total_steps * (1 + _REL_TOL):
                 self._fail(f"job {job_id!r} did more steps than it has")
-            if state.start_time is None or state.start_time < state.spec.submit_time:
+            if state.start_time is None or state.start_time < spec.submit_time:
                 self._fail(f"job {job_id!r} started before its submit time")
+            pools = {ledger.pool_of(g) for g in state.gpus}
+            owning = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
+            wanted_vc = spec.vc if spec.vc in owning else None
+            if any(vc != wanted_vc for _, vc in pools):
+                self._fail(f"job {job_id!r} of VC {spec.vc!r} holds GPUs of pools {pools}")
+            if spec.gpu_constraint and any(t not in spec.gpu_constraint for t, _ in pools):
+                self._fail(f"job {job_id!r} runs outside its GPU-type constraint")
         if expected != ledger.owner:
             self._fail("the ledger's owners differ from the running jobs' GPUs")
+        if any(load > 1000 for load in shared.values()) or shared != ledger.shared_load:
+            self._fail(f"shared GPU loads {ledger.shared_load} != {shared} or over 1000")
+        for vc, quota in sim.vc_quota.items():
+            if vc_used.get(vc, 0.0) > quota + 1e-9:
+                self._fail(f"VC {vc!r} holds {vc_used[vc]} GPUs, over its quota {quota}")
         for job_id, state in sim.pending.items():
             if state.status != PENDING or state.gpus:
                 self._fail(f"pending job {job_id!r} is {state.status} with GPUs {state.gpus}")
         free_by_type = {t: 0 for t in ledger.capacity}
+        free_by_pool = {p: 0 for p in ledger.pool_capacity}
         for node, free in enumerate(ledger.node_free):
-            gpu_type = ledger.node_type[node]
-            free_by_type[gpu_type] += len(free)
+            pool = ledger.node_pool[node]
+            free_by_type[pool[0]] += len(free)
+            free_by_pool[pool] += len(free)
             if sorted(free) != free or any(ledger.owner[g] != FREE for g in free):
                 self._fail(f"node {node}'s free list is wrong: {free}")
-            for count, nodes in enumerate(ledger.buckets[gpu_type]):
+            for count, nodes in enumerate(ledger.buckets[pool]):
                 if (node in nodes) != (count == len(free) and count > 0):
                     self._fail(f"node {node} is in the wrong free-count bucket")
-        if free_by_type != ledger.free_by_type:
+        if free_by_type != ledger.free_by_type or free_by_pool != ledger.free_by_pool:
             self._fail(f"free counts {ledger.free_by_type} != {free_by_type}")
         if len(sim.running) + len(sim.pending) != len(sim.active):
             self._fail("active = pending + running does not hold")

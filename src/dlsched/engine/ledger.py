@@ -1,7 +1,12 @@
 """The allocation ledger: who holds which GPU, with indexes that make placement cheap.
 
-Per GPU type, nodes are bucketed by their number of free GPUs, so "a node of type t with at
-least k free GPUs" costs O(GPUs per node) lookups instead of a scan over every node.
+GPUs are grouped into *pools*: (GPU type, owning virtual cluster or None). A VC that owns
+nodes places its jobs only in its own pools; everyone else uses the unowned pools. Per pool,
+nodes are bucketed by their number of free GPUs, so "a node with at least k free GPUs"
+costs O(GPUs per node) lookups instead of a scan over every node.
+
+A GPU is FREE, held whole by one job, or SHARED by jobs that each asked for a fraction of a
+GPU (`gpu_milli` < 1000); the fractions on one GPU never add up to more than 1000.
 """
 
 from __future__ import annotations
@@ -12,65 +17,139 @@ from dlsched.cluster import Cluster
 from dlsched.errors import SchedulingError
 
 FREE = -1
+SHARED = -2
+WHOLE = 1000
+
+Pool = tuple[str, "str | None"]
 
 
 class Ledger:
-    """Owner of every GPU (a job index or FREE) and free-GPU indexes by node and type."""
+    """Owner of every GPU and free-GPU indexes by node, pool and type."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.owner: list[int] = [FREE] * cluster.num_gpus
         self.node_free: list[list[int]] = [list(node.gpu_ids) for node in cluster.nodes]
         self.node_type: list[str] = [node.gpu_type for node in cluster.nodes]
+        owner_vc = {i: vc.name for vc in cluster.vcs for i in vc.node_indices}
+        self.node_pool: list[Pool] = [(node.gpu_type, owner_vc.get(node.index))
+                                      for node in cluster.nodes]
         self.gpu_node = cluster.gpu_node
         self.gpu_type = cluster.gpu_type_of
         self.capacity = cluster.capacity_by_type()
         self.free_by_type: dict[str, int] = dict(self.capacity)
-        # buckets[t][c] = nodes of type t with exactly c free GPUs (c >= 1)
-        self.buckets: dict[str, list[set[int]]] = {
-            t: [set() for _ in range(cluster.max_gpus_per_node(t) + 1)] for t in self.capacity
-        }
-        for node in cluster.nodes:
-            self.buckets[node.gpu_type][len(node.gpu_ids)].add(node.index)
+        self.pool_capacity: dict[Pool, int] = {}
+        for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
+            self.pool_capacity[pool] = self.pool_capacity.get(pool, 0) + len(node.gpu_ids)
+        self.free_by_pool: dict[Pool, int] = dict(self.pool_capacity)
+        # buckets[pool][c] = nodes of that pool with exactly c free GPUs (c >= 1)
+        sizes: dict[Pool, int] = {}
+        for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
+            sizes[pool] = max(sizes.get(pool, 0), len(node.gpu_ids))
+        self.buckets: dict[Pool, list[set[int]]] = {
+            pool: [set() for _ in range(size + 1)] for pool, size in sizes.items()}
+        for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
+            self.buckets[pool][len(node.gpu_ids)].add(node.index)
+        # Fractional use: load (thousandths) and holders of each SHARED GPU, and per pool
+        # the SHARED GPUs that still have room.
+        self.shared_load: dict[int, int] = {}
+        self.shared_jobs: dict[int, list[int]] = {}
+        self.partial: dict[Pool, dict[int, int]] = {pool: {} for pool in self.pool_capacity}
+        self.vc_used: dict[str, float] = {}
 
     @property
     def free_total(self) -> int:
         return sum(self.free_by_type.values())
 
     def busy_by_type(self) -> dict[str, int]:
+        """GPUs not free per type (a GPU shared by fractions counts as busy)."""
         return {t: self.capacity[t] - f for t, f in self.free_by_type.items()}
 
-    def take(self, job_index: int, gpus: tuple[int, ...]) -> None:
-        """Give `gpus` to a job; every one must be free."""
+    def pool_of(self, gpu: int) -> Pool:
+        return self.node_pool[self.gpu_node[gpu]]
+
+    # ---- whole GPUs ---------------------------------------------------------------------
+    def _claim(self, gpu: int) -> None:
+        node = self.gpu_node[gpu]
+        free = self.node_free[node]
+        pool = self.node_pool[node]
+        bucket = self.buckets[pool]
+        bucket[len(free)].discard(node)
+        free.remove(gpu)
+        if free:
+            bucket[len(free)].add(node)
+        self.free_by_type[pool[0]] -= 1
+        self.free_by_pool[pool] -= 1
+
+    def _release(self, gpu: int) -> None:
+        node = self.gpu_node[gpu]
+        free = self.node_free[node]
+        pool = self.node_pool[node]
+        bucket = self.buckets[pool]
+        if free:
+            bucket[len(free)].discard(node)
+        insort(free, gpu)
+        bucket[len(free)].add(node)
+        self.free_by_type[pool[0]] += 1
+        self.free_by_pool[pool] += 1
+
+    def take(self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE,
+             vc: str | None = None) -> None:
+        """Give `gpus` to a job: whole (they must be free), or a `milli` share of one GPU."""
         owner = self.owner
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
-            if owner[gpu] != FREE:
+            if milli == WHOLE and owner[gpu] != FREE:
                 raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
+            if milli < WHOLE and owner[gpu] >= 0:
+                raise SchedulingError(f"GPU {gpu} is held whole by job index {owner[gpu]}")
+            if milli < WHOLE and self.shared_load.get(gpu, 0) + milli > WHOLE:
+                raise SchedulingError(f"GPU {gpu} has {WHOLE - self.shared_load[gpu]} of 1000 "
+                                      f"left, a job asks for {milli}")
         for gpu in gpus:
-            owner[gpu] = job_index
-            node = self.gpu_node[gpu]
-            free = self.node_free[node]
-            bucket = self.buckets[self.node_type[node]]
-            bucket[len(free)].discard(node)
-            free.remove(gpu)
-            if free:
-                bucket[len(free)].add(node)
-            self.free_by_type[self.node_type[node]] -= 1
+            if milli == WHOLE:
+                owner[gpu] = job_index
+                self._claim(gpu)
+                continue
+            if owner[gpu] == FREE:
+                owner[gpu] = SHARED
+                self._claim(gpu)
+            load = self.shared_load.get(gpu, 0) + milli
+            self.shared_load[gpu] = load
+            self.shared_jobs.setdefault(gpu, []).append(job_index)
+            partial = self.partial[self.pool_of(gpu)]
+            if load < WHOLE:
+                partial[gpu] = load
+            else:
+                partial.pop(gpu, None)
+        if vc is not None:
+            self.vc_used[vc] = self.vc_used.get(vc, 0.0) + len(gpus) * milli / WHOLE
 
-    def give_back(self, job_index: int, gpus: tuple[int, ...]) -> None:
-        """Free `gpus`, which the job must hold."""
+    def give_back(self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE,
+                  vc: str | None = None) -> None:
+        """Free what `take` gave the job."""
         owner = self.owner
         for gpu in gpus:
-            if owner[gpu] != job_index:
+            held = (owner[gpu] == job_index if milli == WHOLE
+                    else job_index in self.shared_jobs.get(gpu, ()))
+            if not held:
                 raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")
-            owner[gpu] = FREE
-            node = self.gpu_node[gpu]
-            free = self.node_free[node]
-            bucket = self.buckets[self.node_type[node]]
-            if free:
-                bucket[len(free)].discard(node)
-            insort(free, gpu)
-            bucket[len(free)].add(node)
-            self.free_by_type[self.node_type[node]] += 1
+        for gpu in gpus:
+            if milli == WHOLE:
+                owner[gpu] = FREE
+                self._release(gpu)
+                continue
+            self.shared_jobs[gpu].remove(job_index)
+            load = self.shared_load[gpu] - milli
+            partial = self.partial[self.pool_of(gpu)]
+            if load == 0:
+                del self.shared_load[gpu], self.shared_jobs[gpu]
+                partial.pop(gpu, None)
+                owner[gpu] = FREE
+                self._release(gpu)
+            else:
+                self.shared_load[gpu] = load
+                partial[gpu] = load
+        if vc is not None:
+            self.vc_used[vc] -= len(gpus) * milli / WHOLE

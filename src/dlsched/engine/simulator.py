@@ -19,15 +19,16 @@ from collections.abc import Callable
 import numpy as np
 import simpy
 
-from dlsched.cluster import Cluster, type_key
+from dlsched.cluster import Cluster
 from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Ledger
 from dlsched.engine.view import ClusterView
-from dlsched.errors import SchedulingError, UnknownModelError
+from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
+from dlsched.perf.rates import JobRates
 
 _AFTER_EVERYTHING = 2  # SimPy priority below NORMAL (1): runs after same-time events
 
@@ -49,6 +50,8 @@ class Simulator:
         self.skip = skip or set()
         self.states = [JobState(spec) for spec in specs]
         self.ledger = Ledger(cluster)
+        self.vc_quota: dict[str, int] = {vc.name: vc.quota_gpus for vc in cluster.vcs
+                                         if vc.quota_gpus is not None}
         self.pending: dict[object, JobState] = {}
         self.running: dict[object, JobState] = {}
         self.active: dict[object, JobState] = {}
@@ -61,13 +64,13 @@ class Simulator:
         self.events: list[tuple] = []
         self.timeline: list[tuple] = []
         self._type_order = tuple(sorted(cluster.gpu_types))
-        self._rate_cache: dict[tuple, float] = {}
+        self.rates = JobRates(truth)
         self._alloc: Allocation | None = None
         self._requested = False
         self._last_call_changed = True
         self._on_progress = on_progress
         self.env = simpy.Environment()
-        self.estimator.bind(truth, specs, cluster, np.random.default_rng(seed))
+        self.estimator.bind(self.rates, specs, cluster, np.random.default_rng(seed))
         self.view = ClusterView(self)
         self._auditor = None
         if audit:
@@ -226,7 +229,7 @@ class Simulator:
         state.steps_done = state.steps_done_at(now)
         state.credited_at = now
         held = now - state.held_since
-        gpu_s = len(state.gpus) * held
+        gpu_s = state.gpu_share * held
         state.attained_service_s += gpu_s
         gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
         by_type = state.gpu_seconds_by_type
@@ -240,18 +243,9 @@ class Simulator:
         cluster = self.cluster
         types = {cluster.gpu_type_of[g] for g in gpus}
         n_nodes = len({cluster.gpu_node[g] for g in gpus})
-        rates = []
-        for gpu_type in sorted(types):
-            key = (spec.model, gpu_type, len(gpus), n_nodes)
-            rate = self._rate_cache.get(key)
-            if rate is None:
-                try:
-                    rate = self.truth.throughput(spec.model, gpu_type, len(gpus), n_nodes)
-                except UnknownModelError:
-                    rate = 0.0
-                self._rate_cache[key] = rate
-            rates.append((rate, gpu_type))
-        rate, gpu_type = min(rates)  # a gang spread over types runs at its slowest type
+        # A gang spread over several types runs at its slowest type.
+        rate, gpu_type = min((self.rates.rate(spec, t, len(gpus), n_nodes), t)
+                             for t in sorted(types))
         return gpu_type, rate
 
     def _complete(self, state: JobState, version: int, finish: float) -> None:
@@ -263,7 +257,7 @@ class Simulator:
         state.steps_done = state.spec.total_steps
         state.status = FINISHED
         state.finish_time = now
-        self.ledger.give_back(state.spec.index, gpus)
+        self.ledger.give_back(state.spec.index, gpus, state.spec.gpu_milli, state.spec.vc)
         del self.running[state.job_id]
         del self.active[state.job_id]
         self.finished += 1
@@ -288,14 +282,3 @@ class Simulator:
     @property
     def timeline_columns(self) -> list[str]:
         return ["time", *(self.cluster.display_name(t) for t in self._type_order)]
-
-
-def reference_type(spec_type: str | None, truth: ThroughputModel, model: str | None,
-                   cluster: Cluster) -> str:
-    """The GPU type a traced duration was measured on."""
-    if spec_type:
-        return type_key(spec_type)
-    ref = truth.reference_type(model)
-    if ref:
-        return ref
-    return sorted(cluster.gpu_types)[0]

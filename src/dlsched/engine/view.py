@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 from dlsched.cluster import Cluster, type_key
 from dlsched.engine.allocation import Allocation
+from dlsched.engine.ledger import Pool
 from dlsched.errors import UnknownModelError
 from dlsched.jobs import JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.estimator import OracleEstimator
-from dlsched.policies.placement import get_placer
+from dlsched.policies.placement import fraction, get_placer
 
 if TYPE_CHECKING:
     from dlsched.engine.simulator import Simulator
@@ -29,7 +30,8 @@ class ClusterView:
         self.pending: Mapping[object, JobState] = MappingProxyType(sim.pending)
         self.running: Mapping[object, JobState] = MappingProxyType(sim.running)
         self.gpu_types: tuple[str, ...] = tuple(sorted(sim.cluster.gpu_types))
-        self._ranked: dict[tuple[str | None, int], tuple[str, ...]] = {}
+        self._ranked: dict[object, tuple[str, ...]] = {}
+        self._owning_vcs = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
 
     @property
     def now(self) -> float:
@@ -60,37 +62,82 @@ class ClusterView:
         """The type key of a GPU id."""
         return self.cluster.gpu_type_of[gpu]
 
+    def pool(self, job: JobSpec, gpu_type: str) -> Pool:
+        """Where the job may take GPUs of a type: its VC's own nodes if its VC owns nodes,
+        else the nodes no VC owns."""
+        vc = job.vc if job.vc in self._owning_vcs else None
+        return (type_key(gpu_type), vc)
+
     def rank_types(self, job: JobSpec) -> tuple[str, ...]:
-        """GPU types on which the job can run, fastest first by the estimator (ties: name)."""
-        key = (job.model, job.num_gpus)
+        """GPU types the job may use and run on, fastest first by the estimator (ties: name).
+
+        A type is left out when the job's `gpu_constraint` excludes it, when its pool has
+        fewer GPUs than the job needs, or when the estimated throughput there is 0."""
+        key = ((job.model, job.num_gpus, job.vc, job.gpu_constraint)
+               if job.type_durations is None else job.index)
         ranked = self._ranked.get(key)
         if ranked is None:
+            capacity = self._sim.ledger.pool_capacity
+            allowed = job.gpu_constraint
             rates = []
             for gpu_type in self.gpu_types:
+                if allowed is not None and gpu_type not in allowed:
+                    continue
+                if capacity.get(self.pool(job, gpu_type), 0) < job.num_gpus:
+                    continue
                 try:
                     rate = self.estimator.throughput(job, gpu_type)
                 except UnknownModelError:
                     rate = 0.0
-                if rate > 0 and self._sim.ledger.capacity[gpu_type] >= job.num_gpus:
+                if rate > 0:
                     rates.append((-rate, gpu_type))
             ranked = self._ranked[key] = tuple(t for _, t in sorted(rates))
         return ranked
+
+    def free_gpus_for_vc(self, vc: str | None, gpu_type: str | None = None) -> int:
+        """Free GPUs the jobs of a VC could take now: its own nodes' (or the unowned ones'),
+        capped by what its quota leaves."""
+        ledger = self._sim.ledger
+        owner = vc if vc in self._owning_vcs else None
+        types = (type_key(gpu_type),) if gpu_type else self.gpu_types
+        free = sum(ledger.free_by_pool.get((t, owner), 0) for t in types)
+        quota = self._sim.vc_quota.get(vc)  # type: ignore[arg-type]
+        if quota is not None:
+            free = min(free, int(quota - ledger.vc_used.get(vc, 0.0) + 1e-9))  # type: ignore[arg-type]
+        return free
+
+    def fits_quota(self, job: JobSpec, n_gpus: int | None = None) -> bool:
+        """Whether the job's VC quota (if any) leaves room for it now."""
+        quota = self._sim.vc_quota.get(job.vc)  # type: ignore[arg-type]
+        if quota is None:
+            return True
+        n = job.num_gpus if n_gpus is None else n_gpus
+        used = self._sim.ledger.vc_used.get(job.vc, 0.0)  # type: ignore[arg-type]
+        return used + n * job.gpu_milli / 1000 <= quota + 1e-9
 
     def place(self, job: JobSpec | JobState, gpu_type: str | None = None,
               strategy: str = "consolidated", n_gpus: int | None = None
               ) -> tuple[int, ...] | None:
         """GPU ids for the job on free GPUs of one type, or None if it does not fit now.
 
-        With no `gpu_type`, types are tried fastest first (`rank_types`).
+        With no `gpu_type`, types are tried fastest first (`rank_types`). VC ownership and
+        quotas, GPU-type constraints and fractional GPUs are honoured here, so every policy
+        that places through the view respects them.
         """
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
-        placer = get_placer(strategy)
+        if not self.fits_quota(spec, n):
+            return None
         ledger = self._sim.ledger
         types = (type_key(gpu_type),) if gpu_type is not None else self.rank_types(spec)
         for t in types:
-            if ledger.free_by_type.get(t, 0) >= n:
-                gpus = placer(ledger, n, t)
-                if gpus is not None:
-                    return gpus
+            pool = self.pool(spec, t)
+            if spec.fractional:
+                gpus = fraction(ledger, spec.gpu_milli, pool)
+            elif ledger.free_by_pool.get(pool, 0) >= n:
+                gpus = get_placer(strategy)(ledger, n, pool)
+            else:
+                gpus = None
+            if gpus is not None:
+                return gpus
         return None

@@ -15,7 +15,7 @@ import numpy as np
 
 from dlsched.cluster import Cluster
 from dlsched.jobs import RUNNING, JobSpec, JobState
-from dlsched.perf.base import ThroughputModel
+from dlsched.perf.rates import JobRates
 
 
 class OracleEstimator:
@@ -24,22 +24,21 @@ class OracleEstimator:
     name = "oracle"
 
     def __init__(self) -> None:
-        self._truth: ThroughputModel | None = None
         self._types: tuple[str, ...] = ()
         self._nodes_for: dict[tuple[str, int], int] = {}
-        self._best: dict[tuple[str | None, int], tuple[str, float]] = {}
+        self._best: dict[object, tuple[str, float]] = {}
 
-    def bind(self, truth: ThroughputModel, specs: Sequence[JobSpec], cluster: Cluster,
+    def bind(self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster,
              rng: np.random.Generator) -> None:
         """Called by the simulator once, before the first job arrives."""
-        self._truth = truth
+        self._rates = rates
         self._cluster = cluster
         self._types = tuple(sorted(cluster.gpu_types))
         self._per_node = {t: cluster.max_gpus_per_node(t) for t in self._types}
         self._best = {}
 
     def _true_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
-        return self._truth.throughput(job.model, gpu_type, n_gpus, n_nodes)  # type: ignore[union-attr]
+        return self._rates.rate(job, gpu_type, n_gpus, n_nodes)
 
     def _consolidated_nodes(self, gpu_type: str, n_gpus: int) -> int:
         per_node = self._per_node.get(gpu_type, n_gpus) or n_gpus
@@ -62,7 +61,7 @@ class OracleEstimator:
 
     def best_type(self, job: JobSpec) -> tuple[str, float]:
         """The cluster's fastest type for the job as requested, with its estimated rate."""
-        key = (job.model, job.num_gpus)
+        key = (job.model, job.num_gpus) if job.type_durations is None else job.index
         best = self._best.get(key)
         if best is None:
             best = (self._types[0], -1.0)
@@ -120,9 +119,9 @@ class NoisyEstimator(OracleEstimator):
         self._tput_seed = 0
         self._tput_factor: dict[tuple[str | None, str], float] = {}
 
-    def bind(self, truth: ThroughputModel, specs: Sequence[JobSpec], cluster: Cluster,
+    def bind(self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster,
              rng: np.random.Generator) -> None:
-        super().bind(truth, specs, cluster, rng)
+        super().bind(rates, specs, cluster, rng)
         self._work_factor = np.exp(rng.normal(0.0, self.sigma, size=len(specs)))
         self._tput_seed = int(rng.integers(2**62))
         self._tput_factor = {}

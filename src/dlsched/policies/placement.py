@@ -1,4 +1,6 @@
-"""Placement helpers: choose GPU ids for "k GPUs of type t" from the ledger's free GPUs.
+"""Placement helpers: choose GPU ids for "k GPUs of one pool" from the ledger's free GPUs.
+
+A pool is (GPU type, owning virtual cluster or None); see `dlsched.engine.ledger`.
 
 - `consolidated`: the fewest nodes. One node when one can hold the job (the fullest such
   node, to keep big holes for big jobs); otherwise whole free nodes first, largest first.
@@ -13,16 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dlsched.engine.ledger import Ledger
+from dlsched.engine.ledger import WHOLE, Ledger, Pool
 
-Placer = Callable[[Ledger, int, str], "tuple[int, ...] | None"]
+Placer = Callable[[Ledger, int, Pool], "tuple[int, ...] | None"]
 
 
-def consolidated(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+def consolidated(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
     """Fewest nodes; see the module docstring."""
-    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+    if ledger.free_by_pool.get(pool, 0) < n_gpus:
         return None
-    buckets = ledger.buckets[gpu_type]
+    buckets = ledger.buckets[pool]
     for free in range(n_gpus, len(buckets)):
         if buckets[free]:
             node = min(buckets[free])
@@ -56,11 +58,11 @@ def _best_single(buckets: list[set[int]], need: int, taken: set[int]) -> int:
     raise AssertionError("a node with enough free GPUs was seen but not found")
 
 
-def best_fit(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+def best_fit(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
     """Fullest nodes first."""
-    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+    if ledger.free_by_pool.get(pool, 0) < n_gpus:
         return None
-    buckets = ledger.buckets[gpu_type]
+    buckets = ledger.buckets[pool]
     for free in range(n_gpus, len(buckets)):
         if buckets[free]:
             node = min(buckets[free])
@@ -74,11 +76,11 @@ def best_fit(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | No
     raise AssertionError("free GPU count and buckets disagree")
 
 
-def spread(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None:
+def spread(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
     """One GPU per node, emptiest nodes first, then a second GPU per node, and so on."""
-    if ledger.free_by_type.get(gpu_type, 0) < n_gpus:
+    if ledger.free_by_pool.get(pool, 0) < n_gpus:
         return None
-    buckets = ledger.buckets[gpu_type]
+    buckets = ledger.buckets[pool]
     nodes = [node for free in range(len(buckets) - 1, 0, -1) for node in sorted(buckets[free])]
     chosen: list[int] = []
     depth = 0
@@ -91,6 +93,18 @@ def spread(ledger: Ledger, n_gpus: int, gpu_type: str) -> tuple[int, ...] | None
                     break
         depth += 1
     return tuple(sorted(chosen))
+
+
+def fraction(ledger: Ledger, milli: int, pool: Pool) -> tuple[int, ...] | None:
+    """One GPU for a job asking `milli`/1000 of it: the fullest shared GPU it still fits on
+    (best fit, lowest id on ties), else a free GPU on the fullest node."""
+    best = None
+    for gpu, load in ledger.partial.get(pool, {}).items():
+        if load + milli <= WHOLE and (best is None or (-load, gpu) < best):
+            best = (-load, gpu)
+    if best is not None:
+        return (best[1],)
+    return best_fit(ledger, 1, pool)
 
 
 STRATEGIES: dict[str, Placer] = {

@@ -1,0 +1,37 @@
+"""`JobRates`: the true rate of a job on an allocation, with per-job measurements.
+
+Most jobs run at the throughput model's rate for their model. A job that carries measured
+durations per GPU type (Hydra's cases, for example) runs at `total_steps / duration_on_type`
+on those types instead — the measurement is the truth for that job. Types it was not
+measured on fall back to the throughput model.
+"""
+
+from __future__ import annotations
+
+from dlsched.errors import UnknownModelError
+from dlsched.jobs import JobSpec
+from dlsched.perf.base import ThroughputModel
+
+
+class JobRates:
+    """Cached true rates (steps/s) of jobs on (type, GPU count, node count)."""
+
+    def __init__(self, truth: ThroughputModel) -> None:
+        self.truth = truth
+        self._cache: dict[tuple, float] = {}
+
+    def rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
+        """Steps/s; 0 when the job cannot run there (or nobody knows its rate there)."""
+        if job.type_durations is not None and n_gpus == job.num_gpus:
+            for measured_type, seconds in job.type_durations:
+                if measured_type == gpu_type:
+                    return job.total_steps / seconds
+        key = (job.model, gpu_type, n_gpus, n_nodes)
+        rate = self._cache.get(key)
+        if rate is None:
+            try:
+                rate = self.truth.throughput(job.model, gpu_type, n_gpus, n_nodes)
+            except UnknownModelError:
+                rate = 0.0
+            self._cache[key] = rate
+        return rate
