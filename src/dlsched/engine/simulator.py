@@ -67,6 +67,7 @@ class Simulator:
         self.rates = JobRates(truth)
         self._alloc: Allocation | None = None
         self._requested = False
+        self._wakeups: set[float] = set()
         self._last_call_changed = True
         self._on_progress = on_progress
         self.env = simpy.Environment()
@@ -136,6 +137,20 @@ class Simulator:
             if self.arrivals_done and not self.running and not self._last_call_changed:
                 return  # nothing runs and the policy keeps declining: it never will
             self.round_due = True
+            self._request_schedule()
+
+    def wake_at(self, when: float) -> None:
+        """Ask for a scheduling call at `when` (a policy's timer: a demotion, a promotion)."""
+        if when <= self.now or when in self._wakeups:
+            return
+        self._wakeups.add(when)
+        timeout = self.env.timeout(when - self.env.now)
+        timeout.callbacks.append(lambda _e: self._wake(when))
+
+    def _wake(self, when: float) -> None:
+        self._wakeups.discard(when)
+        self.now = max(self.now, when)
+        if self.active:
             self._request_schedule()
 
     def _request_schedule(self) -> None:

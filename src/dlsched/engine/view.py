@@ -43,6 +43,11 @@ class ClusterView:
         """Whether a round tick is part of this scheduling call."""
         return self._sim.round_due
 
+    def wake_at(self, when: float) -> None:
+        """Ask for a scheduling call at simulated time `when`, even if nothing else happens
+        then (Tiresias' demotions and promotions). Times not in the future are ignored."""
+        self._sim.wake_at(when)
+
     def allocation(self) -> Allocation:
         """The allocation to modify and return (one per scheduling call)."""
         return self._sim.current_allocation()
@@ -67,6 +72,10 @@ class ClusterView:
         else the nodes no VC owns."""
         vc = job.vc if job.vc in self._owning_vcs else None
         return (type_key(gpu_type), vc)
+
+    def pool_of_gpu(self, gpu: int) -> Pool:
+        """The pool a GPU belongs to."""
+        return self._sim.ledger.pool_of(gpu)
 
     def rank_types(self, job: JobSpec) -> tuple[str, ...]:
         """GPU types the job may use and run on, fastest first by the estimator (ties: name).
@@ -93,6 +102,10 @@ class ClusterView:
                     rates.append((-rate, gpu_type))
             ranked = self._ranked[key] = tuple(t for _, t in sorted(rates))
         return ranked
+
+    def pool_capacity(self) -> dict[Pool, int]:
+        """GPUs per pool (GPU type, owning VC or None), busy or not."""
+        return dict(self._sim.ledger.pool_capacity)
 
     def free_gpus_for_vc(self, vc: str | None, gpu_type: str | None = None) -> int:
         """Free GPUs the jobs of a VC could take now: its own nodes' (or the unowned ones'),
