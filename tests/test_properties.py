@@ -28,6 +28,10 @@ CONFIGS = {
     "sjf": ("sjf", {}, 0.0),
     "srtf": ("srtf", {}, 0.0),
     "srtf-overhead": ("srtf", {}, 7.5),
+    "tiresias": ("tiresias", {"thresholds": [200, 2000], "starvation_knob": 2.0}, 0.0),
+    "tiresias-overhead": ("tiresias", {"thresholds": [300]}, 5.0),
+    "tiresias-gittins": ("tiresias-gittins", {"thresholds": [500]}, 0.0),
+    "per-vc-srtf": ("per-vc", {"inner": "srtf"}, 0.0),
 }
 
 STARTS = ("start", "restart", "migrate")
