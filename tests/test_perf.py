@@ -158,3 +158,14 @@ def test_noisy_estimator_is_seeded_and_lognormal():
     assert ea != [c.total_steps(s) for s in specs]
     log_errors = [math.log(e / s.total_steps) for e, s in zip(ea, specs, strict=True)]
     assert np.std(log_errors) == pytest.approx(0.5, rel=0.05)
+
+
+def test_overhead_presets_by_name():
+    """Presets resolve by name; an unknown name lists the presets."""
+    from dlsched.overheads import make_overheads
+
+    assert make_overheads("pollux").restart_s == 30.0
+    assert make_overheads("tiresias-sim").restart_s == 0.0
+    assert make_overheads(None, 12.0).restart_s == 12.0
+    with pytest.raises(ValueError, match="pollux"):
+        make_overheads("nope")

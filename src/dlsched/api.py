@@ -15,7 +15,7 @@ from dlsched.cluster import Cluster, load_cluster
 from dlsched.engine.simulator import Simulator
 from dlsched.engine.specs import build_specs
 from dlsched.metrics import SimulationResult, build_result
-from dlsched.overheads import OverheadModel
+from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
@@ -32,7 +32,7 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
              seed: int = 0,
              restart_overhead_s: float = 0.0,
              *,
-             overheads: OverheadModel | None = None,
+             overheads: OverheadModel | str | None = None,
              audit: bool | None = None,
              on_progress: Callable[[float], None] | None = None,
              **policy_params: Any) -> SimulationResult:
@@ -45,7 +45,9 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
     - `estimator`: what the policy sees — `"oracle"`, `"noisy"`, `"noisy:<sigma>"` or an
       estimator instance.
     - `restart_overhead_s`: seconds without progress when a preempted job resumes (and,
-      unless `overheads` says otherwise, when a job moves); `overheads` overrides it.
+      unless `overheads` says otherwise, when a job moves). `overheads` — an
+      `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
+      overrides it.
     - `audit`: check every engine invariant after each scheduling call (slow; default from
       the environment variable `DLSCHED_AUDIT`).
 
@@ -65,7 +67,7 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         chosen = policy
     truth = make_throughput(throughput)
     estimate = make_estimator(estimator)
-    costs = overheads if overheads is not None else OverheadModel(restart_s=restart_overhead_s)
+    costs = make_overheads(overheads, restart_overhead_s)
     if audit is None:
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")
     lenient = bool(work.provenance.get("lenient", False))
