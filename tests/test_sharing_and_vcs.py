@@ -119,3 +119,19 @@ def test_per_vc_srtf_preempts_only_within_a_vc():
     assert result.loc["r1", "preemptions"] == 0
     assert result.loc["p1", "preemptions"] == 1
     assert result.loc["p2", "finish_time"] == 6.0
+
+
+def test_per_type_durations_alone_are_enough_work():
+    """Hydra-style jobs with only duration_<type> columns replay those durations exactly."""
+    table = jobs(("fast", 0, 1, float("nan")), ("slow", 0, 1, float("nan")),
+                 duration_v100=[100.0, 100.0], duration_k80=[300.0, 300.0])
+    result = dlsched.simulate(table, cluster(nodes=[{"gpu_type": "V100"}, {"gpu_type": "K80"}]))
+    assert by_id(result)["finish_time"].to_dict() == {"fast": 100.0, "slow": 300.0}
+
+
+def test_a_job_without_work_names_the_duration_field():
+    """A job whose trace gives no work (Pollux/Sia style) is refused with a clear reason."""
+    table = jobs(("a", 0, 1, float("nan")))
+    table["model"] = ["resnet"]
+    with pytest.raises(TraceError, match="convergence model"):
+        dlsched.simulate(table, cluster(nodes=[{"gpu_type": "V100"}]))

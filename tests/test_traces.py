@@ -241,9 +241,13 @@ def test_unknown_header_says_which_formats_were_tried(tmp_path):
 
 def test_unknown_format_name_lists_known_names():
     """Asking for a format that does not exist lists the ones that do."""
-    with pytest.raises(TraceError, match="known formats: auto, canonical, gavel, tiresias"):
+    with pytest.raises(TraceError, match="known formats: auto, alibaba-gpu-2023, "
+                                         "alibaba-pai-2020, canonical, chronus, gavel"):
         load_trace(TRACES / "philly_day.csv", format="philly-json")
-    assert set(LOADERS) == {"canonical", "tiresias", "gavel"}
+    assert set(LOADERS) == {
+        "canonical", "tiresias", "gavel", "philly", "philly-pollux", "alibaba-pai-2020",
+        "alibaba-gpu-2023", "helios", "sia-pollux", "chronus", "hydra",
+    }
 
 
 def test_explicit_format_overrides_detection(tmp_path):
@@ -311,6 +315,7 @@ def test_provenance_is_json_serialisable():
         "rows_read",
         "rows_loaded",
         "skipped",
+        "excluded",
         "transforms",
         "lenient",
     }

@@ -2,11 +2,13 @@
 
 Run from the repository root, with the shared data next to it:
 
-    python traces/make_philly_day.py
+    PYTHONPATH=src python traces/make_philly_day.py
 
 Source: ../shared/traces/philly/philly_jobs_pollux.csv.gz (Microsoft Philly job log as
-pre-processed for Pollux; CC BY 4.0). Window: submitted in [2017-10-04 00:00:00,
-2017-10-05 00:00:00) as written in the trace's `timestamp` column (time zone not stated).
+pre-processed for Pollux; CC BY 4.0), read with the ``philly-pollux`` loader (job ids = the
+0-based row index in the file, so exact duplicate rows stay distinct jobs). Window:
+submitted in [2017-10-04 00:00:00, 2017-10-05 00:00:00) as written in the trace's
+`timestamp` column (time zone not stated), via ``transforms.time_window``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlsched.traces import load_trace
+from dlsched.traces.transforms import time_window
+
 SOURCE = Path("../shared/traces/philly/philly_jobs_pollux.csv.gz")
 TARGET = Path("traces/philly_day.csv")
 WINDOW_START = pd.Timestamp("2017-10-04 00:00:00")
@@ -24,18 +29,14 @@ WINDOW = pd.Timedelta(hours=24)
 
 def convert(source: Path, start: pd.Timestamp) -> pd.DataFrame:
     """Jobs submitted in [start, start + 24 h), in canonical columns, sorted."""
-    jobs = pd.read_csv(source, parse_dates=["timestamp"])
-    # Ids come from the row position in the original file, so the file's exact duplicate
-    # rows (distinct jobs with identical fields) stay distinct.
-    jobs["job_id"] = "philly-" + jobs.index.astype(str)
-    day = jobs[(jobs["timestamp"] >= start) & (jobs["timestamp"] < start + WINDOW)]
+    day = time_window(load_trace(source, format="philly-pollux"), start, start + WINDOW).jobs
     out = pd.DataFrame(
         {
-            "job_id": day["job_id"],
-            "submit_time": (day["timestamp"] - start).dt.total_seconds(),
+            "job_id": "philly-" + day["job_id"].astype(str),
+            "submit_time": day["submit_time"],
             "num_gpus": day["num_gpus"],
             "duration": day["duration"],
-            "vc": day["cluster"],
+            "vc": day["vc"],
         }
     )
     return out.sort_values(["submit_time", "job_id"], ignore_index=True)

@@ -91,6 +91,7 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         "overheads": repr(costs),
         "workload": work.provenance,
         "rows_skipped_at_load": len(work.provenance.get("skipped", [])),
+        "rows_excluded_at_load": sum((work.provenance.get("excluded") or {}).values()),
         "unschedulable": [
             {"job_id": _plain(specs[i].job_id), "row": specs[i].source_row, "reason": reason}
             for i, reason in sorted(unschedulable.items())

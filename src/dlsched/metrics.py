@@ -53,6 +53,7 @@ class SimulationResult:
             "jobs_unfinished": int((jobs["status"] == "unfinished").sum()),
             "jobs_unschedulable": int((jobs["status"] == "unschedulable").sum()),
             "jobs_skipped_at_load": int(self.meta.get("rows_skipped_at_load", 0)),
+            "jobs_excluded_at_load": int(self.meta.get("rows_excluded_at_load", 0)),
             "preemptions": int(jobs["preemptions"].sum()),
             "migrations": int(jobs["migrations"].sum()),
             "scheduling_calls": int(self.meta.get("scheduling_calls", 0)),

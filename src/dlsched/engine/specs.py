@@ -124,6 +124,11 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
         reason, field = None, ""
         if per_type and math.isnan(steps):
             steps = duration if not math.isnan(duration) else min(d for _, d in per_type)
+        elif math.isnan(steps) and math.isnan(duration):
+            reason, field = ("has no work measure (duration, total_steps or duration_<type>); "
+                             "its run time must come from a convergence model, which the "
+                             "trace implies through its model name", "duration")
+            steps = 0.0
         elif math.isnan(steps):
             ref = reference_type(gpu_type, truth, model, cluster)
             key = (model, ref, int(n))

@@ -1,26 +1,59 @@
 """Trace loading: every supported file format becomes one canonical ``Workload``.
 
 ``load_trace("traces/tiresias_60_job.csv")`` detects the format, validates every row and
-returns the job table sorted by submit time, with its provenance.
+returns the job table sorted by submit time, with its provenance. The canonical columns
+are documented in ``dlsched.traces.schema``; transforms (time window, sampling, model and
+deadline assignment, ...) are in ``dlsched.traces.transforms``.
+
+Formats (``LOADERS`` keys): ``canonical`` (CSV/parquet), ``tiresias``, ``gavel``,
+``philly`` (raw ``cluster_job_log`` JSON), ``philly-pollux``, ``alibaba-pai-2020`` (a
+directory of tables, or the job table), ``alibaba-gpu-2023`` (openb pods), ``helios``
+(``cluster_log.csv``), ``sia-pollux``, ``chronus``, ``hydra``.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dlsched.errors import TraceError
-from dlsched.traces import canonical, gavel, tiresias
-from dlsched.traces.schema import CANONICAL_COLUMNS, validate_jobs
+from dlsched.traces import (
+    alibaba_gpu,
+    alibaba_pai,
+    canonical,
+    chronus,
+    gavel,
+    helios,
+    hydra,
+    philly,
+    philly_pollux,
+    sia_pollux,
+    tiresias,
+)
+from dlsched.traces.reading import read_csv_header, read_head
+from dlsched.traces.schema import (
+    CANONICAL_COLUMNS,
+    DURATION_PREFIX,
+    constraint_types,
+    duration_column,
+    duration_columns,
+    validate_jobs,
+)
 from dlsched.traces.workload import Workload
 
 __all__ = [
     "CANONICAL_COLUMNS",
+    "DURATION_PREFIX",
     "LOADERS",
     "Workload",
+    "constraint_types",
     "detect_format",
+    "duration_column",
+    "duration_columns",
     "load_trace",
     "validate_jobs",
 ]
@@ -31,60 +64,116 @@ LOADERS: dict[str, Loader] = {
     "canonical": canonical.load,
     "tiresias": tiresias.load,
     "gavel": gavel.load,
+    "philly": philly.load,
+    "philly-pollux": philly_pollux.load,
+    "alibaba-pai-2020": alibaba_pai.load,
+    "alibaba-gpu-2023": alibaba_gpu.load,
+    "helios": helios.load,
+    "sia-pollux": sia_pollux.load,
+    "chronus": chronus.load,
+    "hydra": hydra.load,
 }
-"""Format name → ``load(path, *, lenient=False) -> Workload``."""
+"""Format name → ``load(path, *, lenient=False, **options) -> Workload``."""
 
 _GAVEL_SUFFIXES = (".trace", ".trace.gz")
-_CANONICAL_HEADER = frozenset({"job_id", "submit_time", "num_gpus"})
-_TIRESIAS_HEADER = frozenset({"num_gpu", "model_name"})
+
+# CSV headers, checked in this order (the first match wins): (format, columns it must have,
+# columns it must not have). Chronus' header contains Tiresias', so it is checked first.
+_HEADERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
+    ("canonical", frozenset({"job_id", "submit_time", "num_gpus"}), frozenset()),
+    ("chronus", frozenset({"job_id", "num_gpu", "submit_time", "expect_time_list"}),
+     frozenset()),
+    ("tiresias", frozenset({"num_gpu", "model_name"}), frozenset({"expect_time_list"})),
+    ("philly-pollux", frozenset({"timestamp", "duration", "num_gpus", "cluster"}), frozenset()),
+    ("alibaba-gpu-2023", frozenset({"name", "num_gpu", "gpu_milli"}), frozenset()),
+    ("helios", frozenset({"job_id", "vc", "gpu_num", "submit_time", "duration"}), frozenset()),
+    ("sia-pollux", frozenset({"name", "time", "application", "num_replicas"}), frozenset()),
+    ("hydra", frozenset({"job_name", "norm_job_submit_time", "ddl"}), frozenset()),
+)
 
 
 def load_trace(
-    path: str | os.PathLike[str], format: str = "auto", lenient: bool = False
+    path: str | os.PathLike[str], format: str = "auto", lenient: bool = False,
+    **options: Any,
 ) -> Workload:
-    """Load a trace file as a validated canonical ``Workload``.
+    """Load a trace file (or, for multi-table formats, a directory) as a ``Workload``.
 
     ``format`` is ``"auto"`` (see ``detect_format``) or a key of ``LOADERS``. Bad rows raise
-    ``TraceError`` naming the file, the line and the field; with ``lenient=True`` they are
-    skipped and listed, with their reasons, in ``provenance["skipped"]``.
+    ``TraceError`` naming the file, the row and the field; with ``lenient=True`` they are
+    skipped and listed, with their reasons, in ``provenance["skipped"]``. Rows the format
+    marks as not replayable (CPU-only jobs, jobs that never ran) are dropped in either mode
+    and counted in ``provenance["excluded"]``. ``options`` go to the loader (for example
+    ``task_table=`` for ``alibaba-pai-2020``).
     """
     if format != "auto" and format not in LOADERS:
         known = ", ".join(["auto", *sorted(LOADERS)])
         raise TraceError(f"unknown trace format {format!r}; known formats: {known}", path=str(path))
-    _check_file(path)
+    _check_path(path, directory_ok=format in ("auto", "alibaba-pai-2020"))
     name = detect_format(path) if format == "auto" else format
-    return LOADERS[name](path, lenient=lenient)
+    return LOADERS[name](path, lenient=lenient, **options)
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """Guess a trace's format from its name, and for CSV from its header.
+    """Guess a trace's format from its name and first bytes.
 
-    ``.parquet`` → canonical; ``.trace``/``.trace.gz`` → gavel; otherwise the file is read
-    as CSV (gzip or not): a header with ``job_id``, ``submit_time`` and ``num_gpus`` →
-    canonical, one with ``num_gpu`` and ``model_name`` → tiresias.
+    In order: a directory holding ``pai_job_table.*`` → ``alibaba-pai-2020``; a name
+    ending ``.parquet``/``.pq`` → ``canonical``; ``.trace``/``.trace.gz`` → ``gavel``; a
+    ``pai_{job,task,instance}_table`` file → ``alibaba-pai-2020``; content starting with
+    ``[`` or ``{`` and naming ``submitted_time`` or ``attempts`` → ``philly``; otherwise a
+    CSV (gzipped or not) whose header has the columns of one of the CSV formats (see the
+    error message for the list). Pass ``format=`` to skip detection.
     """
-    _check_file(path)
-    lowered = Path(path).name.lower()
+    _check_path(path, directory_ok=True)
+    tried: list[str] = []
+    given = Path(path)
+    tried.append("alibaba-pai-2020 (a directory holding pai_job_table.csv, .csv.gz or .tar.gz)")
+    if given.is_dir():
+        if alibaba_pai.find_table(given, "pai_job_table") is not None:
+            return "alibaba-pai-2020"
+        raise TraceError("cannot tell the trace format of a directory; tried " + "; ".join(tried)
+                         + "; pass a file, or format=...", path=str(path))
+    tried.append("canonical parquet (name ending .parquet or .pq)")
     if canonical.is_parquet(path):
         return "canonical"
-    if lowered.endswith(_GAVEL_SUFFIXES):
+    tried.append("gavel (name ending .trace or .trace.gz)")
+    if given.name.lower().endswith(_GAVEL_SUFFIXES):
         return "gavel"
-    header = set(canonical.read_csv_header(path))
-    if _CANONICAL_HEADER <= header:
-        return "canonical"
-    if _TIRESIAS_HEADER <= header:
-        return "tiresias"
+    tried.append("alibaba-pai-2020 (a file named pai_job_table.csv, .csv.gz or .tar.gz)")
+    if alibaba_pai.is_pai_table(path):
+        return "alibaba-pai-2020"
+    head = read_head(path)
+    tried.append("philly (JSON whose jobs have 'submitted_time' and 'attempts')")
+    if _looks_like_philly_json(head):
+        return "philly"
+    header = set(read_csv_header(path))
+    for fmt, needed, forbidden in _HEADERS:
+        tried.append(f"{fmt} (CSV header with {', '.join(sorted(needed))})")
+        if needed <= header and not forbidden & header:
+            return fmt
+    shown = ", ".join(sorted(header))[:200]
     raise TraceError(
-        "cannot tell the trace format; tried canonical CSV (header with job_id, submit_time, "
-        "num_gpus), tiresias CSV (header with num_gpu, model_name), canonical parquet "
-        "(name ending .parquet) and gavel (name ending .trace or .trace.gz); pass "
-        "format=... to choose one",
-        path=str(path),
-    )
+        f"cannot tell the trace format (header: {shown}); tried " + "; ".join(tried)
+        + "; pass format=... to choose one", path=str(path))
 
 
-def _check_file(path: str | os.PathLike[str]) -> None:
+def _looks_like_philly_json(head: bytes) -> bool:
+    text = head.lstrip()
+    if text[:1] not in (b"[", b"{"):
+        return False
+    if b'"submitted_time"' in head or b'"attempts"' in head:
+        return True
+    try:  # a short file: the whole of it is here
+        data = json.loads(head)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return data == [] or (isinstance(data, list) and isinstance(data[0], dict)
+                          and "submitted_time" in data[0])
+
+
+def _check_path(path: str | os.PathLike[str], *, directory_ok: bool) -> None:
     if not Path(path).exists():
         raise FileNotFoundError(errno.ENOENT, "trace file not found", str(path))
-    if not Path(path).is_file():
+    if Path(path).is_dir() and not directory_ok:
+        raise TraceError("is a directory; this format reads one file", path=str(path))
+    if not Path(path).is_file() and not Path(path).is_dir():
         raise TraceError("is not a file", path=str(path))

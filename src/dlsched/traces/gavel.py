@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dlsched.errors import TraceError
-from dlsched.traces.canonical import read_raw
+from dlsched.traces.reading import read_raw
 from dlsched.traces.schema import RowCheck, validate_jobs
 from dlsched.traces.workload import Workload
 

@@ -3,12 +3,44 @@
 Loaders only rename columns into the canonical names and add ``source_row``;
 ``validate_jobs`` checks every row, with vectorised masks so that cost grows with the
 number of bad rows, not of good ones, and builds the ``Workload``.
+
+Columns of ``Workload.jobs``, in order:
+
+==================  =========  ==============================================================
+column              dtype      meaning
+==================  =========  ==============================================================
+``job_id``          int64/str  unique id (int64 when every id is a plain integer)
+``submit_time``     float64    seconds from the trace's time origin (>= 0)
+``num_gpus``        int64      GPUs the job asks for (>= 1)
+``duration``        float64    run time in seconds with ``num_gpus`` GPUs of ``gpu_type``
+                               (NaN: not given)
+``total_steps``     float64    training steps (NaN: not given)
+``model``           str/None   model or job-type name
+``user``            str/None   user (hashed in public traces)
+``vc``              str/None   virtual cluster (tenant) the job was submitted to
+``deadline``        float64    absolute deadline, seconds on the ``submit_time`` axis (NaN: none)
+``priority``        float64    weight, > 0 (default 1.0)
+``gpu_type``        str/None   the GPU type ``duration`` was measured on (None: unknown/any)
+``status``          str/None   final status as traced (``Pass``, ``Failed``, ``COMPLETED``...)
+``gpu_milli``       int64      share of the GPU in thousandths, 1..1000 (default 1000 =
+                               whole GPUs); < 1000 only with ``num_gpus`` 1: the job asks for
+                               part of one GPU and may share it
+``gpu_constraint``  str/None   GPU types the job may run on, ``|``-separated (None: any)
+``duration_<type>`` float64    optional, one per GPU type: run time in seconds on that type
+                               with ``num_gpus`` GPUs (lower-case type key; NaN: not measured)
+passthrough         as read    any other source columns, untouched
+``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
+==================  =========  ==============================================================
+
+A job needs work: ``duration``, ``total_steps`` or a ``duration_<type>``. A workload in which
+no job has any, but every job names its ``model``, is accepted as a whole (its work is
+implied by the model, as in the Pollux/Sia workloads); ``provenance["work"]`` then says so.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,16 +69,28 @@ CANONICAL_COLUMNS: tuple[str, ...] = (
     "deadline",
     "priority",
     "gpu_type",
+    "status",
+    "gpu_milli",
+    "gpu_constraint",
 )
-"""Columns of ``Workload.jobs``, in order; passthrough columns and ``source_row`` follow."""
+"""Columns of ``Workload.jobs``, in order; ``duration_<type>`` columns, passthrough columns
+and ``source_row`` follow."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("job_id", "submit_time", "num_gpus")
-"""Columns a file must have; it must also have ``duration`` or ``total_steps``."""
+"""Columns a file must have; it must also have ``duration``, ``total_steps`` or a
+``duration_<type>`` column (or be a workload whose work the model implies)."""
 
-TEXT_COLUMNS: tuple[str, ...] = ("job_id", "model", "user", "vc", "gpu_type")
+TEXT_COLUMNS: tuple[str, ...] = (
+    "job_id", "model", "user", "vc", "gpu_type", "status", "gpu_constraint",
+)
 """Canonical columns that loaders should read as text (never let pandas guess a number)."""
 
+DURATION_PREFIX = "duration_"
+"""Prefix of the per-GPU-type duration columns (``duration_v100``...)."""
+
 DEFAULT_PRIORITY = 1.0
+WHOLE_GPU_MILLI = 1000
+"""``gpu_milli`` of a job that uses whole GPUs."""
 
 # Spellings of "no value" accepted in numeric columns; text columns keep them as text.
 _NA_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
@@ -55,12 +99,49 @@ _INT_ID_PATTERN = r"-?(?:0|[1-9][0-9]*)"
 _DUPLICATE = "duplicate job_id"
 
 
+def type_key(name: str) -> str:
+    """The case-insensitive key of a GPU type name, as ``dlsched.cluster.type_key``."""
+    return str(name).strip().lower()
+
+
+def duration_column(gpu_type: str) -> str:
+    """The column of durations on ``gpu_type``: ``duration_column("V100")`` is ``duration_v100``."""
+    return DURATION_PREFIX + type_key(gpu_type)
+
+
+def duration_columns(columns: Iterable[str]) -> dict[str, str]:
+    """GPU type key → column name, for the ``duration_<type>`` columns among ``columns``.
+
+    >>> duration_columns(["job_id", "duration", "duration_a100", "duration_gtx2080ti"])
+    {'a100': 'duration_a100', 'gtx2080ti': 'duration_gtx2080ti'}
+    """
+    out: dict[str, str] = {}
+    for column in columns:
+        text = str(column)
+        if text.lower().startswith(DURATION_PREFIX) and len(text) > len(DURATION_PREFIX):
+            out[type_key(text[len(DURATION_PREFIX):])] = text
+    return out
+
+
+def constraint_types(value: str | None) -> tuple[str, ...] | None:
+    """The GPU type keys a ``gpu_constraint`` allows, or None for any type.
+
+    >>> constraint_types("V100M16|V100M32"), constraint_types(None)
+    (('v100m16', 'v100m32'), None)
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    types = tuple(type_key(part) for part in str(value).split("|") if part.strip())
+    return types or None
+
+
 @dataclass(frozen=True)
 class RowCheck:
-    """A per-row problem that a loader found itself (for a field only it parses).
+    """A per-row finding that a loader made itself (for a field only it parses).
 
     ``mask`` is a boolean array over the rows given to ``validate_jobs``; ``values``, when
-    given, is shown as ``got <value>`` after ``reason``.
+    given, is shown as ``got <value>`` after ``reason``. Passed as an exclusion, ``reason``
+    is the key under which excluded rows are counted.
     """
 
     field: str
@@ -77,22 +158,32 @@ def validate_jobs(
     fmt: str,
     field_names: Mapping[str, str] | None = None,
     extra_checks: Sequence[RowCheck] = (),
+    exclusions: Sequence[RowCheck] = (),
+    excluded: Mapping[str, int] | None = None,
 ) -> Workload:
     """Validate a job table in canonical column names and return it as a ``Workload``.
 
     ``df`` may hold raw values (text or numbers), lack optional canonical columns (they get
-    their defaults), carry passthrough columns, and carry ``source_row`` (1-based file line of
-    each row; without it, row i is taken to be line i + 2, as in a CSV with a header).
-    ``field_names`` maps canonical names to the names the source file uses, so that
-    messages name the field the user has to fix. A missing required column always raises.
-    A bad row raises ``TraceError`` (the first one, by file line) unless ``lenient``, in
-    which case every bad row is dropped and listed in ``provenance["skipped"]``.
+    their defaults), carry ``duration_<type>`` columns, passthrough columns, and
+    ``source_row`` (1-based file line of each row; without it, row i is taken to be line
+    i + 2, as in a CSV with a header). ``field_names`` maps canonical names to the names the
+    source file uses, so that messages name the field the user has to fix. A missing
+    required column always raises. A bad row raises ``TraceError`` (the first one, by file
+    line) unless ``lenient``, in which case every bad row is dropped and listed in
+    ``provenance["skipped"]``.
+
+    ``exclusions`` are rows the format itself says are not replayable jobs (a CPU-only pod,
+    a job still running when the log ends): they are dropped whatever ``lenient`` says and
+    counted by reason in ``provenance["excluded"]``, together with the counts in
+    ``excluded`` of rows the loader already dropped.
 
     >>> table = pd.DataFrame({"job_id": [7, 3], "submit_time": [5.0, 0.0],
     ...                       "num_gpus": [1, 4], "duration": [60.0, 30.0]})
     >>> w = validate_jobs(table, "inline", lenient=False, fmt="canonical")
     >>> w.jobs["job_id"].tolist(), w.jobs["priority"].tolist(), w.jobs["source_row"].tolist()
     ([3, 7], [1.0, 1.0], [3, 2])
+    >>> w.jobs["gpu_milli"].tolist(), w.provenance["excluded"]
+    ([1000, 1000], {})
     """
     path = str(path)
     names = dict(field_names or {})
@@ -108,14 +199,17 @@ def validate_jobs(
                 path=path,
                 field=name(column),
             )
-    if "duration" not in df.columns and "total_steps" not in df.columns:
-        raise TraceError(
-            f"missing column: a {fmt} trace needs {name('duration')!r} or "
-            f"{name('total_steps')!r} (or both)",
-            path=path,
-            field=name("duration"),
-        )
 
+    excluded_counts: dict[str, int] = {k: int(v) for k, v in (excluded or {}).items() if v}
+    rows_before = len(df) + sum(excluded_counts.values())
+    df, extra_checks = _apply_exclusions(df, exclusions, extra_checks, excluded_counts)
+
+    typed = _typed_duration_columns(df, path)
+    if typed:
+        df = df.rename(columns={old: new for old, new in typed.items() if old != new})
+        for old, new in typed.items():
+            names.setdefault(new, old)  # messages name the column as the file spells it
+    typed_columns = list(typed.values())
     n = len(df)
     if "source_row" in df.columns:
         rows = df["source_row"].to_numpy(dtype=np.int64)
@@ -133,7 +227,6 @@ def validate_jobs(
     ids, id_missing, id_kind = _job_ids(df["job_id"])
     check("job_id", f"{name('job_id')} is missing", id_missing)
 
-    raw = {c: (df[c].to_numpy() if c in df.columns else None) for c in CANONICAL_COLUMNS}
     unparsable: dict[str, np.ndarray] = {}
 
     def number(column: str, *, required: bool) -> np.ndarray:
@@ -144,80 +237,87 @@ def validate_jobs(
         values, missing, unparsable[column] = _numbers(df[column])
         if required:
             check(column, f"{name(column)} is missing", missing)
-        check(column, f"{name(column)} is not a number", unparsable[column], raw[column])
+        check(column, f"{name(column)} is not a number", unparsable[column], df[column])
         return values
+
+    def raw(column: str) -> Any:
+        return df[column] if column in df.columns else None
 
     with np.errstate(invalid="ignore"):
         submit = number("submit_time", required=True)
-        check(
-            "submit_time",
-            f"{name('submit_time')} must be finite",
-            np.isinf(submit),
-            raw["submit_time"],
-        )
-        check("submit_time", f"{name('submit_time')} must be >= 0", submit < 0, raw["submit_time"])
+        check("submit_time", f"{name('submit_time')} must be finite", np.isinf(submit),
+              raw("submit_time"))
+        check("submit_time", f"{name('submit_time')} must be >= 0", submit < 0,
+              raw("submit_time"))
 
         gpus = number("num_gpus", required=True)
         whole = np.isfinite(gpus) & (np.floor(gpus) == gpus)
-        check(
-            "num_gpus",
-            f"{name('num_gpus')} must be a whole number",
-            ~np.isnan(gpus) & ~whole,
-            raw["num_gpus"],
-        )
-        check("num_gpus", f"{name('num_gpus')} must be >= 1", whole & (gpus < 1), raw["num_gpus"])
-        check(
-            "num_gpus",
-            f"{name('num_gpus')} must be <= {_MAX_GPUS}",
-            whole & (gpus > _MAX_GPUS),
-            raw["num_gpus"],
-        )
+        check("num_gpus", f"{name('num_gpus')} must be a whole number",
+              ~np.isnan(gpus) & ~whole, raw("num_gpus"))
+        check("num_gpus", f"{name('num_gpus')} must be >= 1", whole & (gpus < 1),
+              raw("num_gpus"))
+        check("num_gpus", f"{name('num_gpus')} must be <= {_MAX_GPUS}",
+              whole & (gpus > _MAX_GPUS), raw("num_gpus"))
 
         duration = number("duration", required=False)
-        check(
-            "duration",
-            f"{name('duration')} must be a positive, finite number of seconds",
-            (duration <= 0) | np.isinf(duration),
-            raw["duration"],
-        )
+        check("duration", f"{name('duration')} must be a positive, finite number of seconds",
+              (duration <= 0) | np.isinf(duration), raw("duration"))
         steps = number("total_steps", required=False)
-        check(
-            "total_steps",
-            f"{name('total_steps')} must be positive and finite",
-            (steps <= 0) | np.isinf(steps),
-            raw["total_steps"],
-        )
-        work = [c for c in ("duration", "total_steps") if c in df.columns]
-        check(
-            work[0],
-            f"neither {' nor '.join(name(c) for c in work)} is given",
-            np.isnan(duration)
-            & np.isnan(steps)
-            & ~unparsable["duration"]
-            & ~unparsable["total_steps"],
-        )
+        check("total_steps", f"{name('total_steps')} must be positive and finite",
+              (steps <= 0) | np.isinf(steps), raw("total_steps"))
+
+        typed_values: dict[str, np.ndarray] = {}
+        has_typed = nowhere.copy()
+        typed_unparsable = nowhere.copy()
+        for column in typed_columns:
+            values = number(column, required=False)
+            check(column, f"{name(column)} must be a positive, finite number of seconds",
+                  (values <= 0) | np.isinf(values), raw(column))
+            typed_values[column] = values
+            has_typed |= ~np.isnan(values)
+            typed_unparsable |= unparsable[column]
+
+        no_work = (np.isnan(duration) & np.isnan(steps) & ~has_typed & ~unparsable["duration"]
+                   & ~unparsable["total_steps"] & ~typed_unparsable)
+        work_columns = [c for c in ("duration", "total_steps") if c in df.columns]
+        has_model = _present_text(df, "model")
+        if not work_columns and not typed_columns and not has_model.any():
+            raise TraceError(
+                f"missing column: a {fmt} trace needs {name('duration')!r} or "
+                f"{name('total_steps')!r} (or both, or '{DURATION_PREFIX}<gpu type>' "
+                "columns)",
+                path=path, field=name("duration"))
+        work_from_model = n > 0 and bool(no_work.all())
+        what = " nor ".join(name(c) for c in (work_columns or ["duration", "total_steps"]))
+        if work_from_model:
+            check(work_columns[0] if work_columns else "duration",
+                  f"neither {what} is given, and no model to derive them from",
+                  no_work & ~has_model)
+        else:
+            check(work_columns[0] if work_columns else "duration",
+                  f"neither {what} is given", no_work)
 
         deadline = number("deadline", required=False)
-        check(
-            "deadline",
-            f"{name('deadline')} must be finite (leave it empty for none)",
-            np.isinf(deadline),
-            raw["deadline"],
-        )
-        check(
-            "deadline",
-            f"{name('deadline')} is before {name('submit_time')}",
-            deadline < submit,
-            raw["deadline"],
-        )
+        check("deadline", f"{name('deadline')} must be finite (leave it empty for none)",
+              np.isinf(deadline), raw("deadline"))
+        check("deadline", f"{name('deadline')} is before {name('submit_time')}",
+              deadline < submit, raw("deadline"))
 
         priority = number("priority", required=False)
-        check(
-            "priority",
-            f"{name('priority')} must be positive and finite",
-            (priority <= 0) | np.isinf(priority),
-            raw["priority"],
-        )
+        check("priority", f"{name('priority')} must be positive and finite",
+              (priority <= 0) | np.isinf(priority), raw("priority"))
+
+        milli = number("gpu_milli", required=False)
+        check("gpu_milli",
+              f"{name('gpu_milli')} must be a whole number from 1 to {WHOLE_GPU_MILLI} "
+              "(thousandths of a GPU)",
+              ~np.isnan(milli) & ~((np.floor(milli) == milli) & (milli >= 1)
+                                   & (milli <= WHOLE_GPU_MILLI)),
+              raw("gpu_milli"))
+        check("gpu_milli",
+              f"{name('gpu_milli')} below {WHOLE_GPU_MILLI} (a share of one GPU) needs "
+              f"{name('num_gpus')} 1",
+              (milli < WHOLE_GPU_MILLI) & (milli >= 1) & whole & (gpus > 1), raw("gpu_milli"))
 
     bad = nowhere.copy()
     for c in checks:
@@ -231,7 +331,7 @@ def validate_jobs(
         checks,
         bad,
         rows,
-        raw_ids=df["job_id"].to_numpy(),
+        raw_ids=df["job_id"],
         first_row=first_row,
         limit=None if lenient else 1,
     )
@@ -240,41 +340,133 @@ def validate_jobs(
         raise TraceError(first["reason"], path=path, row=first["row"], field=first["field"])
 
     keep = np.flatnonzero(~bad)
+    everything = len(keep) == n
+
+    def kept(values: np.ndarray) -> np.ndarray:
+        """The kept rows, in an array of our own (never a view of the caller's frame)."""
+        if not everything:
+            return values[keep]
+        return values if values.flags.owndata and values.flags.writeable else values.copy()
+
     if id_kind == "int":
-        job_id: Any = ids[keep].astype(np.int64)
+        job_id: Any = kept(ids).astype(np.int64, copy=False)
     else:
-        job_id = pd.Series(ids[keep], dtype=object)
+        job_id = pd.Series(kept(ids), dtype=object)
     priority = np.where(np.isnan(priority), DEFAULT_PRIORITY, priority)
+    milli = np.where(np.isnan(milli), WHOLE_GPU_MILLI, milli)
     columns: dict[str, Any] = {
         "job_id": job_id,
-        "submit_time": submit[keep],
-        "num_gpus": gpus[keep].astype(np.int64),
-        "duration": duration[keep],
-        "total_steps": steps[keep],
+        "submit_time": kept(submit),
+        "num_gpus": kept(gpus).astype(np.int64),
+        "duration": kept(duration),
+        "total_steps": kept(steps),
         "model": _text(df, "model", keep),
         "user": _text(df, "user", keep),
         "vc": _text(df, "vc", keep),
-        "deadline": deadline[keep],
-        "priority": priority[keep],
+        "deadline": kept(deadline),
+        "priority": kept(priority),
         "gpu_type": _text(df, "gpu_type", keep),
+        "status": _text(df, "status", keep),
+        "gpu_milli": kept(milli).astype(np.int64),
+        "gpu_constraint": _text(df, "gpu_constraint", keep, normalise=_normal_constraint),
     }
-    jobs = pd.DataFrame(columns)
-    passthrough = [c for c in df.columns if c not in CANONICAL_COLUMNS and c != "source_row"]
-    for column in passthrough:
-        jobs[column] = df[column].iloc[keep].reset_index(drop=True)
-    jobs["source_row"] = rows[keep]
-    jobs = jobs.sort_values(["submit_time", "job_id"], ignore_index=True)
+    for column in typed_columns:
+        columns[column] = kept(typed_values[column])
+    done = set(CANONICAL_COLUMNS) | set(typed_columns) | {"source_row"}
+    for column in (c for c in df.columns if c not in done):
+        columns[column] = df[column].iloc[keep].reset_index(drop=True)
+    columns["source_row"] = kept(rows)
+    jobs = pd.DataFrame(columns, copy=False)
+    del columns
+    if not _sorted(jobs["submit_time"].to_numpy(), jobs["job_id"]):
+        jobs = jobs.sort_values(["submit_time", "job_id"], ignore_index=True)
 
-    provenance = {
+    provenance: dict[str, Any] = {
         "source": path,
         "format": fmt,
-        "rows_read": int(n),
+        "rows_read": int(rows_before),
         "rows_loaded": len(jobs),
         "skipped": skipped,
+        "excluded": excluded_counts,
         "transforms": [],
         "lenient": bool(lenient),
     }
+    if work_from_model:
+        provenance["work"] = ("not in the trace: implied by each job's model; a throughput "
+                              "model that knows when the model converges must supply it")
     return Workload(jobs, provenance)
+
+
+def _sorted(submit: np.ndarray, ids: pd.Series) -> bool:
+    """Whether rows are already in (submit_time, job_id) order (big traces often are)."""
+    if len(submit) < 2:
+        return True
+    step = np.diff(submit)
+    if (step < 0).any():
+        return False
+    ties = np.flatnonzero(step == 0)
+    if not len(ties):
+        return True
+    values = ids.to_numpy()
+    try:
+        return bool((values[ties] < values[ties + 1]).all())
+    except TypeError:  # not comparable: let sort_values decide
+        return False
+
+
+def _apply_exclusions(
+    df: pd.DataFrame,
+    exclusions: Sequence[RowCheck],
+    extra_checks: Sequence[RowCheck],
+    counts: dict[str, int],
+) -> tuple[pd.DataFrame, Sequence[RowCheck]]:
+    """Drop excluded rows (the first matching exclusion names the reason), counting them.
+
+    A row a loader check flags as malformed is never excluded: its exclusion might only be
+    an effect of the bad value, so it stays to be reported (or skipped when lenient)."""
+    if not exclusions:
+        return df, extra_checks
+    flagged = np.zeros(len(df), dtype=bool)
+    for c in extra_checks:
+        flagged |= c.mask
+    out = np.zeros(len(df), dtype=bool)
+    for c in exclusions:
+        new = c.mask & ~out & ~flagged
+        if new.any():
+            counts[c.reason] = counts.get(c.reason, 0) + int(new.sum())
+            out |= new
+    if not out.any():
+        return df, extra_checks
+    keep = ~out
+    kept_checks = [RowCheck(c.field, c.reason, c.mask[keep],
+                            None if c.values is None else _subset(c.values, keep))
+                   for c in extra_checks]
+    return df.loc[keep].reset_index(drop=True), kept_checks
+
+
+def _subset(values: Any, keep: np.ndarray) -> Any:
+    if isinstance(values, pd.Series):
+        return values[keep].reset_index(drop=True)
+    return np.asarray(values, dtype=object)[keep]
+
+
+def _typed_duration_columns(df: pd.DataFrame, path: str) -> dict[str, str]:
+    """Source column → canonical lower-case name, for every ``duration_<type>`` column."""
+    out: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for column in df.columns:
+        text = str(column)
+        if not (text.lower().startswith(DURATION_PREFIX) and len(text) > len(DURATION_PREFIX)):
+            continue
+        canonical = duration_column(text[len(DURATION_PREFIX):])
+        if canonical in seen:
+            raise TraceError(
+                f"columns {seen[canonical]!r} and {text!r} both give durations on GPU type "
+                f"{canonical[len(DURATION_PREFIX):]!r} (type names ignore case)",
+                path=path, field=text)
+        seen[canonical] = text
+        out[text] = canonical
+    return out
 
 
 def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -310,14 +502,16 @@ def _job_ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
             np.isfinite(present) & (np.floor(present) == present) & (np.abs(present) < 2.0**63)
         ):
             return np.where(missing, 0, values).astype(np.int64), missing, "int"
-    text = column.astype(object)
-    missing = np.array(text.isna(), dtype=bool)
-    if infer_dtype(text, skipna=True) not in ("string", "empty"):
-        text = text.where(missing, text.astype(str))
-    arrow = text.astype("string[pyarrow]")  # Arrow's string kernels are ~10x faster here
+    if isinstance(column.dtype, pd.StringDtype):
+        arrow = column.astype("string[pyarrow]")  # text already; Arrow kernels are ~10x faster
+    else:
+        text = column.astype(object)
+        absent = np.array(text.isna(), dtype=bool)
+        if infer_dtype(text, skipna=True) not in ("string", "empty"):
+            text = text.where(absent, text.astype(str))
+        arrow = text.astype("string[pyarrow]")
+    missing = np.array(arrow.isna(), dtype=bool)
     missing |= np.asarray((arrow.str.strip() == "").fillna(False), dtype=bool)
-    ids = text.to_numpy(dtype=object, copy=True)
-    ids[missing] = None
     present = arrow[~missing]
     if (
         len(present)
@@ -330,6 +524,8 @@ def _job_ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
             return as_int, missing, "int"
         except (OverflowError, ValueError, TypeError):  # beyond int64: keep them as text
             pass
+    ids = arrow.to_numpy(dtype=object, na_value=None)
+    ids[missing] = None
     return ids, missing, "str"
 
 
@@ -363,7 +559,7 @@ def _describe_bad_rows(
     bad: np.ndarray,
     rows: np.ndarray,
     *,
-    raw_ids: np.ndarray,
+    raw_ids: Any,
     first_row: np.ndarray,
     limit: int | None,
 ) -> list[dict[str, Any]]:
@@ -375,16 +571,20 @@ def _describe_bad_rows(
             if c.mask[i]:
                 if c.reason == _DUPLICATE:
                     reason = (
-                        f"duplicate {c.field} {_show(raw_ids[i])}, "
+                        f"duplicate {c.field} {_show(_at(raw_ids, i))}, "
                         f"first used on row {int(first_row[i])}"
                     )
                 elif c.values is not None:
-                    reason = f"{c.reason}, got {_show(c.values[i])}"
+                    reason = f"{c.reason}, got {_show(_at(c.values, i))}"
                 else:
                     reason = c.reason
                 described.append({"row": int(rows[i]), "field": c.field, "reason": reason})
                 break
     return described
+
+
+def _at(values: Any, i: int) -> Any:
+    return values.iat[i] if isinstance(values, pd.Series) else values[i]
 
 
 def _show(value: Any) -> str:
@@ -393,17 +593,39 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _text(df: pd.DataFrame, column: str, keep: np.ndarray) -> pd.Series:
+def _present_text(df: pd.DataFrame, column: str) -> np.ndarray:
+    """Rows where a text column holds a non-blank value."""
+    if column not in df.columns:
+        return np.zeros(len(df), dtype=bool)
+    values = df[column]
+    present = ~np.array(values.isna(), dtype=bool)
+    where = np.flatnonzero(present)
+    if len(where):
+        blank = values.iloc[where].astype(str).str.strip() == ""
+        present[where[np.asarray(blank, dtype=bool)]] = False
+    return present
+
+
+def _normal_constraint(value: str) -> str | None:
+    """``" V100M16 | V100M32 "`` → ``"V100M16|V100M32"``; a blank constraint means any type."""
+    parts = [p.strip() for p in value.split("|") if p.strip()]
+    return "|".join(parts) or None
+
+
+def _text(df: pd.DataFrame, column: str, keep: np.ndarray, normalise: Any = None) -> pd.Series:
     """An optional text column, rows ``keep``, as an object Series of str or None.
 
-    The dtype is spelled out: pandas 3 would otherwise infer its own string dtype.
+    Equal values share one str object (rows are mapped through the distinct values), which
+    keeps a few-million-row table of repeated user and VC names small. The dtype is spelled
+    out: pandas 3 would otherwise infer its own string dtype.
     """
     if column not in df.columns:
         return pd.Series([None] * len(keep), dtype=object)
-    values = df[column].iloc[keep]
-    missing = values.isna().to_numpy()
-    if infer_dtype(values, skipna=True) not in ("string", "empty"):
-        values = values.astype(object).where(missing, values.astype(str))
-    out = values.to_numpy(dtype=object, copy=True)
-    out[missing] = None
-    return pd.Series(out, dtype=object)
+    codes, uniques = pd.factorize(df[column].iloc[keep], use_na_sentinel=True)
+    distinct = [u if isinstance(u, str) else str(u) for u in np.asarray(uniques, dtype=object)]
+    if normalise is not None:
+        distinct = [normalise(u) for u in distinct]
+    lookup = np.empty(len(distinct) + 1, dtype=object)
+    lookup[:-1] = distinct
+    lookup[-1] = None
+    return pd.Series(lookup[codes], dtype=object)  # code -1 (missing) picks the trailing None

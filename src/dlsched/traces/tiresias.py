@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from dlsched.errors import TraceError
-from dlsched.traces.canonical import read_csv_frame
+from dlsched.traces.reading import read_csv_frame
 from dlsched.traces.schema import validate_jobs
 from dlsched.traces.workload import Workload
 
