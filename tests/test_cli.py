@@ -1,6 +1,7 @@
 """The `dlsched` command."""
 
 import json
+import re
 
 import pandas as pd
 
@@ -12,7 +13,8 @@ def test_replay_with_no_arguments_runs_the_bundled_philly_day(capsys):
     assert main(["replay"]) == 0
     out = capsys.readouterr().out
     assert "philly_day.csv" in out and "cluster philly: 2,490 GPUs" in out
-    assert "avg_jct" in out and "jobs_completed        2,302" in out
+    assert "avg_jct" in out
+    assert re.search(r"jobs_completed\s+2,302\n", out)
 
 
 def test_replay_json_and_out(tmp_path, capsys):

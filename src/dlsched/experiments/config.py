@@ -1,0 +1,664 @@
+"""Experiment files: read, validate and expand into a grid of runs.
+
+An experiment YAML names a cluster, a workload (+ transforms), the throughput model, the
+estimator, the policies with their parameters, the seeds and the sweep axes (see
+``configs/experiments/README.md``). ``load_experiment`` validates all of it — every sweep
+value included — before anything runs; an error names the file and the key and says what to
+change. Each cell of the grid resolves to a JSON-safe *run config* that alone determines the
+run's result (the cluster inlined, the trace pinned by its SHA-256, the seed an integer); the
+run's key is a hash of that config, so the same run is never computed twice.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import itertools
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from dlsched import policies
+from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
+from dlsched.cluster import Cluster
+from dlsched.errors import ConfigError, DlschedError
+from dlsched.experiments.transforms import TRANSFORMS
+from dlsched.perf import THROUGHPUT_MODELS, make_estimator
+from dlsched.perf.estimator import NoisyEstimator
+from dlsched.traces import LOADERS, detect_format
+
+TOP_KEYS = ("name", "description", "cluster", "workload", "throughput", "estimator",
+            "restart_overhead_s", "policies", "seed", "seeds", "sweep")
+WORKLOAD_KEYS = ("trace", "format", "lenient", "transforms", "arrival_rate_scale")
+ESTIMATOR_KEYS = ("name", "sigma", "sigma_throughput")
+POLICY_KEYS = ("name", "label", "params")
+SWEEPABLE = ("cluster", "workload.trace", "workload.format", "workload.lenient",
+             "workload.transforms", "workload.arrival_rate_scale", "throughput", "estimator",
+             "estimator.sigma", "estimator.sigma_throughput", "restart_overhead_s")
+"""Sweep axes besides ``params.<name>`` (a policy parameter, set on every policy that takes it)."""
+
+KEY_CHARS = 16
+"""Hex characters of a run key (64 bits of SHA-256)."""
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """One entry of ``policies:``: a display label, a policy name and its parameters."""
+
+    label: str
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One cell of the grid: a policy label, a replicate and a value per sweep axis.
+
+    ``key`` names the run that computes it. Cells may share a run: a policy that does not
+    take a swept parameter runs once, and every cell of that axis shows the same result.
+    """
+
+    key: str
+    policy: str
+    replicate: int
+    axes: tuple[tuple[str, Any], ...] = ()
+
+    def labels(self) -> dict[str, Any]:
+        """``{"policy": ..., "replicate": ..., axis: value, ...}``."""
+        return {"policy": self.policy, "replicate": self.replicate, **dict(self.axes)}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run: its key and its resolved config (JSON-safe; it alone determines the result)."""
+
+    key: str
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment: the grid (``points``) and the distinct runs it needs."""
+
+    name: str
+    description: str
+    source: str
+    text: str
+    policies: tuple[PolicyChoice, ...]
+    seed: int
+    replicates: tuple[int, ...]
+    axes: tuple[tuple[str, tuple[Any, ...]], ...]
+    points: tuple[GridPoint, ...]
+    runs: Mapping[str, Run]
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """The sweep axes, in file order."""
+        return tuple(name for name, _ in self.axes)
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def run_key(config: Mapping[str, Any]) -> str:
+    """The key of a resolved run config: a hash of its canonical JSON.
+
+    The trace's location (``workload.trace.path``) is left out — the trace is pinned by its
+    SHA-256 — so moving a checkout or a results directory does not invalidate results.
+    """
+    identity = json.loads(canonical_json(config))
+    identity["workload"]["trace"].pop("path", None)
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()[:KEY_CHARS]
+
+
+def run_seed(root_seed: int, replicate: int) -> int:
+    """The seed of replicate ``replicate``: child ``replicate`` of ``SeedSequence(root_seed)``.
+
+    Every policy and sweep point of one replicate shares it (common random numbers), so a
+    comparison between policies sees the same noise draws, and adding a policy or a sweep
+    value never changes the seed — nor the key — of an existing run.
+    """
+    child = np.random.SeedSequence(root_seed).spawn(replicate + 1)[replicate]
+    return int(child.generate_state(1, dtype=np.uint32)[0])
+
+
+class _Context:
+    """Where a value came from, for error messages: the file and the key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.folder = Path(source).resolve().parent if source != "<dict>" else Path.cwd()
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source}: key {key!r}: {message}")
+
+
+def load_experiment(path: str | os.PathLike[str]) -> Experiment:
+    """Read an experiment YAML file (``yaml.safe_load``), validate it and expand its grid.
+
+    `path` is a file, or the name of a bundled experiment (``"quickstart"``).
+    """
+    source = resolve_experiment(path)
+    try:
+        text = source.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: no such experiment file") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the experiment file: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    return parse_experiment(data, source=str(source), text=text)
+
+
+def resolve_experiment(path: str | os.PathLike[str]) -> Path:
+    """A path as given if it exists, else a bundled experiment of that name."""
+    given = Path(path)
+    if given.exists():
+        return given
+    folder = bundled_root() / "configs" / "experiments"
+    bundled = folder / f"{given.name.removesuffix('.yaml')}.yaml"
+    if not given.parent.parts and bundled.is_file():
+        return bundled
+    known = sorted(p.stem for p in folder.glob("*.yaml"))
+    raise ConfigError(f"{given}: no such experiment file, and no bundled experiment of that "
+                      f"name (bundled: {', '.join(known) or 'none'})")
+
+
+def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None) -> Experiment:
+    """Validate an experiment given as parsed YAML and expand its grid."""
+    ctx = _Context(source)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: an experiment file must be a mapping with at least "
+                          "'cluster', 'workload' and 'policies'")
+    unknown = [k for k in data if k not in TOP_KEYS]
+    if unknown:
+        hint = _did_you_mean(unknown[0], TOP_KEYS)
+        raise ctx.error(str(unknown[0]), f"is not an experiment key{hint}; the keys are "
+                        f"{', '.join(TOP_KEYS)}")
+    for required in ("cluster", "workload", "policies"):
+        if required not in data:
+            raise ctx.error(required, "is missing; an experiment needs 'cluster', 'workload' "
+                            "and 'policies'")
+    name = data.get("name", Path(source).stem if source != "<dict>" else "experiment")
+    if not isinstance(name, str) or not name.strip() or "/" in name or name.startswith("."):
+        raise ctx.error("name", f"must be a non-empty name without '/', got {name!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ctx.error("description", "must be text")
+
+    base = {
+        "cluster": _cluster(data["cluster"], ctx, "cluster"),
+        "workload": _workload(data["workload"], ctx),
+        "throughput": _throughput(data.get("throughput", "duration"), ctx, "throughput"),
+        "estimator": _estimator(data.get("estimator", "oracle"), ctx, "estimator"),
+        "restart_overhead_s": _non_negative(data.get("restart_overhead_s", 0.0), ctx,
+                                            "restart_overhead_s"),
+    }
+    choices = _policies(data["policies"], ctx)
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ctx.error("seed", f"must be an integer >= 0 (the experiment's root seed), "
+                        f"got {seed!r}")
+    replicates = _replicates(data.get("seeds", 1), ctx)
+    axes, resolved_axes = _sweep(data.get("sweep") or {}, ctx, choices)
+
+    points: list[GridPoint] = []
+    runs: dict[str, Run] = {}
+    seeds = {r: run_seed(seed, r) for r in replicates}
+    values_by_axis = [range(len(values)) for _, values in resolved_axes]
+    for combo in itertools.product(*values_by_axis):
+        setting = [(axis, resolved[i], shown[i], f"sweep.{axis}[{i}]")
+                   for (axis, resolved), i, (_, shown) in zip(resolved_axes, combo, axes,
+                                                              strict=True)]
+        for choice in choices:
+            for replicate in replicates:
+                config = _combine(base, choice, seeds[replicate], setting, ctx)
+                key = run_key(config)
+                runs.setdefault(key, Run(key, config))
+                points.append(GridPoint(key, choice.label, replicate,
+                                        tuple((axis, shown) for axis, _, shown, _ in setting)))
+    return Experiment(name=name, description=description, source=source,
+                      text=text if text is not None else yaml.safe_dump(data, sort_keys=False),
+                      policies=tuple(choices), seed=seed, replicates=replicates,
+                      axes=tuple(axes), points=tuple(points), runs=runs)
+
+
+# ---- one field each ---------------------------------------------------------------------
+def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        data = dict(value)
+        data.setdefault("name", "inline")
+        where = f"{ctx.source} (key {key!r})"
+    elif isinstance(value, str) and value.strip():
+        local = ctx.folder / value
+        try:
+            path = local if local.is_file() else resolve_cluster(value)
+        except FileNotFoundError as exc:
+            raise ctx.error(key, f"{exc}; give a bundled cluster name, a cluster YAML path "
+                            "relative to the experiment file, or an inline mapping") from None
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ctx.error(key, f"cannot read cluster file {path}: {exc}") from None
+        if isinstance(data, dict):
+            data.setdefault("name", path.stem)
+        where = str(path)
+    else:
+        raise ctx.error(key, f"must be a bundled cluster name, a cluster YAML path or a mapping "
+                        f"with 'nodes', got {value!r}")
+    try:
+        Cluster.from_dict(data, where)
+    except ConfigError as exc:
+        inner = re.fullmatch(rf"{re.escape(where)}: key '(.+?)': (.*)", str(exc), re.S)
+        if isinstance(value, dict) and inner:  # inline: name the key inside this file
+            raise ctx.error(f"{key}.{inner.group(1)}", inner.group(2)) from None
+        raise ctx.error(key, str(exc)) from None
+    return _json_safe(data, ctx, key)
+
+
+def _workload(value: Any, ctx: _Context) -> dict[str, Any]:
+    if isinstance(value, str):
+        value = {"trace": value}
+    if not isinstance(value, dict):
+        raise ctx.error("workload", "must be a mapping with at least 'trace' (or a trace path)")
+    for k in value:
+        if k not in WORKLOAD_KEYS:
+            raise ctx.error(f"workload.{k}", f"is not a workload key"
+                            f"{_did_you_mean(k, WORKLOAD_KEYS)}; the keys are "
+                            f"{', '.join(WORKLOAD_KEYS)}")
+    if "trace" not in value:
+        raise ctx.error("workload.trace", "is missing; name a trace file")
+    return {
+        "trace": _trace(value["trace"], ctx, "workload.trace"),
+        "format": _format(value.get("format", "auto"), ctx, "workload.format"),
+        "lenient": _bool(value.get("lenient", False), ctx, "workload.lenient"),
+        "transforms": _transforms(value.get("transforms", []), ctx, "workload.transforms"),
+        "arrival_rate_scale": _positive(value.get("arrival_rate_scale", 1.0), ctx,
+                                        "workload.arrival_rate_scale"),
+    }
+
+
+def _trace(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    if not isinstance(value, str) or not value.strip():
+        raise ctx.error(key, f"must be a trace file path, got {value!r}")
+    candidates = [Path(value)] if Path(value).is_absolute() else [
+        ctx.folder / value, Path.cwd() / value, bundled_trace(value),
+        bundled_root() / value]
+    for candidate in candidates:
+        if candidate.is_file():
+            path = candidate.resolve()
+            return {"path": str(path), "name": path.name, "sha256": file_sha256(str(path))}
+    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+    raise ctx.error(key, f"trace file {value!r} not found (looked at {looked}); give a path "
+                    "relative to the experiment file or the name of a bundled trace")
+
+
+def file_sha256(path: str) -> str:
+    """The SHA-256 of a file (hex), cached while its size and modification time stay."""
+    stat = os.stat(path)
+    return _sha256(path, stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _format(value: Any, ctx: _Context, key: str) -> str:
+    known = ["auto", *sorted(LOADERS)]
+    if value not in known:
+        raise ctx.error(key, f"unknown trace format {value!r}; choose one of {', '.join(known)}")
+    return str(value)
+
+
+def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise ctx.error(key, "must be a list such as [{scale_arrivals: 2.0}, {head: 100}]")
+    steps = []
+    for i, item in enumerate(value):
+        where = f"{key}[{i}]"
+        args: dict[str, Any] | None
+        if isinstance(item, dict) and "name" in item:
+            name, args = item["name"], {k: v for k, v in item.items() if k != "name"}
+        elif isinstance(item, dict) and len(item) == 1:
+            (name, arg), = item.items()
+            if name in TRANSFORMS and len(TRANSFORMS[name][1]) == 1:
+                args = {next(iter(TRANSFORMS[name][1])): arg}
+            else:
+                args = arg if isinstance(arg, dict) else None
+        else:
+            raise ctx.error(where, "must be {name: ..., <arguments>} or {<name>: <argument>}")
+        if name not in TRANSFORMS:
+            raise ctx.error(where, f"unknown transform {name!r}; known: {', '.join(TRANSFORMS)}")
+        wanted = TRANSFORMS[name][1]
+        if not isinstance(args, dict) or set(args) != set(wanted):
+            raise ctx.error(where, f"transform {name!r} takes {', '.join(wanted)}")
+        step: dict[str, Any] = {"name": name}
+        for arg, kind in wanted.items():
+            if kind is int:
+                number = args[arg]
+                if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                    raise ctx.error(f"{where}.{arg}", f"must be an integer >= 0, got {number!r}")
+                step[arg] = number
+            else:
+                step[arg] = _positive(args[arg], ctx, f"{where}.{arg}")
+        steps.append(step)
+    return steps
+
+
+@lru_cache(maxsize=64)
+def _detected(path: str) -> str:
+    return detect_format(path)
+
+
+def _detect(path: str, ctx: _Context, key: str) -> str:
+    try:
+        return _detected(path)
+    except (DlschedError, OSError) as exc:
+        raise ctx.error(key, f"{exc}") from None
+
+
+def _throughput(value: Any, ctx: _Context, key: str) -> str:
+    if value not in THROUGHPUT_MODELS:
+        raise ctx.error(key, f"unknown throughput model {value!r}; choose one of "
+                        f"{', '.join(THROUGHPUT_MODELS)}")
+    return str(value)
+
+
+def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    if isinstance(value, str):
+        name, _, arg = value.strip().lower().partition(":")
+        spec: dict[str, Any] = {"name": name}
+        if arg:
+            if name != "noisy":
+                raise ctx.error(key, f"only the noisy estimator takes ':<sigma>', got {value!r}")
+            try:
+                spec["sigma"] = float(arg)
+            except ValueError:
+                raise ctx.error(key, f"the sigma after 'noisy:' must be a number, got "
+                                f"{arg!r}") from None
+    elif isinstance(value, dict):
+        for k in value:
+            if k not in ESTIMATOR_KEYS:
+                raise ctx.error(f"{key}.{k}", f"is not an estimator key; the keys are "
+                                f"{', '.join(ESTIMATOR_KEYS)}")
+        spec = dict(value)
+        if not isinstance(spec.get("name"), str):
+            raise ctx.error(f"{key}.name", "is missing; use 'oracle' or 'noisy'")
+    else:
+        raise ctx.error(key, f"must be 'oracle', 'noisy', 'noisy:<sigma>' or a mapping "
+                        f"{{name, sigma, sigma_throughput}}, got {value!r}")
+    return _estimator_spec(spec, ctx, key)
+
+
+def _estimator_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, Any]:
+    name = spec["name"]
+    if name == "noisy":
+        default = NoisyEstimator()
+        return {"name": "noisy",
+                "sigma": _non_negative(spec.get("sigma", default.sigma), ctx, f"{key}.sigma"),
+                "sigma_throughput": _non_negative(spec.get("sigma_throughput",
+                                                           default.sigma_throughput),
+                                                  ctx, f"{key}.sigma_throughput")}
+    extra = sorted(set(spec) - {"name"})
+    if extra:
+        raise ctx.error(f"{key}.{extra[0]}", f"only the noisy estimator takes {extra[0]!r}; "
+                        "set name: noisy or remove it")
+    try:
+        make_estimator(name)
+    except (TypeError, ValueError) as exc:
+        raise ctx.error(key, str(exc)) from None
+    return {"name": name}
+
+
+def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ctx.error("policies", "must be a non-empty list of policy names or "
+                        "{name, label, params} mappings")
+    choices = []
+    for i, item in enumerate(value):
+        where = f"policies[{i}]"
+        if isinstance(item, str):
+            item = {"name": item}
+        if not isinstance(item, dict):
+            raise ctx.error(where, "must be a policy name or a {name, label, params} mapping")
+        for k in item:
+            if k not in POLICY_KEYS:
+                raise ctx.error(f"{where}.{k}", f"is not a policy key; the keys are "
+                                f"{', '.join(POLICY_KEYS)}")
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise ctx.error(f"{where}.name", "is missing; see `dlsched policies` for the names")
+        params = item.get("params") or {}
+        if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+            raise ctx.error(f"{where}.params", "must be a mapping of parameter name to value")
+        params = _json_safe(params, ctx, f"{where}.params")
+        _check_policy(name, params, ctx, where)
+        label = item.get("label", _default_label(name, params))
+        if not isinstance(label, str) or not label:
+            raise ctx.error(f"{where}.label", f"must be non-empty text, got {label!r}")
+        choices.append(PolicyChoice(label, name, params))
+    labels = [c.label for c in choices]
+    for i, label in enumerate(labels):
+        if label in labels[:i]:
+            raise ctx.error(f"policies[{i}]", f"has the same label {label!r} as "
+                            f"policies[{labels.index(label)}]; give one of them a distinct "
+                            "'label'")
+    return choices
+
+
+def _default_label(name: str, params: Mapping[str, Any]) -> str:
+    short = name.rpartition(":")[2] if ":" in name else name
+    if not params:
+        return short
+    return f"{short}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
+
+
+def policy_factory(name: str) -> Callable[..., Any]:
+    """A policy class by registered name, or by import path ``package.module:Class``.
+
+    The import path lets an experiment use a policy of your own without packaging it; the
+    module must be importable by every worker.
+    """
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        try:
+            return getattr(import_module(module), attribute)  # type: ignore[no-any-return]
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"cannot import policy {name!r}: {exc}") from None
+    return policies.registry._factory(name)
+
+
+def _accepts(name: str, param: str) -> bool:
+    parameters = inspect.signature(policy_factory(name)).parameters
+    return param in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                      for p in parameters.values())
+
+
+def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: str) -> None:
+    try:
+        factory = policy_factory(name)
+        try:
+            inspect.signature(factory).bind(**params)
+        except TypeError:
+            accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
+            raise ValueError(f"policy {name!r} got parameters {sorted(params)}; it accepts "
+                             f"{accepted or 'none'}") from None
+        factory(**params)  # constructors validate their parameters and do no work
+    except (TypeError, ValueError) as exc:
+        raise ctx.error(where, str(exc)) from None
+
+
+def _replicates(value: Any, ctx: _Context) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return tuple(range(value))
+    if isinstance(value, list) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value) \
+            and len(set(value)) == len(value):
+        return tuple(value)
+    raise ctx.error("seeds", f"must be how many seeded replicates to run (an integer >= 1) or "
+                    f"a list of distinct replicate numbers >= 0, got {value!r}")
+
+
+def _sweep(value: Any, ctx: _Context, choices: Sequence[PolicyChoice]
+           ) -> tuple[list[tuple[str, tuple[Any, ...]]], list[tuple[str, list[Any]]]]:
+    """(axis, values as shown in reports) and (axis, resolved values), in file order."""
+    if not isinstance(value, dict):
+        raise ctx.error("sweep", "must be a mapping of axis to a list of values, e.g. "
+                        "{workload.arrival_rate_scale: [1, 2]}")
+    shown_axes: list[tuple[str, tuple[Any, ...]]] = []
+    resolved_axes: list[tuple[str, list[Any]]] = []
+    for axis, values in value.items():
+        key = f"sweep.{axis}"
+        if not isinstance(axis, str) or not (axis in SWEEPABLE or (
+                axis.startswith("params.") and len(axis) > len("params."))):
+            raise ctx.error(key, f"cannot be swept{_did_you_mean(axis, SWEEPABLE)}; sweep one of "
+                            f"{', '.join(SWEEPABLE)} or params.<name> (a policy parameter)")
+        if not isinstance(values, list) or not values:
+            raise ctx.error(key, "must be a non-empty list of values")
+        if axis.startswith("params."):
+            param = axis.removeprefix("params.")
+            if not any(_accepts(c.name, param) for c in choices):
+                raise ctx.error(key, f"no policy of this experiment takes a parameter "
+                                f"{param!r}; check the spelling against the policies' "
+                                "parameters")
+        resolved = [_axis_value(axis, v, ctx, f"{key}[{i}]") for i, v in enumerate(values)]
+        shown = tuple(_shown(axis, v, r) for v, r in zip(values, resolved, strict=True))
+        if len(set(map(canonical_json, resolved))) != len(resolved):
+            raise ctx.error(key, "lists the same value twice; remove the repeat")
+        shown_axes.append((axis, shown))
+        resolved_axes.append((axis, resolved))
+    return shown_axes, resolved_axes
+
+
+def _axis_value(axis: str, value: Any, ctx: _Context, key: str) -> Any:
+    if axis == "cluster":
+        return _cluster(value, ctx, key)
+    if axis == "workload.trace":
+        return _trace(value, ctx, key)
+    if axis == "workload.format":
+        return _format(value, ctx, key)
+    if axis == "workload.lenient":
+        return _bool(value, ctx, key)
+    if axis == "workload.transforms":
+        return _transforms(value, ctx, key)
+    if axis == "workload.arrival_rate_scale":
+        return _positive(value, ctx, key)
+    if axis == "throughput":
+        return _throughput(value, ctx, key)
+    if axis == "estimator":
+        return _estimator(value, ctx, key)
+    if axis in ("estimator.sigma", "estimator.sigma_throughput", "restart_overhead_s"):
+        return _non_negative(value, ctx, key)
+    return _json_safe(value, ctx, key)  # params.<name>: checked per policy in _combine
+
+
+def _shown(axis: str, raw: Any, resolved: Any) -> Any:
+    """A sweep value as reports show it: a number, a name or short text."""
+    if axis == "cluster":
+        return resolved["name"]
+    if axis == "workload.trace":
+        return resolved["name"]
+    if axis == "estimator":
+        sigma = resolved.get("sigma")
+        return resolved["name"] if sigma is None else f"noisy:{sigma:g}"
+    if isinstance(raw, (bool, int, float, str)) or raw is None:
+        return raw
+    return canonical_json(resolved)
+
+
+def _combine(base: Mapping[str, Any], choice: PolicyChoice, seed: int,
+             setting: Sequence[tuple[str, Any, Any, str]], ctx: _Context) -> dict[str, Any]:
+    """The resolved config of one cell."""
+    config = json.loads(canonical_json(base))  # a deep copy
+    params = dict(choice.params)
+    param_key = None
+    for axis, value, _, key in setting:
+        section, _, leaf = axis.partition(".")
+        if section == "params":
+            if _accepts(choice.name, leaf):
+                params[leaf] = value
+                param_key = key
+        elif section == "estimator" and leaf:
+            if config["estimator"]["name"] != "noisy":
+                raise ctx.error(key, f"sets the noise of the estimator, but the estimator is "
+                                f"{config['estimator']['name']!r}; set estimator: noisy")
+            config["estimator"][leaf] = value
+        elif leaf:
+            config[section][leaf] = value
+        else:
+            config[section] = value
+    workload = config["workload"]
+    if workload["format"] == "auto":  # pin it, so that naming the format changes no key
+        workload["format"] = _detect(workload["trace"]["path"], ctx, "workload.format")
+    if param_key is not None:
+        _check_policy_cached(choice.name, canonical_json(params), ctx.source, param_key)
+    config["policy"] = {"name": choice.name, "params": params}
+    config["seed"] = seed
+    return config
+
+
+@lru_cache(maxsize=1024)
+def _check_policy_cached(name: str, params_json: str, source: str, where: str) -> None:
+    _check_policy(name, json.loads(params_json), _Context(source), where)
+
+
+def _did_you_mean(word: Any, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(word), choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _bool(value: Any, ctx: _Context, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ctx.error(key, f"must be true or false, got {value!r}")
+    return value
+
+
+def _number(value: Any, ctx: _Context, key: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ctx.error(key, f"must be {what}, got {value!r}")
+    return float(value)
+
+
+def _positive(value: Any, ctx: _Context, key: str) -> float:
+    number = _number(value, ctx, key, "a number > 0")
+    if not number > 0:
+        raise ctx.error(key, f"must be a number > 0, got {value!r}")
+    return number
+
+
+def _non_negative(value: Any, ctx: _Context, key: str) -> float:
+    number = _number(value, ctx, key, "a number >= 0")
+    if number < 0:
+        raise ctx.error(key, f"must be a number >= 0, got {value!r}")
+    return number
+
+
+def _json_safe(value: Any, ctx: _Context, key: str) -> Any:
+    try:
+        return json.loads(canonical_json(value))
+    except (TypeError, ValueError):
+        raise ctx.error(key, "must hold only plain YAML values (numbers, text, true/false, "
+                        "lists and mappings with text keys)") from None

@@ -1,0 +1,497 @@
+"""Reports on an experiment's results: summary tables (CSV + Markdown) and PNG plots.
+
+``write_report("results/quickstart")`` reads the grid that ``dlsched run`` recorded and writes,
+into the same directory:
+
+- ``summary.csv`` — one row per policy and sweep point: mean of every summary metric over the
+  seeded replicates (plus the standard deviation of average JCT and makespan);
+- ``runs.csv`` — one row per grid cell (policy, replicate, sweep values, run key, status);
+- ``summary.md`` — the table, the failed and missing runs, and the plots;
+- ``wall_times.csv`` — simulator and scheduler wall time per run (the only numbers that
+  change when the same experiment runs again);
+- plots: ``jct_cdf.png``, ``avg_jct_vs_load.png``, ``queueing_delay.png``,
+  ``gpu_utilization.png``, ``policy_bars.png`` and, when jobs have deadlines,
+  ``deadline_satisfaction.png``.
+
+"Load" is the arrival-rate scale (``workload.arrival_rate_scale``) when it is swept, else
+the first numeric sweep axis; other sweep axes split a policy into variants
+("srtf, estimator.sigma=0.5").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from dlsched.cluster import Cluster
+from dlsched.experiments.store import ResultsStore
+
+LOAD_AXIS = "workload.arrival_rate_scale"
+PLOTS = ("jct_cdf.png", "avg_jct_vs_load.png", "queueing_delay.png", "gpu_utilization.png",
+         "policy_bars.png")
+DEADLINE_PLOT = "deadline_satisfaction.png"
+_MD_METRICS = (("avg_jct", "avg JCT (s)"), ("p95_jct", "p95 JCT (s)"), ("makespan", "makespan (s)"),
+               ("avg_queueing_delay", "avg queueing (s)"), ("utilization", "utilisation"),
+               ("preemptions", "preemptions"), ("deadline_satisfaction", "deadlines met"),
+               ("cost", "cost"))
+_MAX_PANELS = 6
+
+
+@dataclass
+class ReportData:
+    """An experiment's stored results, one row per grid cell, ready for tables and plots."""
+
+    store: ResultsStore
+    manifest: dict[str, Any]
+    cells: pd.DataFrame  # policy, replicate, <axes>, key, status, load, variant, <metrics>
+    load_axis: str
+    variants: list[str]
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def axes(self) -> list[str]:
+        """The sweep axes, in file order."""
+        return [name for name, _ in self.manifest["axes"]]
+
+    @property
+    def done(self) -> pd.DataFrame:
+        """The cells whose run finished."""
+        return self.cells[self.cells["status"] == "finished"]
+
+
+def collect(results_dir: str | os.PathLike[str]) -> ReportData:
+    """Read the grid and every stored run summary of a results directory."""
+    store = ResultsStore(results_dir)
+    manifest = store.read_manifest()
+    axes = [name for name, _ in manifest["axes"]]
+    load_axis = _load_axis(manifest)
+    failures = store.failures()
+    rows = []
+    for point in manifest["points"]:
+        key = point["key"]
+        row: dict[str, Any] = {"policy": point["policy"], "replicate": point["replicate"],
+                               **{a: point["axes"].get(a) for a in axes}, "key": key}
+        if store.is_finished(key):
+            row["status"] = "finished"
+            row["load"] = (point["axes"][load_axis] if load_axis in axes else
+                           store.run_config(key)["workload"]["arrival_rate_scale"])
+            row.update(store.run_summary(key))
+        else:
+            row["status"] = "failed" if key in failures else "missing"
+        rows.append(row)
+    cells = pd.DataFrame(rows)
+    others = [a for a in axes if a != load_axis]
+    cells["variant"] = [_variant(r, others) for r in rows]
+    variants = list(dict.fromkeys(cells["variant"]))
+    if "load" not in cells.columns:
+        cells["load"] = math.nan
+    return ReportData(store, manifest, cells, load_axis, variants,
+                      {k: v for k, v in failures.items() if k in set(cells["key"])})
+
+
+def _load_axis(manifest: dict[str, Any]) -> str:
+    names = [name for name, _ in manifest["axes"]]
+    if LOAD_AXIS in names:
+        return LOAD_AXIS
+    for name, values in manifest["axes"]:
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return str(name)
+    return LOAD_AXIS
+
+
+def _variant(row: Mapping[str, Any], others: Sequence[str]) -> str:
+    extra = ", ".join(f"{a}={_short(row[a])}" for a in others)
+    return f"{row['policy']}, {extra}" if extra else str(row["policy"])
+
+
+def _short(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _metric_columns(data: ReportData) -> list[str]:
+    skip = {"policy", "replicate", "key", "status", "load", "variant", *data.axes}
+    cells = data.cells
+    return [c for c in cells.columns if c not in skip and not c.endswith("wall_s")
+            and pd.api.types.is_numeric_dtype(cells[c])]
+
+
+def summary_table(data: ReportData) -> pd.DataFrame:
+    """Mean of each metric over replicates, per policy and sweep point (grid order)."""
+    done = data.done
+    axes = data.axes
+    metrics = _metric_columns(data)
+    groups = ["policy", *axes]
+    if done.empty:
+        return pd.DataFrame(columns=[*groups, "runs", *metrics])
+    order = {v: i for i, v in enumerate(dict.fromkeys(
+        tuple(r) for r in data.cells[groups].astype(str).itertuples(index=False)))}
+    out = []
+    for values, group in done.groupby([done[g].astype(str) for g in groups], sort=False):
+        first = group.iloc[0]
+        row: dict[str, Any] = {g: first[g] for g in groups}
+        row["runs"] = len(group)
+        for metric in metrics:
+            row[metric] = float(group[metric].mean()) if group[metric].notna().any() else math.nan
+            if metric in ("avg_jct", "makespan"):
+                row[f"{metric}_sd"] = float(group[metric].std(ddof=1)) if len(group) > 1 else 0.0
+        row["_order"] = order[tuple(values)]
+        out.append(row)
+    table = pd.DataFrame(out).sort_values("_order").drop(columns="_order")
+    return table.reset_index(drop=True)
+
+
+def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write the tables and plots into `results_dir`; return the files written."""
+    data = collect(results_dir)
+    root = data.store.root
+    written = []
+    table = summary_table(data)
+    table.to_csv(root / "summary.csv", index=False)
+    runs = data.cells.drop(columns=[c for c in data.cells.columns if c.endswith("wall_s")])
+    runs.to_csv(root / "runs.csv", index=False)
+    walls = data.cells[[c for c in ("policy", "replicate", "key", "sim_wall_s",
+                                    "scheduler_wall_s") if c in data.cells.columns]]
+    walls.to_csv(root / "wall_times.csv", index=False)
+    written += [root / "summary.csv", root / "runs.csv", root / "wall_times.csv"]
+    plots = [name for name in PLOTS]
+    if "deadline_satisfaction" in data.cells.columns and \
+            data.cells["deadline_satisfaction"].notna().any():
+        plots.append(DEADLINE_PLOT)
+    if not data.done.empty:
+        jobs = _job_tables(data)
+        _plot_jct_cdf(data, jobs, root / "jct_cdf.png")
+        _plot_vs_load(data, root / "avg_jct_vs_load.png")
+        _plot_queueing(data, jobs, root / "queueing_delay.png")
+        _plot_utilization(data, root / "gpu_utilization.png")
+        _plot_bars(data, root / "policy_bars.png")
+        if DEADLINE_PLOT in plots:
+            _plot_deadlines(data, root / DEADLINE_PLOT)
+        written += [root / name for name in plots]
+    (root / "summary.md").write_text(_markdown(data, table, plots if not data.done.empty else []))
+    written.append(root / "summary.md")
+    return written
+
+
+# ---- Markdown ---------------------------------------------------------------------------
+def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> str:
+    m = data.manifest
+    cells = data.cells
+    lines = [f"# {m['name']}", ""]
+    if m.get("description"):
+        lines += [m["description"], ""]
+    counts = cells.drop_duplicates("key")["status"].value_counts()
+    lines += [f"{len(cells)} grid cells, {m['runs']} distinct runs: "
+              f"{counts.get('finished', 0)} finished, {counts.get('failed', 0)} failed, "
+              f"{counts.get('missing', 0)} not run. Policies: {', '.join(m['policies'])}; "
+              f"replicates: {len(m['replicates'])} (root seed {m['seed']}).", ""]
+    if m["axes"]:
+        lines += ["Sweep: " + "; ".join(f"`{a}` ∈ {{{', '.join(_short(v) for v in values)}}}"
+                                        for a, values in m["axes"]), ""]
+    axes = [name for name, _ in m["axes"]]
+    metrics = [(k, label) for k, label in _MD_METRICS if k in table.columns]
+    header = ["policy", *axes, "runs", *(label for _, label in metrics)]
+    lines += ["Means over replicates.", "", "| " + " | ".join(header) + " |",
+              "|" + "|".join("---" if i < 1 + len(axes) else "---:"
+                             for i in range(len(header))) + "|"]
+    for row in table.to_dict("records"):
+        cells_md = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+        for key, _ in metrics:
+            cells_md.append(_md_number(key, row[key], row.get(f"{key}_sd")))
+        lines.append("| " + " | ".join(cells_md) + " |")
+    lines.append("")
+    if data.failures:
+        lines += ["## Failed runs", ""]
+        for key, failure in sorted(data.failures.items()):
+            labels = cells[cells["key"] == key].iloc[0]
+            lines.append(f"- `{key}` ({labels['variant']}, replicate {labels['replicate']}): "
+                         f"{failure['error']} — traceback in `failures/{key}.json`")
+        lines.append("")
+    missing = cells[cells["status"] == "missing"].drop_duplicates("key")
+    if len(missing):
+        lines += ["## Not run yet", "", f"{len(missing)} runs are not stored; "
+                  "`dlsched run` the experiment again to finish them.", ""]
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{name.removesuffix('.png')}]({name})" for name in plots]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _md_number(key: str, value: Any, sd: Any = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if key in ("utilization", "deadline_satisfaction"):
+        return f"{100 * value:.1f} %"
+    if key == "preemptions":
+        return f"{value:,.1f}"
+    text = f"{value:,.1f}"
+    if sd is not None and not (isinstance(sd, float) and math.isnan(sd)) and sd > 0:
+        text += f" ± {sd:,.1f}"
+    return text
+
+
+# ---- plots ------------------------------------------------------------------------------
+def _colors(data: ReportData) -> dict[str, Any]:
+    palette = [f"C{i}" for i in range(10)]
+    return {v: palette[i % 10] for i, v in enumerate(data.variants)}
+
+
+def _loads(data: ReportData) -> list[Any]:
+    return sorted(dict.fromkeys(data.done["load"]), key=lambda v: (isinstance(v, str), v))
+
+
+def _categorical(data: ReportData) -> bool:
+    """Whether loads go on the x axis as labels (text values, or a single value)."""
+    loads = _loads(data)
+    return len(loads) == 1 or any(isinstance(v, str) for v in loads)
+
+
+def _load_label(data: ReportData) -> str:
+    if data.load_axis == LOAD_AXIS:
+        return "load (arrival-rate scale)"
+    return data.load_axis
+
+
+def _job_tables(data: ReportData) -> pd.DataFrame:
+    frames = []
+    for row in data.done.drop_duplicates(["key", "variant", "load"]).to_dict("records"):
+        jobs = pd.read_parquet(data.store.run_dir(row["key"]) / "jobs.parquet",
+                               columns=["jct", "queueing_delay", "status"])
+        jobs = jobs[jobs["status"] == "finished"]
+        frames.append(pd.DataFrame({"variant": row["variant"], "load": row["load"],
+                                    "replicate": row["replicate"], "jct": jobs["jct"],
+                                    "queueing_delay": jobs["queueing_delay"]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _panels(n: int) -> tuple[int, int]:
+    """(rows, columns) for n panels: one row up to three, then 2 x 2, then rows of three."""
+    cols = 2 if n == 4 else max(1, min(n, 3))
+    return max(1, math.ceil(n / cols)), cols
+
+
+def _figure(n_panels: int, width: float = 4.6, height: float = 3.6) -> tuple[Figure, list[Any]]:
+    rows, cols = _panels(n_panels)
+    fig = Figure(figsize=(width * cols, height * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    for extra in axes[n_panels:]:
+        extra.set_visible(False)
+    return fig, axes[:n_panels]
+
+
+def _legend(fig: Figure, axes: Sequence[Any]) -> None:
+    handles, labels = {}, []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    if labels:
+        longest = max(len(label) for label in labels)
+        fits = max(1, int(fig.get_figwidth() * 11 // (longest + 6)))  # ~11 characters/inch
+        fig.legend([handles[label] for label in labels], labels, loc="outside lower center",
+                   ncols=min(len(labels), 4, fits), frameon=False)
+
+
+def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
+    loads = _loads(data)[:_MAX_PANELS]
+    colors = _colors(data)
+    fig, axes = _figure(len(loads), width=6.4 if len(loads) == 1 else 4.6)
+    for ax, load in zip(axes, loads, strict=True):
+        here = jobs[jobs["load"] == load]
+        for variant in data.variants:
+            jct = np.sort(here.loc[here["variant"] == variant, "jct"].to_numpy(dtype=float))
+            if len(jct):
+                fraction = np.arange(len(jct) + 1) / len(jct)
+                ax.step(np.concatenate([jct[:1], jct]), fraction, where="post",
+                        color=colors[variant], label=variant)
+        _log_x(ax, here["jct"])
+        ax.set_xlabel("job completion time (s)")
+        ax.set_ylabel("fraction of jobs")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        if len(loads) > 1:
+            ax.set_title(f"{_load_label(data)} = {_short(load)}")
+    fig.suptitle(f"{data.manifest['name']}: JCT CDF per policy (all replicates)")
+    _legend(fig, axes)
+    fig.savefig(path, dpi=110)
+
+
+def _log_x(ax: Any, values: pd.Series) -> None:
+    """A log x axis labelled in plain numbers: 1-2-5 steps over a short range, decades else."""
+    ax.set_xscale("log")
+    positive = values[values > 0]
+    span = math.log10(positive.max() / positive.min()) if len(positive) else 0.0
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if span <= 2.5
+                                          else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _compact(value: float) -> str:
+    """1, 20, 500, 1k, 20k, 1M: short tick labels."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def _by_load(data: ReportData, metric: str
+             ) -> dict[str, tuple[list[Any], list[float], list[float]]]:
+    """variant → (loads, mean, standard deviation) of `metric` over replicates."""
+    done = data.done
+    out = {}
+    for variant in data.variants:
+        mine = done[done["variant"] == variant]
+        if mine.empty or metric not in mine.columns:
+            continue
+        grouped = mine.groupby("load", sort=True)[metric]
+        mean, sd = grouped.mean(), grouped.std(ddof=1).fillna(0.0)
+        out[variant] = (list(mean.index), mean.tolist(), sd.tolist())
+    return out
+
+
+def _line_vs_load(data: ReportData, ax: Any, metric: str, scale: float = 1.0) -> None:
+    colors = _colors(data)
+    categorical = _categorical(data)
+    for variant, (loads, mean, sd) in _by_load(data, metric).items():
+        x = [_loads(data).index(v) for v in loads] if categorical else loads
+        ax.errorbar(x, np.array(mean) * scale, yerr=np.array(sd) * scale, marker="o",
+                    capsize=3, color=colors[variant], label=variant)
+    if categorical:
+        ax.set_xticks(range(len(_loads(data))), [_short(v) for v in _loads(data)])
+    ax.set_xlabel(_load_label(data))
+    ax.grid(alpha=0.3)
+
+
+def _plot_vs_load(data: ReportData, path: Path) -> None:
+    fig, (ax,) = _figure(1, width=6.4, height=4.2)
+    _line_vs_load(data, ax, "avg_jct")
+    ax.set_ylabel("average JCT (s)")
+    ax.set_title(f"{data.manifest['name']}: average JCT vs load (mean ± sd over replicates)",
+                 fontsize=10)
+    _legend(fig, [ax])
+    fig.savefig(path, dpi=110)
+
+
+def _plot_queueing(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
+    fig, axes = _figure(2)
+    _line_vs_load(data, axes[0], "avg_queueing_delay")
+    axes[0].set_ylabel("average queueing delay (s)")
+    axes[0].set_title("mean over jobs (± sd over replicates)", fontsize=10)
+    colors = _colors(data)
+    loads = _loads(data)
+    categorical = _categorical(data)
+    for variant in data.variants:
+        mine = jobs[jobs["variant"] == variant]
+        if mine.empty:
+            continue
+        p95 = mine.groupby("load", sort=True)["queueing_delay"].quantile(0.95)
+        x = [loads.index(v) for v in p95.index] if categorical else list(p95.index)
+        axes[1].plot(x, p95.to_numpy(), marker="s", color=colors[variant], label=variant)
+    if categorical:
+        axes[1].set_xticks(range(len(loads)), [_short(v) for v in loads])
+    axes[1].set_xlabel(_load_label(data))
+    axes[1].set_ylabel("95th percentile queueing delay (s)")
+    axes[1].set_title("95th percentile over jobs (all replicates)", fontsize=10)
+    axes[1].grid(alpha=0.3)
+    fig.suptitle(f"{data.manifest['name']}: queueing delay (submit to first start)")
+    _legend(fig, axes)
+    fig.savefig(path, dpi=110)
+
+
+def _plot_utilization(data: ReportData, path: Path) -> None:
+    """Busy fraction of each GPU type over time: one panel per policy variant, at the
+    highest load and the first replicate."""
+    done = data.done
+    top = _loads(data)[-1]
+    picks = []
+    for variant in data.variants[:_MAX_PANELS]:
+        mine = done[(done["variant"] == variant) & (done["load"] == top)]
+        if not mine.empty:
+            picks.append(mine.sort_values("replicate").iloc[0])
+    fig, axes = _figure(len(picks))
+    hours = False
+    timelines = []
+    for row in picks:
+        timeline = pd.read_parquet(data.store.run_dir(row["key"]) / "timeline.parquet")
+        cluster = Cluster.from_dict(data.store.run_config(row["key"])["cluster"])
+        timelines.append((row, timeline, cluster))
+        hours = hours or (len(timeline) > 0 and float(timeline["time"].max()) > 3 * 3600)
+    unit, scale = ("h", 3600.0) if hours else ("s", 1.0)
+    type_names = sorted({c.display_name(t) for _, _, c in timelines for t in c.gpu_types})
+    for ax, (row, timeline, cluster) in zip(axes, timelines, strict=True):
+        capacity = cluster.capacity_by_type()
+        for gpu_type in sorted(capacity):
+            name = cluster.display_name(gpu_type)
+            if name not in timeline.columns:
+                continue
+            ax.step(timeline["time"] / scale, timeline[name] / capacity[gpu_type], where="post",
+                    color=f"C{type_names.index(name) % 10}", label=name)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(f"time ({unit})")
+        ax.set_ylabel("busy fraction of GPUs")
+        sizes = ", ".join(f"{capacity[t]} {cluster.display_name(t)}" for t in sorted(capacity))
+        ax.set_title(f"{row['variant']} ({sizes})", fontsize=10)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{data.manifest['name']}: GPU utilisation by type over time "
+                 f"({_load_label(data)} = {_short(top)}, first replicate)")
+    _legend(fig, axes)
+    fig.savefig(path, dpi=110)
+
+
+def _plot_bars(data: ReportData, path: Path) -> None:
+    metrics = [("avg_jct", "average JCT (s)", 1.0), ("makespan", "makespan (s)", 1.0),
+               ("avg_queueing_delay", "average queueing delay (s)", 1.0),
+               ("utilization", "GPU utilisation (%)", 100.0)]
+    loads = _loads(data)
+    fig, axes = _figure(4, width=5.2, height=3.6)
+    width = 0.8 / max(1, len(loads))
+    x = np.arange(len(data.variants))
+    for ax, (metric, label, scale) in zip(axes, metrics, strict=True):
+        for j, load in enumerate(loads):
+            means, sds = [], []
+            for variant in data.variants:
+                mine = data.done[(data.done["variant"] == variant) & (data.done["load"] == load)]
+                values = mine[metric].dropna() if metric in mine.columns else pd.Series([])
+                means.append(float(values.mean()) * scale if len(values) else 0.0)
+                sds.append(float(values.std(ddof=1)) * scale if len(values) > 1 else 0.0)
+            ax.bar(x + (j - (len(loads) - 1) / 2) * width, means, width, yerr=sds, capsize=2,
+                   color=f"C{j}", label=f"{_load_label(data)} = {_short(load)}")
+        ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"{data.manifest['name']}: per-policy summary (mean ± sd over replicates)")
+    _legend(fig, axes)
+    fig.savefig(path, dpi=110)
+
+
+def _plot_deadlines(data: ReportData, path: Path) -> None:
+    fig, (ax,) = _figure(1, width=6.4, height=4.2)
+    loads = _loads(data)
+    width = 0.8 / max(1, len(loads))
+    x = np.arange(len(data.variants))
+    for j, load in enumerate(loads):
+        values = []
+        for variant in data.variants:
+            mine = data.done[(data.done["variant"] == variant) & (data.done["load"] == load)]
+            met = mine["deadline_satisfaction"].dropna()
+            values.append(100 * float(met.mean()) if len(met) else 0.0)
+        ax.bar(x + (j - (len(loads) - 1) / 2) * width, values, width, color=f"C{j}",
+               label=f"{_load_label(data)} = {_short(load)}")
+    ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("jobs meeting their deadline (%)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"{data.manifest['name']}: deadline satisfaction", fontsize=10)
+    _legend(fig, [ax])
+    fig.savefig(path, dpi=110)
