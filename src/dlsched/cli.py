@@ -30,6 +30,27 @@ def _param(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(value)  # "true" → True, "3" → 3, "easy" → "easy"
 
 
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every single replay needs: trace, cluster, models, seed, overheads."""
+    parser.add_argument("--trace", default=None,
+                        help=f"trace file (default: bundled traces/{DEFAULT_TRACE})")
+    parser.add_argument("--format", default="auto", choices=["auto", *sorted(LOADERS)],
+                        help="trace format (default: detect)")
+    parser.add_argument("--lenient", action="store_true",
+                        help="skip bad rows and unrunnable jobs, and report them")
+    parser.add_argument("--cluster", default=DEFAULT_CLUSTER,
+                        help="cluster YAML file or bundled name (default: %(default)s)")
+    parser.add_argument("--throughput", default="duration", choices=THROUGHPUT_MODELS,
+                        help="throughput model (default: %(default)s)")
+    parser.add_argument("--estimator", default="oracle",
+                        help="oracle, noisy or noisy:<sigma> (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--restart-overhead", type=float, default=0.0, metavar="SECONDS",
+                        help="cost of resuming a preempted job (default: 0)")
+    parser.add_argument("--overheads", default=None, choices=sorted(PRESETS),
+                        help="a named overhead preset (overrides --restart-overhead)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlsched", description=(
         "What would happen to my jobs under scheduler X? Replays deep-learning job traces on "
@@ -40,26 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay a trace on a cluster under one policy",
                             description="Replay a trace. With no arguments: the bundled "
                             f"Philly day ({DEFAULT_TRACE}) on the Philly cluster under FIFO.")
-    replay.add_argument("--trace", default=None,
-                        help=f"trace file (default: bundled traces/{DEFAULT_TRACE})")
-    replay.add_argument("--format", default="auto", choices=["auto", *sorted(LOADERS)],
-                        help="trace format (default: detect)")
-    replay.add_argument("--lenient", action="store_true",
-                        help="skip bad rows and unrunnable jobs, and report them")
-    replay.add_argument("--cluster", default=DEFAULT_CLUSTER,
-                        help="cluster YAML file or bundled name (default: %(default)s)")
+    _add_run_arguments(replay)
     replay.add_argument("--policy", default="fifo", help="policy name (see `dlsched policies`)")
     replay.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                         help="policy parameter, repeatable (e.g. --param backfill=easy)")
-    replay.add_argument("--throughput", default="duration", choices=THROUGHPUT_MODELS,
-                        help="throughput model (default: %(default)s)")
-    replay.add_argument("--estimator", default="oracle",
-                        help="oracle, noisy or noisy:<sigma> (default: %(default)s)")
-    replay.add_argument("--seed", type=int, default=0)
-    replay.add_argument("--restart-overhead", type=float, default=0.0, metavar="SECONDS",
-                        help="cost of resuming a preempted job (default: 0)")
-    replay.add_argument("--overheads", default=None, choices=sorted(PRESETS),
-                        help="a named overhead preset (overrides --restart-overhead)")
     replay.add_argument("--out", default=None, metavar="DIR",
                         help="save jobs/events/timeline (parquet) and summary (JSON) here")
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -71,23 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Replay one trace on one cluster under each policy and print the "
         "summaries side by side. A policy may carry parameters: fifo:backfill=easy "
         "(several: name:key=value:key=value).")
-    compare.add_argument("--trace", default=None,
-                         help=f"trace file (default: bundled traces/{DEFAULT_TRACE})")
-    compare.add_argument("--format", default="auto", choices=["auto", *sorted(LOADERS)],
-                         help="trace format (default: detect)")
-    compare.add_argument("--lenient", action="store_true",
-                         help="skip bad rows and unrunnable jobs, and report them")
-    compare.add_argument("--cluster", default=DEFAULT_CLUSTER,
-                         help="cluster YAML file or bundled name (default: %(default)s)")
+    _add_run_arguments(compare)
     compare.add_argument("--policies", default="fifo,sjf,srtf", type=_policy_list,
                          help="comma-separated policies (default: %(default)s)")
-    compare.add_argument("--throughput", default="duration", choices=THROUGHPUT_MODELS,
-                         help="throughput model (default: %(default)s)")
-    compare.add_argument("--estimator", default="oracle",
-                         help="oracle, noisy or noisy:<sigma> (default: %(default)s)")
-    compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--restart-overhead", type=float, default=0.0, metavar="SECONDS",
-                         help="cost of resuming a preempted job (default: 0)")
     compare.add_argument("--json", action="store_true",
                          help="print {policy: summary} as JSON")
 
@@ -210,7 +201,8 @@ def _compare(args: argparse.Namespace) -> int:
     for label, name, params in args.policies:
         result = simulate(workload, cluster, policy=name, throughput=args.throughput,
                           estimator=args.estimator, seed=args.seed,
-                          restart_overhead_s=args.restart_overhead, **params)
+                          restart_overhead_s=args.restart_overhead,
+                          overheads=args.overheads, **params)
         summaries[label] = result.summary()
     if args.json:
         print(json.dumps(summaries, indent=2))

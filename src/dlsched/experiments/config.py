@@ -488,7 +488,7 @@ def policy_factory(name: str) -> Callable[..., Any]:
             return getattr(import_module(module), attribute)  # type: ignore[no-any-return]
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"cannot import policy {name!r}: {exc}") from None
-    return policies.registry._factory(name)
+    return policies.registry.factory(name)
 
 
 def _accepts(name: str, param: str) -> bool:
@@ -500,12 +500,7 @@ def _accepts(name: str, param: str) -> bool:
 def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: str) -> None:
     try:
         factory = policy_factory(name)
-        try:
-            inspect.signature(factory).bind(**params)
-        except TypeError:
-            accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
-            raise ValueError(f"policy {name!r} got parameters {sorted(params)}; it accepts "
-                             f"{accepted or 'none'}") from None
+        policies.registry.check_params(name, factory, dict(params))
         factory(**params)  # constructors validate their parameters and do no work
     except (TypeError, ValueError) as exc:
         raise ctx.error(where, str(exc)) from None

@@ -49,6 +49,21 @@ def describe(name: str) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+def factory(name: str) -> Callable[..., Any]:
+    """The class (or factory) registered under `name`."""
+    return _factory(name)
+
+
+def check_params(name: str, factory_: Callable[..., Any], params: dict[str, Any]) -> None:
+    """Raise ValueError naming the accepted parameters if `params` do not fit `factory_`."""
+    try:
+        inspect.signature(factory_).bind(**params)
+    except TypeError:
+        accepted = [p for p in inspect.signature(factory_).parameters if p != "self"]
+        raise ValueError(f"policy {name!r} got parameters {sorted(params)}; it accepts "
+                         f"{accepted or 'none'}") from None
+
+
 def _factory(name: str) -> Callable[..., Any]:
     _load_entry_points()
     try:
@@ -59,11 +74,6 @@ def _factory(name: str) -> Callable[..., Any]:
 
 def get(name: str, **params: Any) -> Any:
     """A new policy instance by name, with its parameters."""
-    factory = _factory(name)
-    try:
-        inspect.signature(factory).bind(**params)
-    except TypeError:
-        accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
-        raise ValueError(f"policy {name!r} got parameters {sorted(params)}; it accepts "
-                         f"{accepted or 'none'}") from None
-    return factory(**params)
+    make = _factory(name)
+    check_params(name, make, params)
+    return make(**params)
