@@ -56,6 +56,14 @@ class Allocation(MutableMapping):
             return False
 
     def __setitem__(self, job: object, gpus: tuple[int, ...]) -> None:
+        self._assign(job, gpus, pack=False)
+
+    def pack(self, job: object, gpus: tuple[int, ...]) -> None:
+        """Assign GPUs that may already be held whole by one other job: the two then share
+        them (space sharing), each at the throughput model's measured pair rate."""
+        self._assign(job, gpus, pack=True)
+
+    def _assign(self, job: object, gpus: tuple[int, ...], pack: bool) -> None:
         state = self._state(job)
         gpus = tuple(int(g) for g in gpus)
         if len(gpus) != state.spec.num_gpus or len(set(gpus)) != len(gpus):
@@ -72,7 +80,7 @@ class Allocation(MutableMapping):
         if quota is not None and self._ledger.vc_used.get(spec.vc, 0.0) + share > quota + 1e-9:
             raise SchedulingError(f"job {state.job_id!r} would take VC {spec.vc!r} past its "
                                   f"quota of {quota} GPUs")
-        self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc)
+        self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc, pack=pack)
         self._changed[state] = gpus
 
     def __delitem__(self, job: object) -> None:

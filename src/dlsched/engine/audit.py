@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlsched.engine.ledger import FREE, SHARED
+from dlsched.engine.ledger import FREE, PACKED, SHARED
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ class Auditor:
         ledger = sim.ledger
         now = sim.now
         expected = [FREE] * len(ledger.owner)
+        packed: dict[int, list[int]] = {}
         shared: dict[int, int] = {}
         vc_used: dict[str, float] = {}
         for job_id, state in sim.running.items():
@@ -67,9 +68,13 @@ class Auditor:
                     expected[gpu] = SHARED
                     shared[gpu] = shared.get(gpu, 0) + spec.gpu_milli
                     continue
-                if expected[gpu] != FREE:
+                if expected[gpu] == FREE:
+                    expected[gpu] = spec.index
+                elif expected[gpu] >= 0 and gpu in ledger.packed_jobs:
+                    packed.setdefault(gpu, [expected[gpu]]).append(spec.index)
+                    expected[gpu] = PACKED
+                else:
                     self._fail(f"GPU {gpu} given to two jobs")
-                expected[gpu] = spec.index
             if spec.vc is not None:
                 vc_used[spec.vc] = vc_used.get(spec.vc, 0.0) + state.gpu_share
             if state.steps_done_at(now) > spec.total_steps * (1 + _REL_TOL):
@@ -85,6 +90,9 @@ class Auditor:
                 self._fail(f"job {job_id!r} runs outside its GPU-type constraint")
         if expected != ledger.owner:
             self._fail("the ledger's owners differ from the running jobs' GPUs")
+        if {g: sorted(j) for g, j in packed.items()} != {
+                g: sorted(j) for g, j in ledger.packed_jobs.items()}:
+            self._fail(f"packed GPUs {ledger.packed_jobs} != {packed}")
         if any(load > 1000 for load in shared.values()) or shared != ledger.shared_load:
             self._fail(f"shared GPU loads {ledger.shared_load} != {shared} or over 1000")
         for vc, quota in sim.vc_quota.items():

@@ -5,8 +5,10 @@ nodes places its jobs only in its own pools; everyone else uses the unowned pool
 nodes are bucketed by their number of free GPUs, so "a node with at least k free GPUs"
 costs O(GPUs per node) lookups instead of a scan over every node.
 
-A GPU is FREE, held whole by one job, or SHARED by jobs that each asked for a fraction of a
-GPU (`gpu_milli` < 1000); the fractions on one GPU never add up to more than 1000.
+A GPU is FREE, held whole by one job, PACKED with two whole-GPU jobs that a policy chose to
+co-locate (Gandiva's and Gavel's space sharing; their rates then come from the throughput
+model's measured pairs), or SHARED by jobs that each asked for a fraction of a GPU
+(`gpu_milli` < 1000); the fractions on one GPU never add up to more than 1000.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from dlsched.errors import SchedulingError
 
 FREE = -1
 SHARED = -2
+PACKED = -3
 WHOLE = 1000
+MAX_PACKED = 2  # jobs per packed GPU: pairs, the only co-locations anyone measured
 
 Pool = tuple[str, "str | None"]
 
@@ -55,6 +59,7 @@ class Ledger:
         self.shared_load: dict[int, int] = {}
         self.shared_jobs: dict[int, list[int]] = {}
         self.partial: dict[Pool, dict[int, int]] = {pool: {} for pool in self.pool_capacity}
+        self.packed_jobs: dict[int, list[int]] = {}
         self.vc_used: dict[str, float] = {}
 
     @property
@@ -93,14 +98,29 @@ class Ledger:
         self.free_by_type[pool[0]] += 1
         self.free_by_pool[pool] += 1
 
+    def occupants(self, gpu: int) -> list[int]:
+        """Indices of the jobs on a GPU."""
+        held = self.owner[gpu]
+        if held >= 0:
+            return [held]
+        if held == PACKED:
+            return list(self.packed_jobs[gpu])
+        if held == SHARED:
+            return list(self.shared_jobs[gpu])
+        return []
+
     def take(self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE,
-             vc: str | None = None) -> None:
-        """Give `gpus` to a job: whole (they must be free), or a `milli` share of one GPU."""
+             vc: str | None = None, pack: bool = False) -> None:
+        """Give `gpus` to a job: whole (they must be free, or with `pack` free or held whole by
+        one other job), or a `milli` share of one GPU."""
         owner = self.owner
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
-            if milli == WHOLE and owner[gpu] != FREE:
+            if pack and (milli != WHOLE or owner[gpu] < FREE or owner[gpu] == job_index):
+                raise SchedulingError(f"GPU {gpu} cannot take job index {job_index} packed "
+                                      f"(only two whole-GPU jobs may share a GPU)")
+            if milli == WHOLE and not pack and owner[gpu] != FREE:
                 raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
             if milli < WHOLE and owner[gpu] >= 0:
                 raise SchedulingError(f"GPU {gpu} is held whole by job index {owner[gpu]}")
@@ -108,6 +128,10 @@ class Ledger:
                 raise SchedulingError(f"GPU {gpu} has {WHOLE - self.shared_load[gpu]} of 1000 "
                                       f"left, a job asks for {milli}")
         for gpu in gpus:
+            if milli == WHOLE and owner[gpu] >= 0:  # packing onto a GPU held whole
+                self.packed_jobs[gpu] = [owner[gpu], job_index]
+                owner[gpu] = PACKED
+                continue
             if milli == WHOLE:
                 owner[gpu] = job_index
                 self._claim(gpu)
@@ -131,11 +155,16 @@ class Ledger:
         """Free what `take` gave the job."""
         owner = self.owner
         for gpu in gpus:
-            held = (owner[gpu] == job_index if milli == WHOLE
-                    else job_index in self.shared_jobs.get(gpu, ()))
+            held = (owner[gpu] == job_index or job_index in self.packed_jobs.get(gpu, ())
+                    if milli == WHOLE else job_index in self.shared_jobs.get(gpu, ()))
             if not held:
                 raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")
         for gpu in gpus:
+            if milli == WHOLE and owner[gpu] == PACKED:
+                partners = self.packed_jobs.pop(gpu)
+                partners.remove(job_index)
+                owner[gpu] = partners[0]
+                continue
             if milli == WHOLE:
                 owner[gpu] = FREE
                 self._release(gpu)

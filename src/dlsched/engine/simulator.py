@@ -21,7 +21,7 @@ import simpy
 
 from dlsched.cluster import Cluster
 from dlsched.engine.allocation import Allocation
-from dlsched.engine.ledger import Ledger
+from dlsched.engine.ledger import PACKED, Ledger
 from dlsched.engine.view import ClusterView
 from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
@@ -186,6 +186,9 @@ class Simulator:
         changes = alloc.changes()
         for state, old, new in changes:
             self._apply(state, old, new)
+        if changes:  # jobs packed beside a changed one run at a new pair (or solo) rate
+            touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
+            self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
         self._last_call_changed = bool(changes)
         if changes:
             self._record_timeline()
@@ -232,12 +235,17 @@ class Simulator:
         state.version += 1
         self.pending.pop(job_id, None)
         self.running[job_id] = state
-        finish = state.progress_from + (spec.total_steps - state.steps_done) / rate
+        self._plan_completion(state)
+        self.events.append((now, kind, job_id, len(new), self.cluster.display_name(gpu_type),
+                            rate, overhead))
+
+    def _plan_completion(self, state: JobState) -> None:
+        """Schedule the exact completion of the job's current stint at its current rate."""
+        start = max(state.progress_from, state.credited_at)
+        finish = start + (state.spec.total_steps - state.steps_done) / state.rate
         version = state.version
         timeout = self.env.timeout(max(0.0, finish - self.env.now))
         timeout.callbacks.append(lambda _e: self._complete(state, version, finish))
-        self.events.append((now, kind, job_id, len(new), self.cluster.display_name(gpu_type),
-                            rate, overhead))
 
     def _stop(self, state: JobState, now: float) -> None:
         """Credit progress and GPU time up to `now` and forget the current stint."""
@@ -254,14 +262,46 @@ class Simulator:
         state.rate = 0.0
         state.version += 1
 
+    def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
+        """(model, GPUs) of the whole-GPU jobs packed on the same GPUs, sorted."""
+        if spec.fractional:
+            return ()  # a fraction is a reservation: its neighbours do not slow it
+        ledger = self.ledger
+        others = {i for g in gpus if ledger.owner[g] == PACKED
+                  for i in ledger.packed_jobs[g] if i != spec.index}
+        return tuple(sorted((self.specs[i].model, self.specs[i].num_gpus) for i in others))
+
     def _rate(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[str, float]:
         cluster = self.cluster
         types = {cluster.gpu_type_of[g] for g in gpus}
         n_nodes = len({cluster.gpu_node[g] for g in gpus})
+        partners = self._partners(spec, gpus)
         # A gang spread over several types runs at its slowest type.
-        rate, gpu_type = min((self.rates.rate(spec, t, len(gpus), n_nodes), t)
+        rate, gpu_type = min((self.rates.rate(spec, t, len(gpus), n_nodes, partners), t)
                              for t in sorted(types))
         return gpu_type, rate
+
+    def _rerate_neighbours(self, gpus: set[int], skip: set[int]) -> None:
+        """Running jobs on `gpus` whose co-located partners changed get their new rate from
+        now on (progress credited up to now; an unfinished overhead still runs out)."""
+        ledger, now = self.ledger, self.now
+        for index in sorted({i for g in gpus for i in ledger.occupants(g)} - skip):
+            state = self.states[index]
+            if state.status != RUNNING or state.spec.fractional:
+                continue
+            gpu_type, rate = self._rate(state.spec, state.gpus)
+            if rate == state.rate:
+                continue
+            if not rate > 0:
+                raise SchedulingError(f"job {state.job_id!r} cannot run beside its new "
+                                      "co-located partner (throughput 0)")
+            state.steps_done = state.steps_done_at(now)
+            state.credited_at = now
+            state.rate = rate
+            state.version += 1
+            self._plan_completion(state)
+            self.events.append((now, "rerate", state.job_id, len(state.gpus),
+                                self.cluster.display_name(gpu_type), rate, 0.0))
 
     def _complete(self, state: JobState, version: int, finish: float) -> None:
         if state.version != version:
@@ -273,6 +313,7 @@ class Simulator:
         state.status = FINISHED
         state.finish_time = now
         self.ledger.give_back(state.spec.index, gpus, state.spec.gpu_milli, state.spec.vc)
+        self._rerate_neighbours(set(gpus), {state.spec.index})
         del self.running[state.job_id]
         del self.active[state.job_id]
         self.finished += 1

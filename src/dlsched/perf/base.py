@@ -26,13 +26,16 @@ class ThroughputModel(Protocol):
 
 
 class DurationModel:
-    """Type-agnostic replay: every job runs at 1 step/s on any GPUs, so steps = seconds."""
+    """Type-agnostic replay: every job runs at 1 step/s on any GPUs, so steps = seconds.
+
+    It knows nothing of co-location: a packed job gets rate 0 (cannot run), so packing is
+    only possible with a model that measured pairs (DESIGN §2)."""
 
     name = "duration"
 
     def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
                    colocated: Sequence[tuple[str, int]] | None = None) -> float:
-        return 1.0
+        return 0.0 if colocated else 1.0
 
     def reference_type(self, model: str | None) -> str | None:
         return None

@@ -20,17 +20,22 @@ class JobRates:
         self.truth = truth
         self._cache: dict[tuple, float] = {}
 
-    def rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
-        """Steps/s; 0 when the job cannot run there (or nobody knows its rate there)."""
-        if job.type_durations is not None and n_gpus == job.num_gpus:
+    def rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int,
+             colocated: tuple[tuple[str | None, int], ...] = ()) -> float:
+        """Steps/s; 0 when the job cannot run there (or nobody knows its rate there).
+
+        `colocated` lists (model, GPUs) of whole-GPU jobs packed on the same GPUs; only the
+        throughput model's measured pairs give such a job a rate."""
+        if job.type_durations is not None and n_gpus == job.num_gpus and not colocated:
             for measured_type, seconds in job.type_durations:
                 if measured_type == gpu_type:
                     return job.total_steps / seconds
-        key = (job.model, gpu_type, n_gpus, n_nodes)
+        key = (job.model, gpu_type, n_gpus, n_nodes, colocated)
         rate = self._cache.get(key)
         if rate is None:
             try:
-                rate = self.truth.throughput(job.model, gpu_type, n_gpus, n_nodes)
+                rate = self.truth.throughput(job.model, gpu_type, n_gpus, n_nodes,
+                                             colocated=list(colocated) or None)  # type: ignore[arg-type]
             except UnknownModelError:
                 rate = 0.0
             self._cache[key] = rate
