@@ -93,6 +93,7 @@ def test_a_policy_that_never_schedules_ends_with_unfinished_jobs():
             return None
 
     jobs, cluster = tiny()
-    result = dlsched.simulate(jobs, cluster, policy=Idle())
+    with pytest.warns(RuntimeWarning, match="never finished"):
+        result = dlsched.simulate(jobs, cluster, policy=Idle())
     assert list(result.jobs["status"]) == ["unfinished", "unfinished"]
     assert result.summary()["jobs_unfinished"] == 2

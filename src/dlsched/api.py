@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,11 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
     }
     result = build_result(sim, meta, unschedulable)
     result.meta["sim_wall_s"] = time.perf_counter() - wall
+    stuck = len(specs) - len(unschedulable) - sim.finished
+    if stuck:
+        warnings.warn(f"{stuck} of {len(specs)} jobs never finished: the policy stopped "
+                      "starting them while nothing else could happen (their status is "
+                      "'unfinished' in result.jobs)", RuntimeWarning, stacklevel=2)
     return result
 
 
