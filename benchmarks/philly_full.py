@@ -20,26 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
-
 import dlsched
-from dlsched.traces import validate_jobs
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO.parent / "shared" / "traces" / "philly" / "philly_jobs_pollux.csv.gz"
 
 
 def philly_workload(path: Path, jobs: int | None) -> dlsched.Workload:
-    """The Pollux-preprocessed Philly table as a canonical workload."""
-    raw = pd.read_csv(path, parse_dates=["timestamp"])
-    table = pd.DataFrame({
-        "job_id": raw.index.astype("int64"),
-        "submit_time": (raw["timestamp"] - raw["timestamp"].min()).dt.total_seconds(),
-        "num_gpus": raw["num_gpus"],
-        "duration": raw["duration"],
-        "vc": raw["cluster"],
-    })
-    workload = validate_jobs(table, str(path), lenient=False, fmt="canonical")
+    """The Pollux-preprocessed Philly table as a canonical workload (ids = row positions)."""
+    workload = dlsched.load_trace(path, format="philly-pollux")
     return workload.head(jobs) if jobs else workload
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import dlsched
 from dlsched.bundled import bundled_trace
+from dlsched.traces.transforms import filter_jobs
 
 pytestmark = pytest.mark.benchmark_suite
 
@@ -47,8 +48,7 @@ def test_philly_day_on_philly_cluster(benchmark, philly_day, case):
 def test_contended_small_cluster(benchmark, philly_day, policy):
     """The same day squeezed onto 60 GPUs: long queues, SRTF preempts."""
     cluster = dlsched.load_cluster("tiresias-60")
-    small = dlsched.load_trace(bundled_trace("philly_day.csv"))
-    small.jobs = small.jobs[small.jobs["num_gpus"] <= 60].reset_index(drop=True)
+    small = filter_jobs(philly_day, predicate=lambda jobs: jobs["num_gpus"] <= 60)
     result = benchmark.pedantic(lambda: dlsched.simulate(small, cluster, policy=policy,
                                                          audit=False), rounds=1, iterations=1)
     summary = result.summary()
