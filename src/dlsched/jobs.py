@@ -35,6 +35,20 @@ class JobSpec:
     gpu_constraint: tuple[str, ...] | None = None  # allowed GPU type keys; None = any
     type_durations: tuple[tuple[str, float], ...] | None = None  # measured per GPU type
     status: str | None = None  # as traced (Pass/Failed/Killed), kept for analysis
+    min_gpus: int | None = None  # elastic bounds; None = num_gpus (a rigid job)
+    max_gpus: int | None = None
+
+    @property
+    def elastic(self) -> bool:
+        """Whether a policy may run the job on another GPU count than it asked for."""
+        return self.min_gpus is not None or self.max_gpus is not None
+
+    @property
+    def gpu_range(self) -> tuple[int, int]:
+        """(fewest, most) GPUs the job may run on; (num_gpus, num_gpus) when rigid."""
+        low = self.num_gpus if self.min_gpus is None else self.min_gpus
+        high = self.num_gpus if self.max_gpus is None else self.max_gpus
+        return low, high
 
     @property
     def fractional(self) -> bool:
@@ -49,7 +63,7 @@ class JobState:
         "spec", "status", "gpus", "rate", "steps_done", "credited_at", "progress_from",
         "held_since", "attained_service_s", "start_time", "finish_time", "preemptions",
         "migrations", "restarts", "last_run_s", "queued_since", "gpu_seconds_by_type",
-        "version",
+        "version", "rescales", "held_s",
     )
 
     def __init__(self, spec: JobSpec) -> None:
@@ -62,10 +76,12 @@ class JobState:
         self.progress_from = spec.submit_time
         self.held_since = spec.submit_time
         self.attained_service_s = 0.0
+        self.held_s = 0.0  # wall seconds holding GPUs (stints ended so far)
         self.start_time: float | None = None
         self.finish_time: float | None = None
         self.preemptions = 0
         self.migrations = 0
+        self.rescales = 0  # changes of GPU count while running (elastic jobs)
         self.restarts = 0
         self.last_run_s = 0.0
         self.queued_since = spec.submit_time

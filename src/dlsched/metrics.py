@@ -56,6 +56,7 @@ class SimulationResult:
             "jobs_excluded_at_load": int(self.meta.get("rows_excluded_at_load", 0)),
             "preemptions": int(jobs["preemptions"].sum()),
             "migrations": int(jobs["migrations"].sum()),
+            "rescales": int(jobs["rescales"].sum()) if "rescales" in jobs.columns else 0,
             "scheduling_calls": int(self.meta.get("scheduling_calls", 0)),
             "events": int(len(self.events)),
             "scheduler_wall_s": float(self.meta.get("scheduler_wall_s", 0.0)),
@@ -153,6 +154,7 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
         "preemptions": np.fromiter((s.preemptions for s in states), np.int64, n),
         "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
         "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
+        "rescales": np.fromiter((s.rescales for s in states), np.int64, n),
         "status": status,
         "model": [s.spec.model for s in states],
         "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
@@ -176,6 +178,5 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
 
 
 def _held_seconds(states: list[Any]) -> np.ndarray:
-    """Wall time each job held GPUs (GPU-seconds / GPUs)."""
-    return np.fromiter((s.attained_service_s / s.spec.num_gpus for s in states), float,
-                       len(states))
+    """Wall time each job held GPUs (whatever their count or share)."""
+    return np.fromiter((s.held_s for s in states), float, len(states))

@@ -1,8 +1,10 @@
 """Overheads: time during which a job holds its GPUs and makes no progress.
 
 Defaults follow the core semantics: a job's first start costs nothing, a restart after
-preemption costs `restart_s`, a move to other GPUs costs `migration_s` (the restart cost when
-not given). `OverheadModel.preset(name)` gives the named settings in `PRESETS`.
+preemption costs the restart cost, a move to other GPUs `migration_s` (the restart cost when
+not given), a change of GPU count of an elastic job `rescale_s` (the migration cost when not
+given). The restart cost may depend on the job's size (`restart_by_gpus`, Helios) or on its
+model (`restart_by_model`, Sia). `make_overheads(name)` gives the named settings in `PRESETS`.
 """
 
 from __future__ import annotations
@@ -14,17 +16,35 @@ from dlsched.jobs import JobSpec
 
 @dataclass(frozen=True)
 class OverheadModel:
-    """Seconds of no progress charged on (re)starts and moves."""
+    """Seconds of no progress charged on (re)starts, moves and re-scalings.
+
+    `restart_by_gpus` is ascending (up to n GPUs, seconds) tiers; a job larger than the last
+    tier pays the last one. `restart_by_model` maps model names (case-insensitive) to seconds;
+    other models pay `restart_s`. The model table wins over the size tiers."""
 
     restart_s: float = 0.0
     migration_s: float | None = None
     first_start_s: float = 0.0
+    rescale_s: float | None = None
+    restart_by_gpus: tuple[tuple[int, float], ...] = ()
+    restart_by_model: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("restart_s", "migration_s", "first_start_s"):
+        for name in ("restart_s", "migration_s", "first_start_s", "rescale_s"):
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 raise ValueError(f"overhead {name} must be >= 0 seconds, got {value!r}")
+        tiers = tuple((int(n), float(s)) for n, s in self.restart_by_gpus)
+        if any(s < 0 for _, s in tiers) or [n for n, _ in tiers] != sorted({n for n, _ in tiers}):
+            raise ValueError("restart_by_gpus must be (GPUs, seconds >= 0) tiers with strictly "
+                             f"increasing GPU counts, got {self.restart_by_gpus!r}")
+        models = tuple((str(m).strip().lower(), float(s)) for m, s in self.restart_by_model)
+        if any(s < 0 for _, s in models):
+            raise ValueError("restart_by_model seconds must be >= 0, got "
+                             f"{self.restart_by_model!r}")
+        object.__setattr__(self, "restart_by_gpus", tiers)
+        object.__setattr__(self, "restart_by_model", models)
+        object.__setattr__(self, "_by_model", dict(models))
 
     def first_start(self, job: JobSpec) -> float:
         """Cost of a job's very first start."""
@@ -32,11 +52,24 @@ class OverheadModel:
 
     def restart(self, job: JobSpec) -> float:
         """Cost of resuming after a preemption (checkpoint restore)."""
+        if self.restart_by_model and job.model is not None:
+            seconds = self._by_model.get(job.model.lower())  # type: ignore[attr-defined]
+            if seconds is not None:
+                return seconds
+        if self.restart_by_gpus:
+            for limit, seconds in self.restart_by_gpus:
+                if job.num_gpus <= limit:
+                    return seconds
+            return self.restart_by_gpus[-1][1]
         return self.restart_s
 
     def migration(self, job: JobSpec) -> float:
         """Cost of moving a running job to other GPUs."""
-        return self.restart_s if self.migration_s is None else self.migration_s
+        return self.restart(job) if self.migration_s is None else self.migration_s
+
+    def rescale(self, job: JobSpec) -> float:
+        """Cost of changing a running elastic job's GPU count (a checkpoint-restart)."""
+        return self.migration(job) if self.rescale_s is None else self.rescale_s
 
 
 PRESETS: dict[str, OverheadModel] = {
@@ -50,6 +83,17 @@ PRESETS: dict[str, OverheadModel] = {
     # migration "a few seconds" with its optimised checkpointing; the exact constants are
     # not re-verified (../shared/notes/policies.md §3.3), so these are labelled defaults.
     "gandiva": OverheadModel(restart_s=1.0, migration_s=4.0),
+    # Helios (Hu et al., SC 2021) QSSF simulator: a preempted job's checkpoint-restart adds
+    # 7 s for 1 GPU, 30 s up to 8 GPUs, 60 s beyond (`Policy.ckpt_overhead` in
+    # S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/policies/policy.py).
+    "helios": OverheadModel(restart_by_gpus=((1, 7.0), (8, 30.0))
+                            + ((2**31 - 1, 60.0),)),
+    # Sia (Jayaram Subramanya et al., SOSP 2023) simulator: re-allocation costs a per-model
+    # restart time, 30 s for others (`Application.rescale_time` in siasosp23/artifacts,
+    # sia-simulator/applications.py, commit 37c68be).
+    "sia": OverheadModel(restart_s=30.0, restart_by_model=(
+        ("cifar10", 50.0), ("deepspeech2", 25.0), ("bert", 120.0), ("yolov3", 80.0),
+        ("imagenet", 250.0), ("ncf", 15.0))),
 }
 
 

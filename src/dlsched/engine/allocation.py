@@ -4,8 +4,10 @@ A policy gets it from `view.allocation()`, assigns (`alloc[job] = gpus`) and rem
 (`del alloc[job]`, which queues or preempts the job), and returns it. Each change is applied
 to the ledger at once, so free-GPU counts and placement helpers see the GPUs the policy has
 already handed out in this call; the engine turns the net change per job into starts,
-preemptions and moves when `schedule()` returns. A policy may instead return any mapping
-of job id → GPU ids as its whole answer, and the engine diffs it against the current state.
+preemptions, moves and re-scalings when `schedule()` returns. An elastic job (one with
+`min_gpus`/`max_gpus`) may be given any GPU count within its bounds. A policy may instead
+return any mapping of job id → GPU ids as its whole answer, and the engine diffs it against
+the current state.
 """
 
 from __future__ import annotations
@@ -66,9 +68,11 @@ class Allocation(MutableMapping):
     def _assign(self, job: object, gpus: tuple[int, ...], pack: bool) -> None:
         state = self._state(job)
         gpus = tuple(int(g) for g in gpus)
-        if len(gpus) != state.spec.num_gpus or len(set(gpus)) != len(gpus):
-            raise SchedulingError(f"job {state.job_id!r} needs {state.spec.num_gpus} distinct "
-                                  f"GPUs, the policy gave {gpus}")
+        low, high = state.spec.gpu_range
+        if not low <= len(gpus) <= high or len(set(gpus)) != len(gpus):
+            wanted = f"{low}" if low == high else f"{low} to {high}"
+            raise SchedulingError(f"job {state.job_id!r} needs {wanted} distinct GPUs, the "
+                                  f"policy gave {gpus}")
         current = self._current(state)
         if current == gpus:
             return

@@ -59,8 +59,10 @@ class Auditor:
             spec = state.spec
             if state.status != RUNNING or not state.gpus:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
-            if len(state.gpus) != spec.num_gpus:
-                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, wants {spec.num_gpus}")
+            low, high = spec.gpu_range
+            if not low <= len(state.gpus) <= high:
+                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, may hold {low} to "
+                           f"{high}")
             for gpu in state.gpus:
                 if spec.fractional:
                     if expected[gpu] >= 0:

@@ -209,7 +209,11 @@ class Simulator:
             self.events.append((now, "preempt", job_id, len(old), None, math.nan, math.nan))
             return
         spec = state.spec
-        if old:
+        if old and len(old) != len(new):
+            overhead = self.overheads.rescale(spec)
+            state.rescales += 1
+            kind = "rescale"
+        elif old:
             overhead = self.overheads.migration(spec)
             state.migrations += 1
             kind = "migrate"
@@ -254,6 +258,7 @@ class Simulator:
         held = now - state.held_since
         gpu_s = state.gpu_share * held
         state.attained_service_s += gpu_s
+        state.held_s += held
         gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
         by_type = state.gpu_seconds_by_type
         by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
@@ -269,7 +274,9 @@ class Simulator:
         ledger = self.ledger
         others = {i for g in gpus if ledger.owner[g] == PACKED
                   for i in ledger.packed_jobs[g] if i != spec.index}
-        return tuple(sorted((self.specs[i].model, self.specs[i].num_gpus) for i in others))
+        states = self.states
+        return tuple(sorted((self.specs[i].model, len(states[i].gpus) or self.specs[i].num_gpus)
+                            for i in others))
 
     def _rate(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[str, float]:
         cluster = self.cluster

@@ -77,7 +77,7 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
 
     def why_not(spec: JobSpec) -> tuple[str, str] | None:
         """(reason, field) when the job can never run on this cluster."""
-        n, vc = spec.num_gpus, (spec.vc if spec.vc in owning else None)
+        n, vc = spec.gpu_range[0], (spec.vc if spec.vc in owning else None)
         allowed = [t for t in sorted(cluster.gpu_types)
                    if spec.gpu_constraint is None or t in spec.gpu_constraint]
         if not allowed:
@@ -114,9 +114,10 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
                   column("duration", math.nan), column("total_steps", math.nan),
                   column("model"), column("user"), column("vc"), column("deadline", math.nan),
                   column("priority", 1.0), column("gpu_type"), column("gpu_milli", 1000),
-                  column("gpu_constraint"), column("status"), rows, strict=True)
+                  column("gpu_constraint"), column("status"), column("min_gpus", math.nan),
+                  column("max_gpus", math.nan), rows, strict=True)
     for index, (job_id, submit, n, duration, steps, model, user, vc, deadline, priority,
-                gpu_type, milli, constraint, status, row) in enumerate(columns):
+                gpu_type, milli, constraint, status, min_n, max_n, row) in enumerate(columns):
         model, gpu_type, constraint_text = _text(model), _text(gpu_type), _text(constraint)
         per_type = tuple((t, float(values[index])) for t, values in
                          zip(measured_types, measured, strict=True)
@@ -155,6 +156,8 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
             gpu_constraint=(tuple(type_key(t) for t in constraint_text.split("|"))
                             if constraint_text else None),
             type_durations=per_type or None, status=_text(status),
+            min_gpus=None if _number(min_n) is None else int(min_n),
+            max_gpus=None if _number(max_n) is None else int(max_n),
         )
         if reason is None:
             blocked = why_not(spec)

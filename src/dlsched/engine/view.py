@@ -81,8 +81,9 @@ class ClusterView:
         """GPU types the job may use and run on, fastest first by the estimator (ties: name).
 
         A type is left out when the job's `gpu_constraint` excludes it, when its pool has
-        fewer GPUs than the job needs, or when the estimated throughput there is 0."""
-        key = ((job.model, job.num_gpus, job.vc, job.gpu_constraint)
+        fewer GPUs than the job needs (its `min_gpus` when elastic), or when the estimated
+        throughput there is 0."""
+        key = ((job.model, job.num_gpus, job.min_gpus, job.vc, job.gpu_constraint)
                if job.type_durations is None else job.index)
         ranked = self._ranked.get(key)
         if ranked is None:
@@ -92,10 +93,12 @@ class ClusterView:
             for gpu_type in self.gpu_types:
                 if allowed is not None and gpu_type not in allowed:
                     continue
-                if capacity.get(self.pool(job, gpu_type), 0) < job.num_gpus:
+                fewest = job.gpu_range[0]  # an elastic job may run on fewer than it asked
+                if capacity.get(self.pool(job, gpu_type), 0) < fewest:
                     continue
                 try:
-                    rate = self.estimator.throughput(job, gpu_type)
+                    rate = self.estimator.throughput(job, gpu_type, min(job.num_gpus, max(
+                        fewest, capacity.get(self.pool(job, gpu_type), 0))))
                 except UnknownModelError:
                     rate = 0.0
                 if rate > 0:

@@ -2,7 +2,9 @@
 
 They delegate to `dlsched.traces.transforms`, the one home of workload transforms:
 `scale_arrivals` is `scale_arrival_rate` (gaps between submissions shrink by `factor`; the
-first submission stays put; deadlines keep their slack), `head` keeps the first n jobs.
+first submission stays put; deadlines keep their slack), `head` keeps the first n jobs,
+`deadlines` is `assign_deadlines` (deadline = submit + U(low, high) × duration, seeded) and
+`elastic` is `make_elastic` (every job may run on `min_gpus` to `max_factor` × its GPUs).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dlsched.traces import Workload
-from dlsched.traces.transforms import scale_arrival_rate
+from dlsched.traces.transforms import assign_deadlines, make_elastic, scale_arrival_rate
 
 
 def scale_arrivals(workload: Workload, factor: float) -> Workload:
@@ -23,9 +25,19 @@ def _head(workload: Workload, n: int) -> Workload:
     return workload.head(n)
 
 
+def _deadlines(workload: Workload, low: float, high: float, seed: int) -> Workload:
+    return assign_deadlines(workload, low, high, seed=seed)
+
+
+def _elastic(workload: Workload, min_gpus: int, max_factor: float) -> Workload:
+    return make_elastic(workload, min_gpus=min_gpus, max_factor=max_factor)
+
+
 TRANSFORMS: dict[str, tuple[Callable[..., Workload], dict[str, type]]] = {
     "scale_arrivals": (scale_arrivals, {"factor": float}),
     "head": (_head, {"n": int}),
+    "deadlines": (_deadlines, {"low": float, "high": float, "seed": int}),
+    "elastic": (_elastic, {"min_gpus": int, "max_factor": float}),
 }
 """Transform name → (function(workload, **args), {argument: type})."""
 

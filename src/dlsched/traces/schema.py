@@ -28,6 +28,9 @@ column              dtype      meaning
 ``gpu_constraint``  str/None   GPU types the job may run on, ``|``-separated (None: any)
 ``duration_<type>`` float64    optional, one per GPU type: run time in seconds on that type
                                with ``num_gpus`` GPUs (lower-case type key; NaN: not measured)
+``min_gpus``,       float64    optional elastic bounds: a policy may run the job on any GPU
+``max_gpus``                   count between them (``min_gpus <= num_gpus <= max_gpus``;
+                               NaN: ``num_gpus``). Present only when the source has them.
 passthrough         as read    any other source columns, untouched
 ``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
 ==================  =========  ==============================================================
@@ -87,6 +90,9 @@ TEXT_COLUMNS: tuple[str, ...] = (
 
 DURATION_PREFIX = "duration_"
 """Prefix of the per-GPU-type duration columns (``duration_v100``...)."""
+
+ELASTIC_COLUMNS: tuple[str, ...] = ("min_gpus", "max_gpus")
+"""Optional columns bounding the GPU count of an elastic job (Optimus, Gandiva grow-shrink)."""
 
 DEFAULT_PRIORITY = 1.0
 WHOLE_GPU_MILLI = 1000
@@ -319,6 +325,22 @@ def validate_jobs(
               f"{name('num_gpus')} 1",
               (milli < WHOLE_GPU_MILLI) & (milli >= 1) & whole & (gpus > 1), raw("gpu_milli"))
 
+        bounds: dict[str, np.ndarray] = {}
+        for column in ELASTIC_COLUMNS:
+            if column not in df.columns:
+                continue
+            values = bounds[column] = number(column, required=False)
+            check(column, f"{name(column)} must be a whole number >= 1 (leave it empty for "
+                  f"{name('num_gpus')})",
+                  ~np.isnan(values) & ~((np.floor(values) == values) & (values >= 1)
+                                        & (values <= _MAX_GPUS)), raw(column))
+        if "min_gpus" in bounds:
+            check("min_gpus", f"{name('min_gpus')} is above {name('num_gpus')}",
+                  bounds["min_gpus"] > gpus, raw("min_gpus"))
+        if "max_gpus" in bounds:
+            check("max_gpus", f"{name('max_gpus')} is below {name('num_gpus')}",
+                  bounds["max_gpus"] < gpus, raw("max_gpus"))
+
     bad = nowhere.copy()
     for c in checks:
         bad |= c.mask
@@ -372,7 +394,9 @@ def validate_jobs(
     }
     for column in typed_columns:
         columns[column] = kept(typed_values[column])
-    done = set(CANONICAL_COLUMNS) | set(typed_columns) | {"source_row"}
+    for column, values in bounds.items():
+        columns[column] = kept(values)
+    done = set(CANONICAL_COLUMNS) | set(typed_columns) | set(bounds) | {"source_row"}
     for column in (c for c in df.columns if c not in done):
         columns[column] = df[column].iloc[keep].reset_index(drop=True)
     columns["source_row"] = kept(rows)

@@ -266,6 +266,44 @@ def cap_gpu_demand(
     return _derive(workload, out, entry)
 
 
+def make_elastic(
+    workload: Workload,
+    *,
+    min_gpus: int = 1,
+    max_gpus: int | None = None,
+    max_factor: float | None = None,
+) -> Workload:
+    """Let a policy re-scale every job: set ``min_gpus`` and ``max_gpus`` (elastic bounds).
+
+    ``min_gpus`` is capped at each job's ``num_gpus``. The upper bound is ``max_gpus``, or
+    ``max_factor`` × ``num_gpus`` (rounded down), or (neither) the job's own ``num_gpus``; it
+    is never below ``num_gpus``. Work stays as traced: how fast a job runs on another count
+    is the throughput model's business (the ``duration`` model knows no scaling).
+    """
+    if min_gpus < 1:
+        raise ValueError(f"make_elastic: min_gpus must be >= 1, got {min_gpus!r}")
+    if max_gpus is not None and max_factor is not None:
+        raise ValueError("make_elastic: give max_gpus or max_factor, not both")
+    if max_factor is not None and not max_factor >= 1:
+        raise ValueError(f"make_elastic: max_factor must be >= 1, got {max_factor!r}")
+    if max_gpus is not None and max_gpus < 1:
+        raise ValueError(f"make_elastic: max_gpus must be >= 1, got {max_gpus!r}")
+    jobs = workload.jobs.copy()
+    gpus = jobs["num_gpus"].to_numpy()
+    jobs["min_gpus"] = np.minimum(gpus, min_gpus).astype(float)
+    if max_gpus is not None:
+        high = np.maximum(gpus, max_gpus)
+    elif max_factor is not None:
+        high = np.maximum(gpus, np.floor(gpus * max_factor))
+    else:
+        high = gpus
+    jobs["max_gpus"] = high.astype(float)
+    entry = {"name": "make_elastic", "min_gpus": int(min_gpus),
+             "max_gpus": None if max_gpus is None else int(max_gpus),
+             "max_factor": None if max_factor is None else float(max_factor)}
+    return _derive(workload, jobs, entry)
+
+
 def tile(workload: Workload, k: int, *, offset_s: float | None = None) -> Workload:
     """``k`` copies of the workload, copy i shifted by ``i × offset_s`` seconds (labelled tiled).
 
