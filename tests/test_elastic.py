@@ -166,3 +166,13 @@ def test_experiment_transforms_include_deadlines_and_elastic(tmp_path):
         {"name": "elastic", "min_gpus": 1, "max_factor": 1.0}])
     assert work.jobs["deadline"].tolist() == [15.0, 16.0]
     assert work.jobs["max_gpus"].tolist() == [1, 4]
+
+
+def test_a_policy_default_overheads_apply_unless_the_user_gives_some():
+    policy = GrowAt("e", 10.0, 2)
+    policy.default_overheads = OverheadModel(rescale_s=5.0)
+    result = dlsched.simulate(elastic_job(), cluster(), policy, throughput=Linear())
+    assert result.jobs.iloc[0]["finish_time"] == pytest.approx(60.0)
+    result = dlsched.simulate(elastic_job(), cluster(), policy, throughput=Linear(),
+                              overheads="none")
+    assert result.jobs.iloc[0]["finish_time"] == pytest.approx(10.0 + 45.0)

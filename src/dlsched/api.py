@@ -48,7 +48,7 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
     - `restart_overhead_s`: seconds without progress when a preempted job resumes (and,
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
-      overrides it.
+      overrides it. With neither, a policy's `default_overheads` (if it has one) apply.
     - `audit`: check every engine invariant after each scheduling call (slow; default from
       the environment variable `DLSCHED_AUDIT`).
 
@@ -68,6 +68,10 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         chosen = policy
     truth = make_throughput(throughput)
     estimate = make_estimator(estimator)
+    if overheads is None and restart_overhead_s == 0.0:
+        # A policy may name the overheads its paper assumes (Gandiva: suspend/resume and
+        # migration costs); any overheads the user gives win.
+        overheads = getattr(chosen, "default_overheads", None)
     costs = make_overheads(overheads, restart_overhead_s)
     if audit is None:
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")
