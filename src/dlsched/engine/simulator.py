@@ -72,6 +72,10 @@ class Simulator:
         self._on_progress = on_progress
         self.env = simpy.Environment()
         self.estimator.bind(self.rates, specs, cluster, np.random.default_rng(seed))
+        # An estimator that learns from observed progress (perf/learned.py) is told of stints.
+        self._observe_clock = getattr(estimator, "advance", None)
+        self._observe_stint = getattr(estimator, "on_stint", None)
+        self._observe_stop = getattr(estimator, "on_stop", None)
         self.view = ClusterView(self)
         self._auditor = None
         if audit:
@@ -172,6 +176,8 @@ class Simulator:
         policy = self.policy
         self.scheduling_calls += 1
         self._alloc = alloc = Allocation(self)
+        if self._observe_clock is not None:
+            self._observe_clock(self.now)
         wall = time.perf_counter()
         if self.round_due:
             on_round = getattr(policy, "on_round", None)
@@ -240,8 +246,16 @@ class Simulator:
         self.pending.pop(job_id, None)
         self.running[job_id] = state
         self._plan_completion(state)
+        if self._observe_stint is not None:
+            self._tell_stint(state, gpu_type)
         self.events.append((now, kind, job_id, len(new), self.cluster.display_name(gpu_type),
                             rate, overhead))
+
+    def _tell_stint(self, state: JobState, gpu_type: str) -> None:
+        cluster = self.cluster
+        n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
+        self._observe_stint(state, gpu_type, n_nodes,  # type: ignore[misc]
+                            bool(self._partners(state.spec, state.gpus)))
 
     def _plan_completion(self, state: JobState) -> None:
         """Schedule the exact completion of the job's current stint at its current rate."""
@@ -253,6 +267,8 @@ class Simulator:
 
     def _stop(self, state: JobState, now: float) -> None:
         """Credit progress and GPU time up to `now` and forget the current stint."""
+        if self._observe_stop is not None:
+            self._observe_stop(state, now)
         state.steps_done = state.steps_done_at(now)
         state.credited_at = now
         held = now - state.held_since
@@ -302,11 +318,15 @@ class Simulator:
             if not rate > 0:
                 raise SchedulingError(f"job {state.job_id!r} cannot run beside its new "
                                       "co-located partner (throughput 0)")
+            if self._observe_stop is not None:
+                self._observe_stop(state, now)
             state.steps_done = state.steps_done_at(now)
             state.credited_at = now
             state.rate = rate
             state.version += 1
             self._plan_completion(state)
+            if self._observe_stint is not None:
+                self._tell_stint(state, gpu_type)
             self.events.append((now, "rerate", state.job_id, len(state.gpus),
                                 self.cluster.display_name(gpu_type), rate, 0.0))
 

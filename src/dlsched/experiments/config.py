@@ -389,7 +389,9 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
-        if arg:
+        if arg and name == "learned":  # learned:<prior>, checked by make_estimator below
+            spec["name"] = f"learned:{arg}"
+        elif arg:
             if name != "noisy":
                 raise ctx.error(key, f"only the noisy estimator takes ':<sigma>', got {value!r}")
             try:

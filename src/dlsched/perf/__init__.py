@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dlsched.perf.base import DurationModel, ThroughputModel
 from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
+from dlsched.perf.learned import LearnedEstimator
 from dlsched.perf.profile import ProfileTable
 from dlsched.perf.scaling import ScalingModel
 
@@ -29,7 +30,8 @@ def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
 
 
 def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
-    """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, or as given."""
+    """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
+    `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), or as given."""
     if isinstance(spec, OracleEstimator):
         return spec
     if not isinstance(spec, str):
@@ -44,10 +46,16 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
         except ValueError:
             raise ValueError(f"estimator {spec!r}: the sigma after ':' must be a number >= 0") \
                 from None
-    raise ValueError(f"unknown estimator {spec!r}; choose 'oracle', 'noisy' or 'noisy:<sigma>'")
+    if name == "learned":
+        if arg and arg not in ("agnostic", *THROUGHPUT_MODELS):
+            raise ValueError(f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
+                             f"one of {', '.join(THROUGHPUT_MODELS)}")
+        return LearnedEstimator(arg or "agnostic")
+    raise ValueError(f"unknown estimator {spec!r}; choose 'oracle', 'noisy', 'noisy:<sigma>', "
+                     "'learned' or 'learned:<prior>'")
 
 
 __all__ = [
-    "DurationModel", "NoisyEstimator", "OracleEstimator", "ProfileTable", "ScalingModel",
-    "ThroughputModel", "make_estimator", "make_throughput",
+    "DurationModel", "LearnedEstimator", "NoisyEstimator", "OracleEstimator", "ProfileTable",
+    "ScalingModel", "ThroughputModel", "make_estimator", "make_throughput",
 ]
