@@ -34,12 +34,20 @@ class ProfileTable:
         self._rates: dict[tuple[str, str, int, bool], float] = {}
         self._pairs: dict[tuple[str, str, int, str], tuple[float, float]] = {}
         self.model_names: dict[str, str] = {}
+        parsed: dict[str, tuple[str, int]] = {}  # the same keys recur once per pair
+
+        def parse(raw: str) -> tuple[str, int]:
+            key = parsed.get(raw)
+            if key is None:
+                key = parsed[raw] = _parse_key(raw, source)
+            return key
+
         for raw_type, entries in data.items():
             gpu_type = raw_type.lower()
             consolidated = not gpu_type.endswith(_UNCONSOLIDATED)
             gpu_type = gpu_type.removesuffix(_UNCONSOLIDATED)
             for raw_key, values in entries.items():
-                model, n = _parse_key(raw_key, source)
+                model, n = parse(raw_key)
                 self.model_names.setdefault(_model_key(model), model)
                 self._rates[(_model_key(model), gpu_type, n, consolidated)] = float(values["null"])
                 if not consolidated:
@@ -47,7 +55,7 @@ class ProfileTable:
                 for other_key, pair in values.items():
                     if other_key == "null":
                         continue
-                    other, other_n = _parse_key(other_key, source)
+                    other, other_n = parse(other_key)
                     if other_n == n:
                         self._pairs[(_model_key(model), gpu_type, n, _model_key(other))] = (
                             float(pair[0]), float(pair[1]))
