@@ -51,6 +51,12 @@ class OracleEstimator:
         nodes = self._consolidated_nodes(gpu_type, n) if n_nodes is None else n_nodes
         return self._true_throughput(job, gpu_type, n, nodes)
 
+    def colocated_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int,
+                             partners: Sequence[tuple[str | None, int]]) -> float:
+        """Estimated steps/s of `job` packed with `partners` ((model, GPUs) sharing its GPUs);
+        0 when nobody measured the pair (it cannot be packed)."""
+        return self._rates.rate(job, gpu_type, n_gpus, 1, tuple(sorted(partners)))
+
     def total_steps(self, job: JobSpec) -> float:
         """Estimated total work in steps."""
         return job.total_steps
@@ -144,6 +150,11 @@ class NoisyEstimator(OracleEstimator):
     def throughput(self, job: JobSpec, gpu_type: str, n_gpus: int | None = None,
                    n_nodes: int | None = None) -> float:
         return super().throughput(job, gpu_type, n_gpus, n_nodes) * self._rate_factor(job, gpu_type)
+
+    def colocated_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int,
+                             partners: Sequence[tuple[str | None, int]]) -> float:
+        return (super().colocated_throughput(job, gpu_type, n_gpus, partners)
+                * self._rate_factor(job, gpu_type))
 
     def _running_rate(self, state: JobState) -> float:
         return state.rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])
