@@ -76,9 +76,10 @@ PRESETS: dict[str, OverheadModel] = {
     # The Tiresias authors' simulator charges nothing for preemption or placement.
     "tiresias-sim": OverheadModel(),
     "none": OverheadModel(),
-    # Pollux (Qiao et al., OSDI 2021) charges a flat 30 s to restart or re-scale a job
-    # (the figure the issue tracker records for its simulator).
-    "pollux": OverheadModel(restart_s=30.0, migration_s=30.0),
+    # Pollux (Qiao et al., OSDI 2021): its artifact's simulator charges a flat 30 s on every
+    # (re)allocation, the first start included (restart, move or re-scale alike).
+    "pollux": OverheadModel(restart_s=30.0, migration_s=30.0, rescale_s=30.0,
+                            first_start_s=30.0),
     # Gandiva (Xiao et al., OSDI 2018, §4): framework-level suspend/resume "about a second",
     # migration "a few seconds" with its optimised checkpointing; the exact constants are
     # not re-verified (../shared/notes/policies.md §3.3), so these are labelled defaults.
