@@ -479,7 +479,10 @@ class Optimus(BasePolicy):
                    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """(GPU ids, PS nodes) for the job, charged to `nodes`; None when it gets nothing."""
         low = job.spec.gpu_range[0]
+        estimator = view.estimator
         for gpu_type in view.rank_types(job.spec):
+            if not estimator.throughput(job.spec, gpu_type, workers) > 0:
+                continue  # this count cannot run on this type (not in memory, not profiled)
             candidates = [i for i, t in enumerate(nodes.type) if t == gpu_type]
             if self.placement == "pollux":
                 if sum(len(nodes.free[i]) for i in candidates) >= workers:
@@ -493,7 +496,11 @@ class Optimus(BasePolicy):
         if not ranked:
             return None
         candidates = [i for i, t in enumerate(nodes.type) if t == ranked[0]]
-        return self._first_fit(nodes, candidates, ps, workers, low, ps_cost, worker_cost)
+        placed = self._first_fit(nodes, candidates, ps, workers, low, ps_cost, worker_cost)
+        if placed is not None and not estimator.throughput(job.spec, ranked[0],
+                                                           len(placed[0])) > 0:
+            return None  # shrunk to a count it cannot run on; its charge idles this pass
+        return placed
 
     @staticmethod
     def _take_most_free(nodes: _Nodes, candidates: list[int], workers: int) -> tuple[int, ...]:
