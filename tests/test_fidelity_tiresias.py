@@ -1,13 +1,40 @@
-"""FIFO, fit-first backfill and SRTF against runs of the Tiresias authors' simulator.
+"""FIFO, YARN-CS, SRTF, Tiresias-L and Tiresias-G against runs of the Tiresias authors'
+simulator.
 
 `../shared/anchors/tiresias/reference_results.csv` holds runs of SymbioticLab/Tiresias'
-simulator on its own inputs. With its `count` placement (GPU counting, which is what a
-duration-replay ignores anyway), zero preemption cost and run times that do not depend on
-placement, its FIFO and fit-job-first are deterministic event orderings that dlsched must
-reproduce exactly; we allow 0.1 % for float formatting. Its `shortest` (SRTF) re-sorts jobs
-only at arrivals and completions, as we do, but breaks ties between equal remaining times
-differently, so we allow 1 %. The `yarn` placement scheme (consolidation-constrained) is the
-subject of the Tiresias issue and is not checked here.
+simulator on its own inputs (60_job.csv, its ×10 variant, two 480-job Philly-like traces at
+80 % load and in overload) and cluster shapes. Its run times do not depend on placement and
+preemption costs nothing, so dlsched runs with the `duration` throughput model and zero
+overheads (the `tiresias-sim` preset).
+
+Tolerances:
+- FIFO, fit-first (`fifo`, `backfill="greedy"`) and YARN-CS (`fifo`, `placement="yarn"`,
+  first-fit single node as the simulator's `ms_yarn_placement`) are deterministic event
+  orderings dlsched must reproduce exactly: 0.1 % for float formatting.
+- SRTF: the simulator re-sorts jobs only at arrivals and completions, as dlsched does, but
+  breaks ties between equal remaining times differently: 1 %.
+- Tiresias-L/-G with `compat=True` replay the simulator's `dlas_sim_jobs` step for step
+  (every event in arrival order, one demotion per event, its queue-jump formula, its Gittins
+  table, waiting jobs behind running ones): average JCT and makespan within 0.1 % and the
+  same number of preemptions. The issue asks for 5 %; the gaps measured before this replica
+  (Tiresias-G +10 % on 60_job with 8 GPUs and −12 % on 60_job_x10 with 16 GPUs, `dlas-gpu-8`
+  −6 % on the overloaded trace) are closed, and their causes were, by ablation: scheduling at
+  queue-jump times the simulator had since moved (it recomputes its single next jump at every
+  event, so a jump planned earlier is not an event; re-ranking Gittins jobs there caused
+  316 instead of 88 and 3,098 instead of 259 preemptions — the whole +10 % and −12 %); its
+  Python 2 integer division (⌊(threshold − run seconds) / GPUs⌋, not ⌈⌉: up to 1 %); and its
+  reading of the starvation knob (pending time since the job first ran, or since its last
+  promotion, against knob × run time since then, not the last wait against the last run:
+  about 2 % of the `dlas-gpu-8` gap).
+- The paper's semantics (`compat=False`) agree within 5 % where the cluster is not
+  overloaded. In overload (480 jobs at 1.8× load on 60 GPUs) they differ from the simulator
+  by design: the simulator keeps running jobs ahead of waiting ones in a queue and, mixing
+  run time into its GPU-time demotion formula, demotes multi-GPU jobs late. On
+  `philly_like_480_r3p0` `dlas-gpu` those two account for +50 % (FIFO by start time and
+  exact demotions: 188,015 s vs 125,429 s; running-first alone brings it to 158,855 s).
+  On 60_job with 8 GPUs (queueing longer than running) the paper's Gittins index (service
+  still to come, S − a) and the simulator's table (S) order jobs differently: −12 %. Those
+  runs are not asserted; compat mode's are, and so are its JCT ratios to YARN-CS.
 """
 
 from pathlib import Path
@@ -20,15 +47,22 @@ import dlsched
 ANCHORS = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "tiresias"
 POLICIES = {"fifo": ("fifo", {}, 1e-3), "fjf": ("fifo", {"backfill": "greedy"}, 1e-3),
             "shortest": ("srtf", {}, 1e-2)}
+YARN = {"fifo": {"placement": "yarn"}, "fjf": {"placement": "yarn", "backfill": "greedy"}}
+TIRESIAS = {"dlas-gpu": ("tiresias", None), "dlas-gpu-4": ("tiresias", 4.0),
+            "dlas-gpu-8": ("tiresias", 8.0), "dlas-gpu-gittins": ("tiresias-gittins", None)}
 
 pytestmark = pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors not present")
 
 
-def _runs():
+def _reference() -> pd.DataFrame:
+    return pd.read_csv(ANCHORS / "reference_results.csv")
+
+
+def _runs(scheme: str, schedules) -> list:
     if not ANCHORS.exists():
         return []
-    ref = pd.read_csv(ANCHORS / "reference_results.csv")
-    ref = ref[(ref["scheme"] == "count") & ref["schedule"].isin(list(POLICIES))]
+    ref = _reference()
+    ref = ref[(ref["scheme"] == scheme) & ref["schedule"].isin(list(schedules))]
     return [pytest.param(r, id=f"{r.cluster_spec}-{r.trace}-{r.schedule}")
             for r in ref.itertuples()]
 
@@ -40,54 +74,84 @@ def _find(name: str) -> Path:
     raise FileNotFoundError(name)
 
 
-@pytest.mark.parametrize("run", _runs())
-def test_matches_the_authors_simulator(run):
-    """Average JCT and makespan match the Tiresias simulator's run."""
-    shape = pd.read_csv(_find(run.cluster_spec)).iloc[0]
-    cluster = dlsched.Cluster.from_dict({"name": run.cluster_spec, "nodes": [{
+def _cluster(spec: str) -> dlsched.Cluster:
+    shape = pd.read_csv(_find(spec)).iloc[0]
+    return dlsched.Cluster.from_dict({"name": spec, "nodes": [{
         "gpu_type": "P100", "count": int(shape.num_switch * shape.num_node_p_switch),
         "gpus_per_node": int(shape.num_gpu_p_node)}]})
-    workload = dlsched.load_trace(_find(run.trace), format="tiresias")
+
+
+def _run(spec: str, trace: str, policy: str, **params):
+    workload = dlsched.load_trace(_find(trace), format="tiresias")
+    return dlsched.simulate(workload, _cluster(spec), policy=policy, overheads="tiresias-sim",
+                            **params)
+
+
+def _tiresias(spec: str, trace: str, schedule: str, **params):
+    policy, knob = TIRESIAS[schedule]
+    return _run(spec, trace, policy, starvation_knob=knob, **params)
+
+
+@pytest.mark.parametrize("run", _runs("count", POLICIES))
+def test_matches_the_authors_simulator(run):
+    """FIFO, fit-first and SRTF: average JCT and makespan match the simulator's run."""
     policy, params, tolerance = POLICIES[run.schedule]
-    summary = dlsched.simulate(workload, cluster, policy=policy, **params).summary()
+    summary = _run(run.cluster_spec, run.trace, policy, **params).summary()
     assert summary["jobs_completed"] == run.completed
     assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=tolerance)
     assert summary["makespan"] == pytest.approx(run.makespan_s, rel=tolerance)
 
 
-# Tiresias in `compat` mode (the authors' simulator's queue handling and Gittins table) with
-# zero overheads, on the runs the issue names (60_job.csv and the overloaded 480-job trace)
-# plus the 80 %-load trace and the 128-GPU run. 5 %: the simulator truncates times to whole
-# seconds at every event, which we model only for service and demotion times. Known gaps,
-# not asserted: dlas-gpu-gittins on 60_job with 8 GPUs (+10 %) and on 60_job_x10 with 16 GPUs
-# (−12 %), and dlas-gpu-8 on r3p0 (−6 %).
-TIRESIAS_RUNS = [
-    ("n2g4.csv", "60_job.csv", "dlas-gpu"),
-    ("n4g4.csv", "60_job.csv", "dlas-gpu"),
-    ("n4g4.csv", "60_job.csv", "dlas-gpu-gittins"),
-    ("n15g4.csv", "philly_like_480_r3p0.csv", "dlas-gpu"),
-    ("n15g4.csv", "philly_like_480_r3p0.csv", "dlas-gpu-gittins"),
-    ("n15g4.csv", "philly_like_480_r3p0.csv", "dlas-gpu-4"),
-    ("n15g4.csv", "philly_like_480_r1p5.csv", "dlas-gpu"),
-    ("n15g4.csv", "philly_like_480_r1p5.csv", "dlas-gpu-gittins"),
-    ("n32g4.csv", "philly_like_480_r3p0.csv", "dlas-gpu"),
-    ("n32g4.csv", "philly_like_480_r3p0.csv", "dlas-gpu-gittins"),
-]
+@pytest.mark.parametrize("run", _runs("yarn", YARN))
+def test_yarn_placement_matches_the_authors_simulator(run):
+    """YARN-CS (consolidation-constrained placement) with FIFO and fit-first: exact."""
+    summary = _run(run.cluster_spec, run.trace, "fifo", **YARN[run.schedule]).summary()
+    assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=1e-3)
+    assert summary["makespan"] == pytest.approx(run.makespan_s, rel=1e-3)
 
 
-@pytest.mark.parametrize("spec, trace, schedule", TIRESIAS_RUNS)
-def test_tiresias_compat_matches_the_authors_simulator(spec, trace, schedule):
-    """Tiresias-L/-G with compat=True land within 5 % of the authors' average JCT."""
-    ref = pd.read_csv(ANCHORS / "reference_results.csv")
+@pytest.mark.parametrize("run", _runs("count", TIRESIAS))
+def test_tiresias_compat_matches_the_authors_simulator(run):
+    """Tiresias-L/-G (and the starvation knob) with compat=True replay the simulator."""
+    result = _tiresias(run.cluster_spec, run.trace, run.schedule, compat=True)
+    summary = result.summary()
+    assert summary["jobs_completed"] == run.completed
+    assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=1e-3)
+    assert summary["makespan"] == pytest.approx(run.makespan_s, rel=1e-3)
+    assert result.jobs["preemptions"].sum() == run.preemptions
+
+
+@pytest.mark.parametrize("spec, trace", [("n15g4.csv", "philly_like_480_r3p0.csv"),
+                                         ("n2g4.csv", "60_job.csv"),
+                                         ("n4g4.csv", "60_job_x10.csv")])
+def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
+    """YARN-CS ÷ policy average JCT, per policy, as in the simulator (1 %): the paper's
+    headline comparison (2.46× for 2D-LAS and 3.23× for 2D-Gittins in overload)."""
+    ref = _reference()
+    ref = ref[(ref["cluster_spec"] == spec) & (ref["trace"] == trace)]
+
+    def reference(scheme, schedule):
+        return ref[(ref["scheme"] == scheme) & (ref["schedule"] == schedule)].iloc[0].avg_jct_s
+
+    yarn_cs = _run(spec, trace, "fifo", placement="yarn").summary()["avg_jct"]
+    ours = {"fifo": _run(spec, trace, "fifo").summary()["avg_jct"],
+            "shortest": _run(spec, trace, "srtf").summary()["avg_jct"]}
+    for schedule in ("dlas-gpu", "dlas-gpu-gittins"):
+        ours[schedule] = _tiresias(spec, trace, schedule, compat=True).summary()["avg_jct"]
+    for schedule, jct in ours.items():
+        want = reference("yarn", "fifo") / reference("count", schedule)
+        assert yarn_cs / jct == pytest.approx(want, rel=1e-2), schedule
+
+
+@pytest.mark.parametrize("spec, trace", [("n15g4.csv", "philly_like_480_r1p5.csv"),
+                                         ("n32g4.csv", "philly_like_480_r3p0.csv"),
+                                         ("n4g4.csv", "60_job.csv")])
+@pytest.mark.parametrize("schedule", ["dlas-gpu", "dlas-gpu-gittins"])
+def test_paper_semantics_agree_when_not_overloaded(spec, trace, schedule):
+    """The paper's Tiresias (exact demotions, FIFO by start time, Gittins formula) is within
+    5 % of the simulator at ≤ 85 % load; placement never waits there, as in the simulator."""
+    ref = _reference()
     run = ref[(ref["cluster_spec"] == spec) & (ref["trace"] == trace)
               & (ref["schedule"] == schedule) & (ref["scheme"] == "count")].iloc[0]
-    shape = pd.read_csv(_find(spec)).iloc[0]
-    cluster = dlsched.Cluster.from_dict({"name": spec, "nodes": [{
-        "gpu_type": "P100", "count": int(shape.num_switch * shape.num_node_p_switch),
-        "gpus_per_node": int(shape.num_gpu_p_node)}]})
-    workload = dlsched.load_trace(_find(trace), format="tiresias")
-    policy = "tiresias-gittins" if "gittins" in schedule else "tiresias"
-    knob = {"dlas-gpu-4": 4.0}.get(schedule)
-    summary = dlsched.simulate(workload, cluster, policy=policy, compat=True,
-                               starvation_knob=knob).summary()
+    summary = _tiresias(spec, trace, schedule, placement="consolidated").summary()
     assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=0.05)

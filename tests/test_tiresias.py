@@ -1,34 +1,54 @@
 """Tiresias (2D-LAS and 2D-Gittins): known answers worked by hand."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import dlsched
-from dlsched.policies.tiresias import AuthorsGittinsTable, GittinsIndex
+from dlsched.cluster import Cluster
+from dlsched.engine.ledger import Ledger
+from dlsched.policies.placement import yarn
+from dlsched.policies.tiresias import AuthorsGittinsTable, GittinsIndex, _py2_round
 
 
 def jobs(*rows):
     return pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration"])
 
 
-def gpus(n):
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": "P100",
-                                                              "gpus_per_node": n}]})
+def model_jobs(*rows):
+    return pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration",
+                                       "model"])
+
+
+def gpus(n, nodes=1, gpu_type="P100"):
+    return Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": gpu_type, "count": nodes,
+                                                      "gpus_per_node": n}]})
 
 
 def table(result):
     return result.jobs.set_index("job_id")
 
 
+def times(result, job, event):
+    events = result.events
+    return events[(events["job_id"] == job) & (events["event"] == event)]["time"].tolist()
+
+
+# ---- 2D-LAS: demotion and starvation -------------------------------------------------------
 def test_demotion_happens_at_the_exact_crossing_time():
     """a (2 GPUs) crosses 100 GPU-s at t=50 and is demoted then, letting b run at once."""
     # Threshold 100 GPU-s. a: 2 GPUs from 0, reaches 100 GPU-s at t=50. b (2 GPUs, 10 s)
     # arrives at 40 behind a in Q0; at 50 a drops to Q1 and b preempts it: b 50→60;
-    # a resumes at 60 with 250 s left → 310.
-    result = table(dlsched.simulate(jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2),
-                                    "tiresias", thresholds=[100]))
-    assert result.loc["b", "start_time"] == 50.0 and result.loc["b", "finish_time"] == 60.0
-    assert result.loc["a", "finish_time"] == 310.0 and result.loc["a", "preemptions"] == 1
+    # a resumes at 60 with 250 s left → 310. The engine is woken for the crossing, not
+    # polled: 5 scheduling calls (arrivals at 0 and 40, the crossing at 50, completions at
+    # 60 and 310).
+    result = dlsched.simulate(jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2),
+                              "tiresias", thresholds=[100])
+    done = table(result)
+    assert done.loc["b", "start_time"] == 50.0 and done.loc["b", "finish_time"] == 60.0
+    assert done.loc["a", "finish_time"] == 310.0 and done.loc["a", "preemptions"] == 1
+    assert times(result, "a", "preempt") == [50.0]
+    assert result.summary()["scheduling_calls"] == 5
 
 
 def test_a_new_job_preempts_a_demoted_one():
@@ -40,46 +60,212 @@ def test_a_new_job_preempts_a_demoted_one():
     assert result.loc["a", "finish_time"] == 350.0
 
 
+def test_a_job_that_started_first_is_not_preempted_by_a_bigger_one_of_its_queue():
+    """FIFO within a queue is by start time: a small job that started while a bigger one
+    waited keeps its GPUs when GPUs free up, and the big one waits for room."""
+    # 4 GPUs. a (2 GPUs, 100 s) from 0; big (4 GPUs, 10 s) arrives at 1 and waits; s
+    # (2 GPUs, 200 s) arrives at 2, fits beside a and starts. At 100 a ends: big, never
+    # started, ranks behind s (started at 2), so it waits for s to end at 202 instead of
+    # preempting it (FIFO by arrival would preempt s at 100).
+    result = table(dlsched.simulate(
+        jobs(("a", 0, 2, 100.0), ("big", 1, 4, 10.0), ("s", 2, 2, 200.0)), gpus(4),
+        "tiresias"))
+    assert result["preemptions"].sum() == 0
+    assert result.loc["s", "start_time"] == 2.0
+    assert result.loc["big", "start_time"] == 202.0
+
+
 def test_starvation_knob_promotes_a_waiting_job():
-    """With knob 1, a (preempted after 150 s of running) returns to Q0 after waiting 150 s."""
-    # Threshold 100. a runs 0→150 (demoted at 100), preempted by b1 (90 s) at 150. b2 (240)
-    # and b3 (330) keep Q0 busy. Knob 1: a is promoted at 150 + 1×150 = 300, queues behind
-    # b2 (in Q0 since 240) and ahead of b3 (330): a restarts at 330. Without the knob a waits
-    # for b3 too and restarts at 420.
+    """With knob 1 a job waiting in Q1 returns to Q0 after waiting as long as it last ran."""
+    # Threshold 100 GPU-s, one GPU. a (1000 s) runs 0→150 (demoted to Q1 at 100) and is
+    # preempted by b1 (Q0, 90 s) at 150. b2 arrives at 240, b3 at 330 (90 s each).
+    # Knob 1: a is promoted at 150 + 1×150 = 300; in Q0 it ranks first (it first started at
+    # 0, b2 at 240), so it preempts b2 at 300. Its service restarts: demoted again at 400,
+    # when b2 resumes (400→430) and b3 follows (430→...). a waited 400→500 after running
+    # 100 s: promoted at 500, it preempts b3; demoted at 600, b3 finishes 600→620, a resumes
+    # at 620 with 1000 − 350 = 650 s left → 1270.
+    # Without the knob a waits for b1, b2, b3 and restarts once, at 420 → 1270.
     trace = jobs(("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 240, 1, 90.0),
                  ("b3", 330, 1, 90.0))
-    for knob, restart in ((1.0, 330.0), (None, 420.0)):
-        result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100],
-                                  starvation_knob=knob)
-        events = result.events
-        restarts = events[(events["job_id"] == "a") & (events["event"] == "restart")]
-        assert restarts["time"].iloc[0] == restart, knob
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100],
+                              starvation_knob=1.0)
+    assert times(result, "a", "restart") == [300.0, 500.0, 620.0]
+    assert times(result, "b2", "preempt") == [300.0]
+    assert table(result).loc["b3", "finish_time"] == 620.0
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100])
+    assert times(result, "a", "restart") == [420.0]
+    assert table(result).loc["a", "finish_time"] == 1270.0
 
 
+# ---- 2D-Gittins --------------------------------------------------------------------------
 def test_gittins_index_by_hand():
     """G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a] on four samples."""
     index = GittinsIndex([10, 20, 30, 1000], delta=15)
     assert index(0) == pytest.approx(0.25 / ((10 + 15 + 15 + 15) / 4))
     assert index(10) == pytest.approx((1 / 3) / ((10 + 15 + 15) / 3))
     assert index(1000) == 0.0
+    assert list(index.many(pd.Series([0.0, 10.0, 1000.0]).to_numpy())) == [
+        index(0), index(10), index(1000)]
 
 
-def test_gittins_runs_the_higher_index_first():
+def test_gittins_keeps_a_job_likely_to_finish_soon():
     """Within a queue, the job whose service makes completion likelier soon runs first."""
-    # Prior: jobs take 100 or 10,000 GPU-s. Δ = 50. A job with 60 GPU-s attained has index
-    # P(done within 50 | S > 60) = 1/2 ... vs a new job: P(S ≤ 50) = 0 → index 0. So the job
-    # with service (c, preempted at 60 by the arrival of d) outranks the new job d.
+    # Prior: jobs take 100 or 10,000 GPU-s; Δ = 50. c has 60 GPU-s when d arrives:
+    # P(S ≤ 110 | S > 60) = 1/2 → index 0.5 / 45 > 0; a new job: P(S ≤ 50) = 0 → index 0.
+    # So c is not preempted by d.
     policy = dlsched.policies.get("tiresias-gittins", thresholds=[1e6], delta=50,
                                   prior=[100, 10_000])
-    trace = jobs(("c", 0, 1, 100.0), ("d", 60, 1, 100.0))
-    result = table(dlsched.simulate(trace, gpus(1), policy))
-    assert result.loc["c", "finish_time"] == 100.0  # c was not preempted by d
+    result = table(dlsched.simulate(jobs(("c", 0, 1, 100.0), ("d", 60, 1, 100.0)), gpus(1),
+                                    policy))
+    assert result.loc["c", "finish_time"] == 100.0
     assert result.loc["d", "start_time"] == 100.0
 
 
-def test_authors_table_reproduces_their_roundings():
-    """The authors' tabulated index: a step function over the prior, 0 past the last sample."""
-    table_ = AuthorsGittinsTable([100, 200, 300], delta=150)
-    assert table_(5000) == 0.0
-    assert table_(0) == table_(99) == table_.table[0]
-    assert table_(100) == table_.table[1]
+def test_gittins_preempts_a_job_past_the_likely_short_sizes():
+    """A running job whose service passed the short sizes of the prior is preempted by a new
+    job; 2D-LAS, FIFO by start time within the queue, would not preempt it."""
+    # Prior 100 or 10,000 GPU-s, Δ = 150. New job: P(S ≤ 150) = 1/2, E[min(S, 150)] = 125 →
+    # index 0.004. x (2 GPUs) has 240 GPU-s at t=120: P(S ≤ 390 | S > 240) = 0 → index 0.
+    # y (2 GPUs, 50 s) arriving at 120 preempts x: y 120→170, x resumes → 170 + 180 = 350.
+    trace = jobs(("x", 0, 2, 300.0), ("y", 120, 2, 50.0))
+    gittins = dlsched.policies.get("tiresias-gittins", thresholds=[1e6], delta=150,
+                                   prior=[100, 10_000])
+    result = table(dlsched.simulate(trace, gpus(2), gittins))
+    assert result.loc["y", "finish_time"] == 170.0 and result.loc["x", "finish_time"] == 350.0
+    las = table(dlsched.simulate(trace, gpus(2), "tiresias", thresholds=[1e6]))
+    assert las.loc["x", "finish_time"] == 300.0 and las.loc["y", "finish_time"] == 350.0
+
+
+# ---- the authors' simulator (compat=True) --------------------------------------------------
+def test_compat_times_demotions_as_the_authors_simulator():
+    """compat: the next queue jump is ⌊(threshold − run seconds) / GPUs⌋ after now."""
+    # Threshold 102 GPU-s; a: 4 GPUs from 0; b (4 GPUs) arrives at 10 and waits behind it
+    # in Q0. Paper: a crosses 102 GPU-s at t = 25.5 and b preempts it then. The authors'
+    # simulator counts run seconds in that formula: at 0 it plans a jump at ⌊102/4⌋ = 25;
+    # b's arrival at 10 replans it to 10 + ⌊(102 − 10)/4⌋ = 33 (25 is no longer an event);
+    # at 33, a has 4 × 33 = 132 ≥ 102 GPU-s and is demoted: b starts at 33.
+    trace = jobs(("a", 0, 4, 200.0), ("b", 10, 4, 10.0))
+    paper = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102]))
+    compat = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102],
+                                    compat=True))
+    assert paper.loc["b", "start_time"] == 25.5
+    assert compat.loc["b", "start_time"] == 33.0
+
+
+def test_authors_table_reproduces_their_arithmetic():
+    """The authors' tabulated index, by hand: samples S not S − a, their off-by-one at the
+    top, Python 2 floor division of the expected service and round-half-away-from-zero."""
+    # Samples 100, 201, 300; Δ = 150. Entry for 100 (a = 99): alive from index 0, a + Δ =
+    # 249 → 2 samples within: p = round(2/3, 5) = 0.66667; e = (100 + 201 + 150·1) // 3 =
+    # 451 // 3 = 150 (not 150.33); index = round(0.66667e6 / 150, 4) = 4444.4667.
+    # Entry for 201 (a = 200): a + Δ = 350 > 299 → the simulator takes index 2 (not 3):
+    # p = (2 − 1)/(3 − 1) = 0.5; e = (201 + 150) // 2 = 175; 0.5e6 / 175 = 2857.1429.
+    # Entry for 300 (a = 299): p = 0 → 0. Past the largest sample: 0.
+    authors = AuthorsGittinsTable([100, 201, 300], delta=150)
+    assert authors.table == [4444.4667, 2857.1429, 0.0, 0.0]
+    assert authors(0) == authors(99) == 4444.4667
+    assert authors(100) == 2857.1429 and authors(5000) == 0.0
+    assert _py2_round(0.015625, 5) == 0.01563  # Python 3's round() gives 0.01562
+
+
+# ---- placement -----------------------------------------------------------------------------
+def test_yarn_placement_is_first_fit_and_waits_for_consolidation():
+    """YARN-CS: one node if the job fits on one (first fit), else whole free nodes plus one;
+    None while that is impossible even if enough GPUs are free across nodes."""
+    cluster = gpus(4, nodes=3)
+    ledger = Ledger(cluster)
+    pool = ("p100", None)
+    ledger.take(0, (0,))  # node 0: 3 free; nodes 1, 2: 4 free
+    assert yarn(ledger, 2, pool) == (1, 2)  # first node with 2 free, not the emptiest
+    assert yarn(ledger, 6, pool) == (1, 2, 4, 5, 6, 7)  # node 1 whole + 2 on node 0
+    ledger.take(1, (4, 8))  # nodes: 3, 3, 3 free
+    assert yarn(ledger, 4, pool) is None  # 9 GPUs free, no node with 4
+    assert yarn(ledger, 3, pool) == (1, 2, 3)
+
+
+def test_fifo_with_yarn_placement_waits_for_a_single_node():
+    """fifo(placement="yarn") holds a 2-GPU job until one node has 2 free GPUs."""
+    # 2 nodes × 4 GPUs. a and b (3 GPUs each) take one node each, leaving 1 free per node.
+    # c (2 GPUs) spreads over the two at t=0 with the default placement; with YARN it waits
+    # for a to finish at 100.
+    trace = jobs(("a", 0, 3, 100.0), ("b", 0, 3, 200.0), ("c", 0, 2, 10.0))
+    spread = table(dlsched.simulate(trace, gpus(4, nodes=2), "fifo"))
+    assert spread.loc["c", "start_time"] == 0.0
+    strict = table(dlsched.simulate(trace, gpus(4, nodes=2), "fifo", placement="yarn"))
+    assert strict.loc["c", "start_time"] == 100.0
+
+
+def test_consolidation_aware_placement_with_measured_spread_throughput():
+    """A placement-sensitive model waits for a whole node; others spread and run at Gavel's
+    measured unconsolidated rate; spreading the sensitive one would cost it throughput."""
+    # 2 nodes × 4 V100. Eight 1-GPU fillers fill both nodes; f1, f2 (node 0) and f5, f6
+    # (node 1) end at 10, leaving 2 free GPUs per node; the others end at 1000. At 20 a 4-GPU
+    # job arrives. Transformer (bs 64) runs at 0.538× when spread (Gavel): sensitive, it
+    # waits for node 0 to empty at 1000 and runs 100 s → 1100. ResNet-50 (bs 64) is measured
+    # *faster* spread (1.178×): it starts at 20 and takes 100 / 1.178 s. With best-fit for
+    # everyone the transformer spreads at 20 and takes 100 / 0.538 s.
+    fillers = [(f"f{i}", 0, 1, 10.0 if i in (1, 2, 5, 6) else 1000.0,
+                "resnet-50 (batch size 64)") for i in range(1, 9)]
+    cluster = gpus(4, nodes=2, gpu_type="V100")
+    transformer = (*fillers, ("t", 20, 4, 100.0, "transformer (batch size 64)"))
+    resnet = (*fillers, ("r", 20, 4, 100.0, "resnet-50 (batch size 64)"))
+    aware = table(dlsched.simulate(model_jobs(*transformer), cluster, "tiresias",
+                                   throughput="gavel"))
+    assert aware.loc["t", "start_time"] == pytest.approx(1000.0)
+    assert aware.loc["t", "finish_time"] == pytest.approx(1100.0)
+    spread_ok = table(dlsched.simulate(model_jobs(*resnet), cluster, "tiresias",
+                                       throughput="gavel"))
+    assert spread_ok.loc["r", "start_time"] == 20.0
+    assert spread_ok.loc["r", "finish_time"] == pytest.approx(20 + 100 / 1.178, rel=1e-3)
+    forced = table(dlsched.simulate(model_jobs(*transformer), cluster, "tiresias",
+                                    throughput="gavel", placement="best_fit"))
+    assert forced.loc["t", "start_time"] == 20.0
+    assert forced.loc["t", "finish_time"] == pytest.approx(20 + 100 / 0.538, rel=1e-3)
+
+
+def test_parameters_are_checked():
+    """Bad thresholds, placements and knobs are refused with the accepted values."""
+    with pytest.raises(ValueError, match="increasing"):
+        dlsched.policies.get("tiresias", thresholds=[100, 50])
+    with pytest.raises(ValueError, match="yarn"):
+        dlsched.policies.get("tiresias", placement="nowhere")
+    with pytest.raises(ValueError, match="starvation_knob"):
+        dlsched.policies.get("tiresias-gittins", starvation_knob=0)
+
+
+# ---- the incremental scheduler -------------------------------------------------------------
+def _full_walk(policy_class):
+    """The same policy, walking the whole priority order at every scheduling call."""
+
+    class FullWalk(policy_class):
+        def _fast_admit(self, view, now, cache):
+            free = {pool: self._capacity[pool] - sum(counts)
+                    for pool, counts in self._held.items()}
+            return [], (0, (-float("inf"),), free)
+
+    return FullWalk
+
+
+@pytest.mark.parametrize("name, knob", [("tiresias", None), ("tiresias-gittins", None),
+                                        ("tiresias", 2.0), ("tiresias-gittins", 2.0)])
+def test_admitting_into_free_gpus_first_gives_the_walk_s_answer(name, knob):
+    """The fast path (admit into free GPUs, walk only from where a waiting job could take a
+    lower-priority job's GPUs) decides exactly what the full priority walk decides."""
+    rng = np.random.default_rng(7)
+    n = 200
+    trace = pd.DataFrame({
+        "job_id": [f"j{i}" for i in range(n)],
+        "submit_time": np.cumsum(rng.exponential(120.0, n)).round(),
+        "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
+        "duration": (60 * 10 ** rng.uniform(0.5, 2, n)).round(),
+        "vc": rng.choice(["a", "b"], n)})
+    cluster = Cluster.from_dict({"name": "two-types", "nodes": [
+        {"gpu_type": "P100", "count": 3, "gpus_per_node": 4},
+        {"gpu_type": "V100", "count": 2, "gpus_per_node": 8}],
+        "vcs": [{"name": "a", "nodes": 2}]})
+    policy_class = dlsched.policies.registry.factory(name)
+    params = {"thresholds": [500, 3000], "starvation_knob": knob}
+    fast = dlsched.simulate(trace, cluster, policy_class(**params))
+    full = dlsched.simulate(trace, cluster, _full_walk(policy_class)(**params))
+    assert fast.jobs["preemptions"].sum() > 0
+    pd.testing.assert_frame_equal(fast.jobs, full.jobs)

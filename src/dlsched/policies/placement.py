@@ -6,6 +6,9 @@ A pool is (GPU type, owning virtual cluster or None); see `dlsched.engine.ledger
   node, to keep big holes for big jobs); otherwise whole free nodes first, largest first.
 - `best_fit`: fill the nodes with the fewest free GPUs first (least fragmentation; may spread).
 - `spread`: one GPU per node, round-robin over the nodes with the most free GPUs.
+- `yarn`: YARN-CS as the Tiresias simulator models it (its `yarn` scheme): consolidation is
+  a constraint, not a preference — a job waits until it fits on the fewest nodes its size
+  allows, taken first-fit by node index (see `yarn`).
 
 Each returns a sorted tuple of GPU ids, or None when `k` GPUs of that type are not free.
 Ties between nodes go to the lowest node index, so placements are deterministic.
@@ -95,6 +98,34 @@ def spread(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
     return tuple(sorted(chosen))
 
 
+def yarn(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
+    """YARN-CS (SymbioticLab/Tiresias `simulator/switch.py`: `ms_yarn_alloc_res`). A job that
+    fits on one node goes to the first node (lowest index) with enough free GPUs; a larger
+    one takes ⌊k / g⌋ entirely free nodes of the pool's largest size g (lowest indices first)
+    and, for the remainder, the first other node with enough free GPUs. None (the job waits)
+    when that is not possible now, even if enough GPUs are free across nodes. The simulator's
+    CPU and memory checks never bind on its cluster shapes and are not modelled."""
+    if ledger.free_by_pool.get(pool, 0) < n_gpus:
+        return None
+    buckets = ledger.buckets[pool]
+    size = len(buckets) - 1
+    whole, rest = divmod(n_gpus, size) if n_gpus > size else (0, n_gpus)
+    chosen: list[int] = []
+    if whole:
+        if len(buckets[size]) < whole:
+            return None
+        for node in sorted(buckets[size])[:whole]:
+            chosen.extend(ledger.node_free[node])
+    if rest:
+        taken = {ledger.gpu_node[gpu] for gpu in chosen}
+        last = min((node for free in range(rest, size + 1) for node in buckets[free]
+                    if node not in taken), default=None)
+        if last is None:
+            return None
+        chosen.extend(ledger.node_free[last][:rest])
+    return tuple(sorted(chosen))
+
+
 def fraction(ledger: Ledger, milli: int, pool: Pool) -> tuple[int, ...] | None:
     """One GPU for a job asking `milli`/1000 of it: the fullest shared GPU it still fits on
     (best fit, lowest id on ties), else a free GPU on the fullest node."""
@@ -111,6 +142,7 @@ STRATEGIES: dict[str, Placer] = {
     "consolidated": consolidated,
     "best_fit": best_fit,
     "spread": spread,
+    "yarn": yarn,
 }
 
 
