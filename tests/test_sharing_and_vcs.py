@@ -135,3 +135,17 @@ def test_a_job_without_work_names_the_duration_field():
     table["model"] = ["resnet"]
     with pytest.raises(TraceError, match="convergence model"):
         dlsched.simulate(table, cluster(nodes=[{"gpu_type": "V100"}]))
+
+
+def test_srtf_preempts_inside_the_jobs_own_vc():
+    """prod's 4-GPU job (1,000 s) is longer than research's (500 s); a short research job
+    arriving at t=10 can only use research's node, so SRTF preempts research's long job (not
+    prod's, whose GPUs it could never use): short ends at 10 + 20 = 30, the long research job
+    resumes and ends at 500 + 20 = 520, prod's is untouched at 1,000."""
+    table = jobs(("prod-long", 0, 4, 1000.0), ("res-long", 0, 4, 500.0),
+                 ("res-short", 10, 4, 20.0), vc=["prod", "research", "research"])
+    result = dlsched.simulate(table, cluster(**VC_CLUSTER), policy="srtf")
+    assert by_id(result)["finish_time"].to_dict() == {
+        "prod-long": 1000.0, "res-long": 520.0, "res-short": 30.0}
+    assert by_id(result)["preemptions"].to_dict() == {
+        "prod-long": 0, "res-long": 1, "res-short": 0}

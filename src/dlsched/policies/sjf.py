@@ -140,13 +140,15 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         return -1.0
 
     def _make_room(self, view: ClusterView, alloc, job: JobState, key: float):
-        """Preempt the longest running jobs (strictly longer than `key`) of one GPU type,
-        if that frees enough GPUs of that type; return the new job's GPUs or None."""
+        """Preempt the longest running jobs (strictly longer than `key`) of one GPU type in
+        the job's pool, if that frees enough GPUs there; return the new job's GPUs or None."""
         now, need, running = view.now, job.spec.num_gpus, self._running
         allowed = view.rank_types(job.spec)
         seen: list[tuple[float, int, int, JobState]] = []
         chosen: dict[str, list[tuple[float, int, int, JobState]]] = {t: [] for t in allowed}
-        freed = {t: view.free_gpus(t) for t in allowed}
+        # Only GPUs of the job's own pool (its VC's nodes, or the unowned ones) can serve it.
+        pools = {view.pool(job.spec, t): t for t in allowed}
+        freed = {t: view.free_gpus_for_vc(job.spec.vc, t) for t in allowed}
         target = None
         while running and target is None:
             entry = heapq.heappop(running)
@@ -156,8 +158,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             seen.append(entry)
             if -entry[0] - now <= key:
                 break
-            gpu_type = view.gpu_type_of(victim.gpus[0])
-            if gpu_type in chosen:
+            gpu_type = pools.get(view.pool_of_gpu(victim.gpus[0]))
+            if gpu_type is not None:
                 chosen[gpu_type].append(entry)
                 freed[gpu_type] += victim.spec.num_gpus
                 if freed[gpu_type] >= need:
