@@ -88,10 +88,11 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     def __init__(self, placement: str = "consolidated") -> None:
         super().__init__(placement)
-        # Running jobs by estimated finish time, latest first. While a job keeps its GPUs its
-        # estimated finish time (remaining overhead included) is fixed, so remaining-time
+        # Running jobs by estimated finish time, latest first, one heap per GPU pool (only
+        # jobs of the arriving job's pool can make room for it). While a job keeps its GPUs
+        # its estimated finish time (remaining overhead included) is fixed, so remaining-time
         # order needs no recomputation.
-        self._running: list[tuple[float, int, int, JobState]] = []
+        self._running: dict[object, list[tuple[float, int, int, JobState]]] = {}
         self._started_last: list[JobState] = []
 
     def _key(self, view: ClusterView, job: JobState) -> float:
@@ -103,7 +104,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         for job in self._started_last:
             if job.status == RUNNING:
                 finish = now + self._key(view, job)
-                heapq.heappush(self._running, (-finish, -job.spec.index, job.version, job))
+                heap = self._running.setdefault(view.pool_of_gpu(job.gpus[0]), [])
+                heapq.heappush(heap, (-finish, -job.spec.index, job.version, job))
         self._started_last = []
         alloc = view.allocation()
         heap = self._heap
@@ -131,54 +133,54 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     def _longest_running(self, now: float) -> float:
         """The largest estimated remaining time among running jobs (-1 when none)."""
-        running = self._running
-        while running:
-            _, _, version, job = running[0]
-            if job.status == RUNNING and job.version == version:
-                return -running[0][0] - now
-            heapq.heappop(running)
-        return -1.0
+        longest = -1.0
+        for running in self._running.values():
+            while running:
+                _, _, version, job = running[0]
+                if job.status == RUNNING and job.version == version:
+                    longest = max(longest, -running[0][0] - now)
+                    break
+                heapq.heappop(running)
+        return longest
 
     def _make_room(self, view: ClusterView, alloc, job: JobState, key: float):
         """Preempt the longest running jobs (strictly longer than `key`) of one GPU type in
         the job's pool, if that frees enough GPUs there; return the new job's GPUs or None."""
-        now, need, running = view.now, job.spec.num_gpus, self._running
-        allowed = view.rank_types(job.spec)
-        seen: list[tuple[float, int, int, JobState]] = []
-        chosen: dict[str, list[tuple[float, int, int, JobState]]] = {t: [] for t in allowed}
-        # Only GPUs of the job's own pool (its VC's nodes, or the unowned ones) can serve it.
-        pools = {view.pool(job.spec, t): t for t in allowed}
-        freed = {t: view.free_gpus_for_vc(job.spec.vc, t) for t in allowed}
-        target = None
-        while running and target is None:
-            entry = heapq.heappop(running)
-            victim = entry[3]
-            if victim.status != RUNNING or victim.version != entry[2]:
-                continue  # stale: finished, preempted or moved since it was pushed
-            seen.append(entry)
-            if -entry[0] - now <= key:
-                break
-            gpu_type = pools.get(view.pool_of_gpu(victim.gpus[0]))
-            if gpu_type is not None:
-                chosen[gpu_type].append(entry)
-                freed[gpu_type] += victim.spec.num_gpus
-                if freed[gpu_type] >= need:
-                    target = gpu_type
-        victims = self._fewest(chosen[target], freed[target], need) if target else []
-        for entry in victims:
-            victim = entry[3]
-            del alloc[victim]
-            self._requeued(victim)
-            spec = victim.spec
-            # Back in the pending heap at once: other idle GPUs may take it in this call.
-            heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index, victim))
-        gone = {id(entry) for entry in victims}
-        for entry in seen:
-            if id(entry) not in gone:
-                heapq.heappush(running, entry)
-        if target is None:
-            return None
-        return view.place(job, gpu_type=target, strategy=self.placement)
+        now, need = view.now, job.spec.num_gpus
+        for gpu_type in view.rank_types(job.spec):  # fastest first, as placement tries them
+            running = self._running.get(view.pool(job.spec, gpu_type))
+            if not running:
+                continue
+            freed = view.free_gpus_for_vc(job.spec.vc, gpu_type)
+            seen: list[tuple[float, int, int, JobState]] = []
+            chosen: list[tuple[float, int, int, JobState]] = []
+            while running and freed < need:
+                entry = heapq.heappop(running)
+                victim = entry[3]
+                if victim.status != RUNNING or victim.version != entry[2]:
+                    continue  # stale: finished, preempted or moved since it was pushed
+                seen.append(entry)
+                if -entry[0] - now <= key:
+                    break
+                chosen.append(entry)
+                freed += victim.spec.num_gpus
+            victims = self._fewest(chosen, freed, need) if freed >= need else []
+            gone = {id(entry) for entry in victims}
+            for entry in seen:
+                if id(entry) not in gone:
+                    heapq.heappush(running, entry)
+            if not victims:
+                continue
+            for entry in victims:
+                victim = entry[3]
+                del alloc[victim]
+                self._requeued(victim)
+                spec = victim.spec
+                # Back in the pending heap at once: other idle GPUs may take it in this call.
+                heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index,
+                                            victim))
+            return view.place(job, gpu_type=gpu_type, strategy=self.placement)
+        return None
 
     @staticmethod
     def _fewest(chosen: list, freed: int, need: int) -> list:
