@@ -1,33 +1,71 @@
 """Gavel's round-based mechanism (Narayanan et al., "Heterogeneity-Aware Cluster Scheduling
 Policies for Deep Learning Workloads", OSDI 2020, §5), shared by every Gavel policy.
 
-A policy supplies an LP (`lp.py`) that turns the active jobs into X[j, k], the fraction of
-wall time job j should run on GPU type k. The mechanism realises X in rounds:
+A policy supplies an allocation (`solve`): X[j, mode], the fraction of wall time job j
+should spend in each *mode* — a GPU type, or for space-sharing policies a (GPU type,
+partner job class) pair. The mechanism realises X in rounds, as Gavel's simulator does
+(`scheduler/scheduler.py` at the commit of `../shared/anchors/gavel`):
 
-- Faithful: rounds of `round_s` = 360 s (Gavel's `time_per_iteration`, `scheduler.py`);
-  priority[j, k] = X[j, k] / (fraction of its time in the system that j has run on k), an
-  unserved pair (fraction 0) ranking first, ties by larger X then submit order; the
-  highest-priority pairs get GPUs greedily, one type per job, a whole gang or nothing
-  (`view.place(job, gpu_type=k)`, consolidated); a job chosen again on the type it holds
-  keeps its GPUs (lease extension), any other running job is preempted or moved. Received
-  time is tracked per (job, type) from what this policy allocated.
-- Faithful: X is re-solved only when the job set changes (an arrival or a completion), once,
-  at the first scheduling call after the change that has something to decide: the next
-  round tick, or earlier when free GPUs could take a waiting job. A job arriving between
-  rounds to a full cluster therefore waits for the next round, where the solve includes it;
-  one arriving to free GPUs triggers the solve at once and may start at once.
-- Simplified: GPUs freed mid-round (a completion) or idle when a job arrives are handed at
-  once to waiting jobs in priority order, without preempting anyone (`fill_idle=True`);
-  Gavel leaves them idle until the round ends (`fill_idle=False`; even then, when nothing
-  runs at all, waiting jobs are placed at once so the cluster never stalls). Gavel's
-  periodic reset of received time (`minimum_time_between_allocation_resets`) is not
-  modelled: fractions count from each job's arrival. Capacities are GPUs per type summed
-  over VC pools.
+- Rounds of `round_s` = 360 s (`time_per_iteration`). A job chosen again on the GPUs it
+  holds keeps them (lease extension); any other running job is preempted or moved.
+- X is recomputed only when the job set has changed (an arrival or a completion), and at
+  most once every `resolve_interval_s` = 1920 s (`minimum_time_between_allocation_resets`:
+  in simulation Gavel re-solves only when it resets its time accounting). A job that
+  arrives between solves has no X yet: it gets priority 0 until the next solve, so it runs
+  only on GPUs that higher-priority jobs leave idle (never, under the FIFO policies, which
+  skip priority-0 jobs as Gavel does). A completed job's share goes to such leftovers too.
+- Priorities as Gavel computes them: priority[j, mode] = X[j, mode] / f[j, mode], with f
+  the job's share of the GPU time given to that mode's type since the last solve: every
+  job starts each accounting period with round_s / 2 of credit per mode, and each round
+  adds the seconds it ran (wall time, whatever its gang, as Gavel counts it). Ties break by deficit (time owed, carried across solves),
+  then X, then arrival order.
+- Greedy assignment as Gavel's `_schedule_jobs_on_workers`: one ordered list of (job,
+  mode) entries per GPU type, sorted by priority, deficit and X; the lists are visited
+  type after type — fastest type first for heterogeneity-aware policies (Gavel hard-codes
+  V100, P100, K80; here the types are ranked by the mean, over every job seen so far, of
+  the job's throughput there relative to its best, which gives that order on Gavel's
+  table), in an order reshuffled every round for agnostic ones (Gavel's
+  `_worker_type_shuffler`, seeded by `seed`). An entry is taken if the job is not already
+  placed, can run on that type and its gang fits in the GPUs left; entries with priority 0
+  are taken too (Gavel's lists hold every active job), so idle GPUs go to anyone, except
+  under FIFO (Gavel's rule) and the cost policies (a deviation: filling GPUs a job's X
+  does not use would raise the very cost they minimise). Jobs are then placed largest
+  gang first, keeping their GPUs when they stay on the same type, on the fewest nodes
+  (`view.place`, consolidated, falling back to any free GPUs of the type: Gavel assigns
+  workers in server order without consolidation).
+- Within a round, GPUs freed by a completion stay idle and arriving jobs wait for the next
+  round (Gavel's simulator starts the next round when the last job of the current one
+  finishes; when nothing runs at all here, the next round is run at once).
+
+Options Gavel's simulator lacks:
+
+- `fill_idle=True`: GPUs freed mid-round, or idle when a job arrives, go at once to
+  waiting jobs in priority order, preempting no one.
+- `exact=True` (the allocation realised "exactly", Gavel PR #165): Gavel's `ideal`
+  simulator mode advances every job at its fluid rate Σ_k X·T with no GPUs at all. The
+  engine needs whole GPUs, so here X is realised by time slicing instead: slices of
+  `slice_s` (default 60 s), X re-solved at the first slice after every job-set change, and
+  in each slice the GPUs go to the (job, type) pairs owed the most time, owed = X·(time
+  since the solve) − time received since then, pairs with X = 0 never running. Every job's
+  received time then tracks X·elapsed to within one slice per type; the shorter the slice,
+  the closer to the fluid limit, at one scheduling call per slice.
+- `charge_type_change=True`: a job that moves to another GPU type is preempted and
+  restarted 1 µs later instead of being moved in one step, so the engine charges the
+  configured restart cost (`view.overheads.restart`) rather than its migration cost
+  (`view.overheads.migration`, which equals the restart cost unless a `migration_s` is
+  set). Note that the engine already charges every move as a migration and every resume
+  after a preemption as a restart whenever an overhead is configured
+  (`simulate(restart_overhead_s=...)` or `overheads=`); Gavel's simulator charges none, so
+  with the default overheads (0 s) nothing is charged either way.
+
+Simplified: for space sharing only single modes fill idle GPUs at priority 0 (Gavel's lists
+also hold priority-0 pairs), and each type's total starts at round_s / 2 per job, not per
+job combination. Capacities are GPUs per type summed over VC pools. As in Gavel, the
+credit a job gets on arrival is not added to its type's total, and no overhead is charged
+unless the simulation configures one.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -37,165 +75,629 @@ from dlsched.policies.base import BasePolicy
 from dlsched.policies.gavel.lp import Problem
 
 DEFAULT_ROUND_S = 360.0  # Gavel's time_per_iteration
-_MIN_SHARE = 1e-9
+DEFAULT_RESOLVE_INTERVAL_S = 1920.0  # Gavel's minimum_time_between_allocation_resets
+DEFAULT_SLICE_S = 60.0
+_NEW_PRIORITY = 1e9  # Gavel's priority for a mode whose type has had no time yet
+_RESTART_DELAY_S = 1e-6
 
-_Entry = tuple[float, float, int, int, JobState]
+Mode = tuple[int, object]  # (GPU type index, partner class key or None)
+
+
+class Allocation:
+    """One solve's answer: the modes, and per job its X over them (row i: `jobs[i]`)."""
+
+    def __init__(self, modes: list[Mode], shares: np.ndarray) -> None:
+        self.modes = modes
+        self.shares = shares
+
+
+class _Table:
+    """Per-job state of the mechanism in arrays, one row per job in arrival order: the jobs
+    of the last solve, then those that arrived since (rows of finished jobs stay, inactive,
+    until the next solve compacts the table)."""
+
+    _COLUMNS = ("x", "time", "deficit", "tput", "usable", "gang", "weight", "active", "mode",
+                "key")
+
+    def __init__(self, n_modes: int, n_types: int, capacity: int = 16) -> None:
+        self.jobs: list[JobState] = []
+        self.row: dict[JobState, int] = {}
+        self.n = 0
+        self.x = np.zeros((capacity, n_modes))
+        self.time = np.zeros((capacity, n_modes))
+        self.deficit = np.zeros((capacity, n_modes))
+        self.tput = np.zeros((capacity, n_types))
+        self.usable = np.zeros((capacity, n_types), dtype=bool)
+        self.gang = np.zeros(capacity, dtype=np.int64)
+        self.weight = np.ones(capacity)
+        self.active = np.zeros(capacity, dtype=bool)
+        self.mode = np.full(capacity, -1, dtype=np.int64)  # mode placed in, -1: not running
+        self.key = np.zeros(capacity, dtype=np.int64)  # partner class id
+
+    def append(self, job: JobState, tput: np.ndarray, key: int, credit: float) -> int:
+        if self.n == len(self.gang):
+            for name in self._COLUMNS:
+                old = getattr(self, name)
+                grown = np.zeros((2 * len(old), *old.shape[1:]), dtype=old.dtype)
+                if name == "mode":
+                    grown[:] = -1
+                grown[:len(old)] = old
+                setattr(self, name, grown)
+        i = self.n
+        self.n += 1
+        self.jobs.append(job)
+        self.row[job] = i
+        self.time[i] = credit
+        self.tput[i] = tput
+        self.usable[i] = tput > 0
+        self.gang[i] = job.spec.num_gpus
+        self.weight[i] = job.spec.priority
+        self.active[i] = True
+        self.key[i] = key
+        return i
+
+    def compact(self, n_modes: int) -> tuple[_Table, np.ndarray]:
+        """A new table of the active rows (modes reset), and those rows' old indices."""
+        rows = np.flatnonzero(self.active[:self.n])
+        table = _Table(n_modes, self.tput.shape[1], max(16, 2 * len(rows)))
+        n = table.n = len(rows)
+        table.jobs = [self.jobs[i] for i in rows]
+        table.row = {job: i for i, job in enumerate(table.jobs)}
+        for name in ("tput", "usable", "gang", "weight", "active", "key"):
+            getattr(table, name)[:n] = getattr(self, name)[rows]
+        return table, rows
 
 
 class GavelPolicy(BasePolicy):
-    """Gavel's round-based mechanism around an allocation LP; subclasses pick the LP."""
+    """Gavel's round-based mechanism around an allocation; subclasses pick the allocation."""
 
     name = "gavel"
     heterogeneity_aware = True
+    zero_priority_fill = True  # GPUs left over go to jobs with priority 0 (not under FIFO)
 
-    def __init__(self, round_s: float = DEFAULT_ROUND_S, fill_idle: bool = True) -> None:
+    def __init__(self, round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
+                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
+                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
+                 seed: int = 0) -> None:
         super().__init__()
-        if not round_s > 0:
-            raise ValueError(f"{self.name}: round_s must be > 0 seconds, got {round_s!r}")
-        self.round_s = float(round_s)
-        self.fill_idle = fill_idle
+        for what, value in (("round_s", round_s), ("slice_s", slice_s)):
+            if not value > 0:
+                raise ValueError(f"{self.name}: {what} must be > 0 seconds, got {value!r}")
+        if not resolve_interval_s >= 0:
+            raise ValueError(f"{self.name}: resolve_interval_s must be >= 0 seconds, "
+                             f"got {resolve_interval_s!r}")
+        self.exact = bool(exact)
+        self.period_s = float(round_s)
+        self.round_s = float(slice_s) if self.exact else float(round_s)
+        self.fill_idle = bool(fill_idle) and not self.exact
+        self.resolve_interval_s = 0.0 if self.exact else float(resolve_interval_s)
+        self.charge_type_change = bool(charge_type_change)
+        self.seed = seed
         self.solves = 0  # LP solves so far (tests check re-solving only on job-set change)
-        self.allocation_matrix: dict[JobState, dict[str, float]] = {}
-        self.received_s: dict[JobState, dict[str, float]] = {}
         self._jobs: dict[JobState, None] = {}  # active jobs in arrival order
         self._dirty = False
+        self._last_solve: float | None = None
         self._accounted_at = 0.0
         self._rates: dict[JobState, np.ndarray] = {}
+        self._speed = np.zeros(0)  # Σ over every job seen of its throughput / its best
+        self._types: tuple[str, ...] = ()
+        self._type_order: list[int] = []
+        self._modes: list[Mode] = []
+        self._mode_index: dict[Mode, int] = {}
+        self._mode_type = np.zeros(0, dtype=np.int64)
+        self._mode_partner = np.zeros(0, dtype=np.int64)  # partner class id, -1 = alone
+        self._class_id: dict[object, int] = {}
+        self._table = _Table(0, 0)
+        self._type_time = np.zeros(0)
+        self._partner: dict[JobState, JobState] = {}  # packed pairs as placed
+        self._deferred: dict[JobState, tuple[int, JobState | None]] = {}
+        self._rng: np.random.Generator | None = None
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(round_s={self.period_s:g}, fill_idle={self.fill_idle}, "
+                f"resolve_interval_s={self.resolve_interval_s:g}, exact={self.exact})")
 
     # ---- hooks --------------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
         super().on_arrival(job)
         self._jobs[job] = None
-        self.received_s[job] = {}
         self._dirty = True
+        if self._modes:
+            self._table.append(job, self.throughputs(self._view, job), self._class_of(job),
+                               self.period_s / 2)
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
-        self.received_s.pop(job, None)
-        self.allocation_matrix.pop(job, None)
         self._rates.pop(job, None)
+        self._deferred.pop(job, None)
+        row = self._table.row.get(job)
+        if row is not None:
+            self._table.active[row] = False
+            self._table.mode[row] = -1
+        partner = self._partner.pop(job, None)
+        if partner is not None and self._partner.get(partner) is job:
+            del self._partner[partner]
         self._dirty = True
 
-    # ---- the LP -------------------------------------------------------------------------
+    @property
+    def allocation_matrix(self) -> dict[JobState, dict[str, float]]:
+        """X of the last solve per job and GPU type (pair modes summed into their type)."""
+        table = self._table
+        out = {}
+        for i, job in enumerate(table.jobs):
+            if table.active[i]:
+                out[job] = {t: float(table.x[i, self._mode_type == k].sum())
+                            for k, t in enumerate(self._types)}
+        return out
+
+    # ---- the allocation -----------------------------------------------------------------
     def solve(self, problem: Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         """X for `problem` (n jobs × m types; row i is `jobs[i]`)."""
         raise NotImplementedError
 
-    def _throughputs(self, view: ClusterView, job: JobState) -> np.ndarray:
-        """Steps/s of the job on each of `view.gpu_types` as the LP sees them: the
-        estimator's (heterogeneity-aware) or 1 wherever it can run (agnostic)."""
+    def allocate(self, problem: Problem, jobs: list[JobState], view: ClusterView
+                 ) -> Allocation:
+        """The modes and X of every job; by default one mode per GPU type, from `solve`."""
+        return Allocation([(k, None) for k in range(problem.shape[1])],
+                          self.solve(problem, jobs, view))
+
+    def throughputs(self, view: ClusterView, job: JobState) -> np.ndarray:
+        """Steps/s of the job on each of `view.gpu_types` as the estimator sees them, 0 where
+        it cannot run (the agnostic policies replace them by 1 inside `solve`)."""
         rates = self._rates.get(job)
         if rates is None:
             usable = set(view.rank_types(job.spec))
-            rates = np.array([
-                (view.estimator.throughput(job.spec, t) if self.heterogeneity_aware else 1.0)
-                if t in usable else 0.0 for t in view.gpu_types])
+            rates = np.array([view.estimator.throughput(job.spec, t) if t in usable else 0.0
+                              for t in view.gpu_types])
             self._rates[job] = rates
+            if rates.max(initial=0.0) > 0:  # every job seen counts once in the type ranking
+                if len(self._speed) != len(rates):
+                    self._speed = np.zeros(len(rates))
+                self._speed += rates / rates.max()
         return rates
 
-    def _resolve(self, view: ClusterView) -> None:
-        jobs = list(self._jobs)
-        types = view.gpu_types
-        capacity = dict.fromkeys(types, 0)
+    def capacities(self, view: ClusterView) -> np.ndarray:
+        capacity = dict.fromkeys(view.gpu_types, 0)
         for (gpu_type, _vc), gpus in view.pool_capacity().items():
             capacity[gpu_type] = capacity.get(gpu_type, 0) + gpus
-        problem = Problem.build(
-            np.array([self._throughputs(view, j) for j in jobs]).reshape(len(jobs), len(types)),
-            [j.spec.num_gpus for j in jobs], [capacity[t] for t in types],
-            [j.spec.priority for j in jobs])
-        x = self.solve(problem, jobs, view) if jobs else np.zeros((0, len(types)))
+        return np.array([capacity[t] for t in view.gpu_types], dtype=float)
+
+    def partner_key(self, job: JobState) -> object:
+        """What a space-sharing mode names of the partner: its class (model, GPUs)."""
+        return (job.spec.model, job.spec.num_gpus)
+
+    def _class_of(self, job: JobState) -> int:
+        return self._class_id.setdefault(self.partner_key(job), len(self._class_id))
+
+    def _resolve(self, view: ClusterView) -> None:
+        now = view.now
+        self._types = types = view.gpu_types
+        m = len(types)
+        old, old_modes = self._table, self._modes
+        if old.tput.shape[1] != m:  # the first solve: nothing recorded yet
+            old = _Table(0, m)
+        for job in self._jobs:
+            if job not in old.row:
+                old.append(job, self.throughputs(view, job), self._class_of(job), 0.0)
+        scratch, rows = old.compact(0)
+        jobs = scratch.jobs
+        n = len(jobs)
+        problem = Problem.build(scratch.tput[:n], scratch.gang[:n], self.capacities(view),
+                                scratch.weight[:n])
+        allocation = (self.allocate(problem, jobs, view) if jobs
+                      else Allocation([(k, None) for k in range(m)], np.zeros((0, m))))
         self.solves += 1
-        self.allocation_matrix = {job: dict(zip(types, map(float, row), strict=True))
-                                  for job, row in zip(jobs, x, strict=True)}
+        self._type_order = self._rank_types()
+        modes = allocation.modes
+        index = {mode: i for i, mode in enumerate(modes)}
+        credit = self.period_s / 2
+        table, _ = old.compact(len(modes))
+        table.x[:n] = np.clip(allocation.shares, 0.0, 1.0)
+        table.time[:n] = credit
+        # Gavel's reset: deficits take what each mode was owed since the last solve.
+        if old_modes and n:
+            since = now - self._last_solve if self._last_solve is not None else 0.0
+            owed = (old.deficit[rows] + old.x[rows] * since - (old.time[rows] - credit))
+            placed = old.mode[rows]
+            if old_modes == modes:
+                table.deficit[:n] = owed
+                table.mode[:n] = placed
+            else:
+                for i, mode in enumerate(old_modes):
+                    j = index.get(mode)
+                    if j is not None:
+                        table.deficit[:n, j] = owed[:, i]
+                remap = np.array([index.get(mode, index.get((mode[0], None), -1))
+                                  for mode in old_modes] + [-1], dtype=np.int64)
+                table.mode[:n] = remap[placed]  # placed = -1 picks the trailing -1
+        self._modes, self._mode_index, self._table = modes, index, table
+        self._mode_type = np.array([k for k, _ in modes], dtype=np.int64)
+        self._mode_partner = np.array(
+            [-1 if key is None else self._class_id.setdefault(key, len(self._class_id))
+             for _, key in modes], dtype=np.int64)
+        self._type_time = np.full(m, credit * n)
+        self._last_solve = now
         self._dirty = False
 
-    # ---- the mechanism ------------------------------------------------------------------
-    def _account(self, view: ClusterView) -> None:
-        """Credit the time since the last call to each running job's current type."""
-        now = view.now
+    def _rank_types(self) -> list[int]:
+        """GPU types fastest first: by the mean, over every job seen so far, of its throughput
+        there relative to its best (a cluster-wide order that settles as jobs arrive)."""
+        speed = self._speed if len(self._speed) == len(self._types) else np.zeros(
+            len(self._types))
+        return sorted(range(len(self._types)), key=lambda k: (-speed[k], self._types[k]))
+
+    # ---- accounting ---------------------------------------------------------------------
+    def _account(self, now: float) -> None:
+        """Credit the time since the last call to each running job's mode and its type (wall
+        time per job, a pair's once, whatever the gang: Gavel's `_done_callback`)."""
         held = now - self._accounted_at
-        if held > 0:
-            for job in view.running.values():
-                received = self.received_s.get(job)
-                if received is not None and job.gpus:
-                    gpu_type = view.gpu_type_of(job.gpus[0])
-                    received[gpu_type] = received.get(gpu_type, 0.0) + held
         self._accounted_at = now
+        table = self._table
+        if held <= 0 or not table.n:
+            return
+        mode = table.mode[:table.n]
+        rows = np.flatnonzero(mode >= 0)
+        if not len(rows):
+            return
+        modes = mode[rows]
+        table.time[rows, modes] += held
+        paired = self._mode_partner[modes] >= 0
+        self._type_time += np.bincount(self._mode_type[modes],
+                                       weights=np.where(paired, held / 2, held),
+                                       minlength=len(self._type_time))
 
-    def _priorities(self, view: ClusterView) -> list[_Entry]:
-        """(−priority, −X, submit order, type index, job), best first."""
-        now = view.now
-        entries: list[_Entry] = []
-        for job, shares in self.allocation_matrix.items():
-            elapsed = now - job.spec.submit_time
-            received = self.received_s[job]
-            for k, (gpu_type, share) in enumerate(shares.items()):
-                if share <= _MIN_SHARE:
-                    continue
-                got = received.get(gpu_type, 0.0)
-                priority = share / (got / elapsed) if got > 0 and elapsed > 0 else math.inf
-                entries.append((-priority, -share, job.spec.index, k, job))
-        entries.sort(key=lambda e: e[:4])
-        return entries
+    def _can_resolve(self, now: float) -> bool:
+        return self._dirty and (self._last_solve is None
+                                or now - self._last_solve >= self.resolve_interval_s)
 
-    def priorities(self, view: ClusterView) -> dict[tuple[object, str], float]:
-        """priority[(job id, type)] as the next round would rank them (for inspection)."""
-        return {(e[4].job_id, view.gpu_types[e[3]]): -e[0] for e in self._priorities(view)}
-
+    # ---- the mechanism ------------------------------------------------------------------
     def schedule(self, view: ClusterView):
-        self._account(view)
-        if not view.is_round and (
-                (not self.fill_idle and view.running)
-                or view.free_gpus() < self.min_pending_demand()
-                or not self.min_pending_demand()):
-            return None  # nothing to decide before the round: X may wait too
-        if self._dirty:
-            self._resolve(view)
-        if view.is_round:
-            return self._assign_round(view)
-        return self._fill(view)
+        self._view = view
+        self._account(view.now)
+        if self._deferred and not view.is_round:
+            return self._restart_deferred(view)
+        nothing_runs = not view.running and self.min_pending_demand() > 0
+        if view.is_round or nothing_runs:
+            # with nothing running, waiting for the interval could stall the cluster (Gavel
+            # forces a reset then too)
+            if self._can_resolve(view.now) or (nothing_runs and self._dirty) or not self._modes:
+                self._resolve(view)
+            return self._assign(view, full=True)
+        if (self.fill_idle and self.min_pending_demand()
+                and view.free_gpus() >= self.min_pending_demand()):
+            if self._can_resolve(view.now):
+                self._resolve(view)
+            return self._assign(view, full=False)
+        return None
 
-    def _assign_round(self, view: ClusterView):
-        types = view.gpu_types
-        room = dict.fromkeys(types, 0)
-        for (gpu_type, _vc), gpus in view.pool_capacity().items():
-            room[gpu_type] = room.get(gpu_type, 0) + gpus
-        chosen: dict[JobState, str] = {}
-        for entry in self._priorities(view):
-            job, gpu_type = entry[4], types[entry[3]]
-            need = job.spec.num_gpus
-            if job in chosen or room[gpu_type] < need:
+    def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
+        """priority[row, mode] of the given rows (exact mode: seconds owed)."""
+        table = self._table
+        x, time = table.x[rows], table.time[rows]
+        if self.exact:
+            since = now - (self._last_solve or 0.0)
+            owed = x * since - (time - self.period_s / 2)
+            return np.where(x > 0, owed, -np.inf)
+        type_time = self._type_time[self._mode_type][None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(type_time > 0, time / type_time, 0.0)
+            priority = np.where(fraction > 0, x / fraction, x * _NEW_PRIORITY)
+        return np.where(x > 0, priority, 0.0)
+
+    def _order_types(self) -> list[int]:
+        if self.heterogeneity_aware:
+            return list(self._type_order)
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+        return [int(k) for k in self._rng.permutation(len(self._types))]
+
+    def _choose(self, now: float, room: np.ndarray, only_pending: bool
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Gavel's greedy pass: rows, modes and partner rows (-1: alone), priority order."""
+        table = self._table
+        rows = np.flatnonzero(table.active[:table.n])
+        if only_pending:
+            rows = rows[table.mode[rows] < 0]
+        if self.exact or not self.zero_priority_fill:  # only jobs with some X can run
+            rows = rows[(table.x[rows] > 0).any(axis=1)]
+        none = np.zeros(0, dtype=np.int64)
+        if not len(rows):
+            return none, none, none
+        priority = self._priorities(rows, now)
+        x, deficit = table.x[rows], table.deficit[rows]
+        usable, gang = table.usable[rows], table.gang[rows]
+        taken = np.zeros(len(rows), dtype=bool)
+        chosen: list[tuple[int, int, int]] = []
+        picked: list[np.ndarray] = []
+        picked_modes: list[np.ndarray] = []
+        packed = len(self._modes) > len(self._types)
+        for k in self._order_types():
+            if room[k] <= 0:
                 continue
-            chosen[job] = gpu_type
-            room[gpu_type] -= need
+            single = self._mode_index[(k, None)]
+            if not packed:
+                p, d, a = priority[:, single], deficit[:, single], x[:, single]
+                ranked = np.lexsort((rows, -a, -d, -p))
+                ok = usable[ranked, k] & ~taken[ranked]
+                if self.exact:
+                    ok &= a[ranked] > 0
+                elif not self.zero_priority_fill:
+                    ok &= p[ranked] > 0
+                ranked = ranked[ok]
+                if (gang[ranked] == 1).all():  # fast path: the first `room` of them
+                    pick = ranked[:room[k]]
+                else:
+                    pick = []
+                    left = room[k]
+                    for i in ranked:
+                        if gang[i] <= left:
+                            pick.append(i)
+                            left -= gang[i]
+                            if not left:
+                                break
+                    pick = np.asarray(pick, dtype=np.int64)
+                taken[pick] = True
+                room[k] -= int(gang[pick].sum())
+                picked.append(rows[pick])
+                picked_modes.append(np.full(len(pick), single, dtype=np.int64))
+                continue
+            self._choose_packed(k, rows, priority, x, deficit, usable, gang, taken, room,
+                                chosen)
+        if not packed:
+            if not picked:
+                return none, none, none
+            out = np.concatenate(picked)
+            return out, np.concatenate(picked_modes), np.full(len(out), -1, dtype=np.int64)
+        if not chosen:
+            return none, none, none
+        array = np.array(chosen, dtype=np.int64).reshape(-1, 3)
+        return array[:, 0], array[:, 1], array[:, 2]
+
+    def _choose_packed(self, k, rows, priority, x, deficit, usable, gang, taken, room,
+                       chosen) -> None:
+        """The greedy pass over type k's entries when modes include job pairs."""
+        table = self._table
+        modes = np.flatnonzero(self._mode_type == k)
+        single = self._mode_index[(k, None)]
+        want = (x[:, modes] > 0) | (modes == single)[None, :]
+        cand_i, cand_j = np.nonzero(want)
+        cand_m = modes[cand_j]
+        p, d, a = priority[cand_i, cand_m], deficit[cand_i, cand_m], x[cand_i, cand_m]
+        ranked = np.lexsort((cand_m, rows[cand_i], -a, -d, -p))
+        keys = table.key[rows]
+        by_class: dict[tuple[int, int], list[int]] = {}
+        for r in ranked:
+            if room[k] <= 0:
+                break
+            i, mode = int(cand_i[r]), int(cand_m[r])
+            if taken[i] or not usable[i, k] or gang[i] > room[k]:
+                continue
+            if (self.exact and not x[i, mode] > 0) or (
+                    not self.zero_priority_fill and not priority[i, mode] > 0):
+                continue
+            partner_class = self._mode_partner[mode]
+            if partner_class < 0:
+                taken[i] = True
+                room[k] -= gang[i]
+                chosen.append((int(rows[i]), mode, -1))
+                continue
+            back = self._mode_index.get((k, self._class_key(keys[i])))
+            if back is None:
+                continue
+            candidates = by_class.get((back, partner_class))
+            if candidates is None:
+                members = np.flatnonzero((keys == partner_class) & (x[:, back] > 0))
+                members = members[np.argsort(-priority[members, back], kind="stable")]
+                candidates = by_class[(back, partner_class)] = [int(j) for j in members]
+            mate = next((j for j in candidates if j != i and not taken[j]
+                         and gang[j] == gang[i]), None)
+            if mate is None:
+                continue
+            taken[i] = taken[mate] = True
+            room[k] -= gang[i]
+            chosen.append((int(rows[i]), mode, int(rows[mate])))
+
+    def _class_key(self, class_id: int) -> object:
+        if not hasattr(self, "_class_keys") or len(self._class_keys) != len(self._class_id):
+            self._class_keys = {v: key for key, v in self._class_id.items()}
+        return self._class_keys[int(class_id)]
+
+    def _room(self, view: ClusterView, free_only: bool) -> np.ndarray:
+        if free_only:
+            free = view.free_by_type()
+            return np.array([free.get(t, 0) for t in self._types], dtype=np.int64)
+        return self.capacities(view).astype(np.int64)
+
+    def _assign(self, view: ClusterView, full: bool):
+        table = self._table
+        if not len(self._jobs):
+            return None
+        rows, modes, mates = self._choose(view.now, self._room(view, free_only=not full),
+                                          only_pending=not full)
         alloc = view.allocation()
-        for job in list(view.running.values()):
-            if chosen.get(job) != view.gpu_type_of(job.gpus[0]):
-                del alloc[job]
-                self._requeued(job)
-        for job, gpu_type in chosen.items():  # in priority order
-            if job.gpus and view.gpu_type_of(job.gpus[0]) == gpu_type:
-                continue  # lease extension: same type, same GPUs
-            gpus = view.place(job, gpu_type=gpu_type)
-            if gpus is not None:
-                alloc[job] = gpus
-                self._started(job)  # balances the _requeued of a job that moves
+        running = np.flatnonzero(table.mode[:table.n] >= 0)
+        if len(running) != len(view.running):  # our record drifted: rebuild it
+            self._resync(view)
+            running = np.flatnonzero(table.mode[:table.n] >= 0)
+        if (mates >= 0).any() or self._partner or self.charge_type_change:
+            self._assign_general(view, alloc, rows, modes, mates, full)
+        else:
+            self._assign_singles(view, alloc, rows, modes, running, full)
+        if self._deferred:
+            view.wake_at(view.now + _RESTART_DELAY_S)
         return alloc
 
-    def _fill(self, view: ClusterView):
-        """Place waiting jobs on free GPUs in priority order, preempting no one."""
-        alloc = view.allocation()
-        placed: set[JobState] = set()
-        types = view.gpu_types
-        for entry in self._priorities(view):
-            job = entry[4]
-            if view.free_gpus() < self.min_pending_demand():
-                break
-            if job in placed or job.gpus:
+    def _resync(self, view: ClusterView) -> None:
+        table = self._table
+        table.mode[:] = -1
+        for job in view.running.values():
+            row = table.row.get(job)
+            if row is not None:
+                k = self._types.index(view.gpu_type_of(job.gpus[0]))
+                partner = self._partner.get(job)
+                key = None if partner is None else self.partner_key(partner)
+                table.mode[row] = self._mode_index.get((k, key), self._mode_index[(k, None)])
+
+    def _assign_singles(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
+                        running: np.ndarray, full: bool) -> None:
+        """Every job alone on its GPUs: keep, remove and place with array bookkeeping."""
+        table = self._table
+        jobs = table.jobs
+        target = np.full(table.n, -1, dtype=np.int64)
+        target[rows] = modes
+        if full and len(running):
+            wanted = target[running]
+            stay = (wanted >= 0) & (self._mode_type[np.maximum(wanted, 0)]
+                                    == self._mode_type[table.mode[running]])
+            for row in running[~stay]:
+                job = jobs[row]
+                del alloc[job]
+                self._requeued(job)
+            table.mode[running[~stay]] = -1
+            table.mode[running[stay]] = wanted[stay]
+        new = rows[table.mode[rows] < 0]
+        if not len(new):
+            return
+        new = new[np.argsort(-table.gang[new], kind="stable")]  # largest gangs first
+        types = self._types
+        for row in new:
+            job = jobs[row]
+            gpu_type = types[self._mode_type[target[row]]]
+            gpus = (view.place(job, gpu_type=gpu_type)
+                    or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
+            if gpus is None:
                 continue
-            gpus = view.place(job, gpu_type=types[entry[3]])
-            if gpus is not None:
+            alloc[job] = gpus
+            self._started(job)
+            table.mode[row] = target[row]
+
+    def _assign_general(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
+                        mates: np.ndarray, full: bool) -> None:
+        """The same with packed pairs or deferred type changes."""
+        table = self._table
+        jobs = table.jobs
+        chosen = list(zip(rows.tolist(), modes.tolist(), mates.tolist(), strict=True))
+        want: dict[JobState, tuple[int, JobState | None]] = {}
+        for row, mode, mate in chosen:
+            k = int(self._mode_type[mode])
+            partner = None if mate < 0 else jobs[mate]
+            want[jobs[row]] = (k, partner)
+            if partner is not None:
+                want[partner] = (k, jobs[row])
+        moving: set[JobState] = set()
+        kept: set[JobState] = set()
+        if full:
+            type_index = {t: k for k, t in enumerate(self._types)}
+            gpu_type_of = view.cluster.gpu_type_of
+            for job in list(view.running.values()):
+                if self._keeps(view, job, want):
+                    kept.add(job)
+                    continue
+                target = want.get(job)
+                del alloc[job]
+                self._requeued(job)
+                table.mode[table.row[job]] = -1
+                if (self.charge_type_change and target is not None
+                        and target[0] != type_index[gpu_type_of[job.gpus[0]]]):
+                    moving.add(job)
+                    if target[1] is not None:
+                        moving.add(target[1])
+            for job in list(self._partner):  # forget pairings broken above
+                if job not in kept or self._partner[job] not in kept:
+                    del self._partner[job]
+        else:
+            kept = set(view.running.values())
+        to_place = []
+        for row, mode, mate in chosen:
+            job = jobs[row]
+            if job in kept and (mate < 0 or (jobs[mate] in kept
+                                              and self._partner.get(job) is jobs[mate])):
+                table.mode[row] = mode  # lease extension
+                if mate >= 0:
+                    table.mode[mate] = self._mode_index.get(
+                        (int(self._mode_type[mode]), self.partner_key(job)), mode)
+                continue
+            to_place.append((row, mode, mate))
+        to_place.sort(key=lambda c: -table.gang[c[0]])  # stable: priority order within a size
+        for row, mode, mate in to_place:  # largest gangs first
+            job, k = jobs[row], int(self._mode_type[mode])
+            partner = None if mate < 0 else jobs[mate]
+            if job in moving or partner in moving:
+                self._deferred[job] = (k, partner)
+                continue
+            self._place(view, alloc, job, k, partner)
+
+    def _keeps(self, view: ClusterView, job: JobState,
+               want: dict[JobState, tuple[int, JobState | None]]) -> bool:
+        """Whether a running job keeps its GPUs this round (lease extension)."""
+        target = want.get(job)
+        if target is None or self._types[target[0]] != view.gpu_type_of(job.gpus[0]):
+            return False
+        mate = self._partner.get(job)
+        if mate is None or target[1] is mate:
+            return True
+        # packed with a job it no longer pairs with: the lower-indexed one keeps the GPUs
+        mate_target = want.get(mate)
+        mate_stays = (mate_target is not None and mate_target[1] is None
+                      and mate_target[0] == target[0])
+        return target[1] is None and (not mate_stays or job.spec.index < mate.spec.index)
+
+    def _place(self, view: ClusterView, alloc, job: JobState, k: int,
+               partner: JobState | None) -> None:
+        gpu_type = self._types[k]
+        if partner is None:
+            if job not in alloc:
+                gpus = (view.place(job, gpu_type=gpu_type)
+                        or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
+                if gpus is None:
+                    return
                 alloc[job] = gpus
-                placed.add(job)
                 self._started(job)
+            self._set_mode(job, k, None)
+            return
+        if self._partner.get(job) is partner and job in alloc and partner in alloc:
+            self._set_mode(job, k, partner)  # lease extension of the pair
+            self._set_mode(partner, k, job)
+            return
+        # anchor: a member already running alone on this type; the other joins it
+        anchor = next((j for j in (job, partner) if j in alloc and j not in self._partner
+                       and view.gpu_type_of(alloc[j][0]) == gpu_type), None)
+        if anchor is None:
+            anchor = job if job not in alloc else partner
+            if anchor in alloc:
+                return
+            gpus = (view.place(anchor, gpu_type=gpu_type)
+                    or view.place(anchor, gpu_type=gpu_type, strategy="best_fit"))
+            if gpus is None:
+                return
+            alloc[anchor] = gpus
+            self._started(anchor)
+        other = partner if anchor is job else job
+        if other in self._partner:
+            self._set_mode(anchor, k, None)
+            return  # still packed with someone else on its GPUs
+        was_running = other in alloc
+        alloc.pack(other, alloc[anchor])
+        if not was_running:
+            self._started(other)
+        self._partner[other], self._partner[anchor] = anchor, other
+        self._set_mode(anchor, k, other)
+        self._set_mode(other, k, anchor)
+
+    def _set_mode(self, job: JobState, k: int, partner: JobState | None) -> None:
+        index = self._mode_index
+        mode = index[(k, None)] if partner is None else index.get(
+            (k, self.partner_key(partner)), index[(k, None)])
+        self._table.mode[self._table.row[job]] = mode
+
+    def _restart_deferred(self, view: ClusterView):
+        """The follow-up call of `charge_type_change`: start the jobs moved between types."""
+        alloc = view.allocation()
+        deferred, self._deferred = self._deferred, {}
+        for job, (k, partner) in deferred.items():
+            if job.gpus or job not in self._jobs:
+                continue
+            if partner is not None and partner not in self._jobs:
+                partner = None
+            self._place(view, alloc, job, k, partner)
         return alloc

@@ -1,23 +1,36 @@
-"""Gavel's policies, registered under Gavel's own names (Narayanan et al., OSDI 2020).
+"""Gavel's LP policies, registered under Gavel's own names (Narayanan et al., OSDI 2020).
 
 `_perf` = heterogeneity-aware (the LP sees each job's throughput on each type, from
 `view.estimator`); no suffix = the heterogeneity-agnostic baseline of the paper, whose LP
-sees throughput 1 on every type the job can use. Priority weights are the jobs' `priority`.
-All use the round-based mechanism of `mechanism.py` (360 s rounds by default).
+sees throughput 1 on every type the job can use — and, as any split of a job's time over
+such types is then equally optimal, gets it spread over them in proportion to their GPU
+counts (`lp.spread_evenly`: what Gavel's interior-point solver returns). Priority weights
+are the jobs' `priority`. All use the round-based mechanism of `mechanism.py` (360 s
+rounds, re-solve at most every 1920 s after a job-set change; see there for the options
+`fill_idle`, `resolve_interval_s`, `exact`, `charge_type_change`).
 
 - `max_min_fairness`, `max_min_fairness_perf`: LAS / max-min fairness (§4.1), fairness
-  measured as throughput × GPUs relative to the job's equal-share throughput.
-- `max_sum_throughput_perf`: maximise total normalised throughput (§4.2); a job whose best
-  use is 0 waits until the job set changes, as in Gavel.
-- `finish_time_fairness`, `finish_time_fairness_perf`: Themis' ρ (§4.1), min max_j ρ_j
-  with ρ_j = time in the system under X over time under the equal share, elapsed time and
+  measured as throughput × GPUs / (weight × equal-share throughput).
+- `finish_time_fairness`, `finish_time_fairness_perf`: Themis' ρ (§4.1), min max_j ρ_j with
+  ρ_j = time in the system under X over time under the equal share, elapsed time and
   remaining steps taken at the solve (`view.estimator.remaining_steps`). The agnostic form
-  counts remaining work as seconds on the job's fastest type, at rate 1 on every type; as
-  the equal share already reaches ρ = 1 for every job, its optimum is then the max-min one
-  whatever the remaining work (only heterogeneity lets jobs beat ρ = 1). An estimate of 0
-  steps left is counted as 1% of the job's work, so the job still gets time.
-Not yet built: makespan, cost, FIFO, hierarchical and `_packed` (space-sharing) variants,
-`exact=True` and type-move overheads (issue 5).
+  counts remaining work as seconds on the job's fastest type, at rate 1 on every type.
+- `min_total_duration_perf`, `min_total_duration`: minimise the makespan of the active jobs
+  (§4.2) — one LP over 1/T instead of Gavel's bisection on T. Gavel's own
+  `min_total_duration` is heterogeneity-aware: it is our `min_total_duration_perf`; ours
+  without the suffix is the agnostic baseline, to keep the suffix convention.
+- `max_sum_throughput_perf`: maximise total normalised throughput (§4.2).
+- `min_cost`, `min_cost_slo`: maximise normalised throughput per dollar (§4.2), with
+  `cost_per_hour` per GPU type from the cluster file (`gpu_types: {V100: {cost_per_hour:
+  ...}}`) or the `cost_per_hour={type: price}` parameter; `min_cost_slo` adds, for each job
+  with a `deadline` still ahead, the rate that finishes its remaining steps by then (Gavel's
+  SLO rows). Jobs run only where X > 0 (Gavel's mechanism would also hand idle GPUs to
+  priority-0 jobs, adding the cost the policy avoids). Gavel has these in
+  heterogeneity-aware form only (an agnostic cost policy
+  would put every job on the cheapest GPU); they are also found under Gavel's names
+  `max_sum_throughput_normalized_by_cost_perf` and `..._perf_SLOs`.
+An estimate of 0 steps left (a noisy estimator, a job past its estimated end) is counted as
+1% of the job's work, so that the job still gets time.
 """
 
 from __future__ import annotations
@@ -27,18 +40,56 @@ import numpy as np
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.policies.gavel import lp
-from dlsched.policies.gavel.mechanism import GavelPolicy
+from dlsched.policies.gavel.mechanism import (
+    DEFAULT_RESOLVE_INTERVAL_S,
+    DEFAULT_ROUND_S,
+    DEFAULT_SLICE_S,
+    GavelPolicy,
+)
 from dlsched.policies.registry import register
 
 
+class LPPolicy(GavelPolicy):
+    """A Gavel policy whose X comes from an LP over the problem the policy is allowed to see
+    (the agnostic ones see throughput 1 on every usable type)."""
+
+    def objective(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView
+                  ) -> np.ndarray:
+        raise NotImplementedError
+
+    def seen(self, problem: lp.Problem) -> lp.Problem:
+        if self.heterogeneity_aware:
+            return problem
+        return lp.Problem(problem.usable.astype(float), problem.scale_factors,
+                          problem.capacities, problem.weights, problem.allowed)
+
+    def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
+        seen = self.seen(problem)
+        x = self.objective(seen, jobs, view)
+        return x if self.heterogeneity_aware else lp.spread_evenly(seen, x)
+
+    def remaining(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView
+                  ) -> np.ndarray:
+        """Remaining work as the LP counts it: estimated steps (at least 1% of the job), or
+        for the agnostic policies seconds on the job's fastest type."""
+        now, estimator = view.now, view.estimator
+        remaining = np.array([max(estimator.remaining_steps(job, now),
+                                  0.01 * estimator.total_steps(job.spec)) for job in jobs])
+        if not self.heterogeneity_aware:
+            best = np.array([estimator.best_type(job.spec)[1] for job in jobs])
+            remaining = np.divide(remaining, best, out=np.zeros_like(remaining),
+                                  where=best > 0)
+        return remaining
+
+
 @register("max_min_fairness")
-class MaxMinFairness(GavelPolicy):
+class MaxMinFairness(LPPolicy):
     """Gavel LAS / max-min fairness, heterogeneity-agnostic baseline (OSDI 2020)."""
 
     name = "max_min_fairness"
     heterogeneity_aware = False
 
-    def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
+    def objective(self, problem, jobs, view):
         return lp.max_min_fairness(problem)
 
 
@@ -51,35 +102,25 @@ class MaxMinFairnessPerf(MaxMinFairness):
 
 
 @register("max_sum_throughput_perf")
-class MaxSumThroughputPerf(GavelPolicy):
+class MaxSumThroughputPerf(LPPolicy):
     """Gavel maximum total (normalised) throughput, heterogeneity-aware (OSDI 2020)."""
 
     name = "max_sum_throughput_perf"
-    heterogeneity_aware = True
 
-    def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
+    def objective(self, problem, jobs, view):
         return lp.max_sum_throughput(problem)
 
 
 @register("finish_time_fairness")
-class FinishTimeFairness(GavelPolicy):
+class FinishTimeFairness(LPPolicy):
     """Gavel finish-time fairness (Themis' ρ), heterogeneity-agnostic baseline (OSDI 2020)."""
 
     name = "finish_time_fairness"
     heterogeneity_aware = False
 
-    def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
-        now, estimator = view.now, view.estimator
-        elapsed = [now - job.spec.submit_time for job in jobs]
-        # An estimate of 0 steps left (a noisy estimator, a job past its estimated end) would
-        # leave the job out of the LP and with no time at all: count it as 1% of its work.
-        remaining = np.array([max(estimator.remaining_steps(job, now),
-                                  0.01 * estimator.total_steps(job.spec)) for job in jobs])
-        if not self.heterogeneity_aware:  # in seconds on the fastest type, at rate 1
-            best = np.array([estimator.best_type(job.spec)[1] for job in jobs])
-            remaining = np.divide(remaining, best, out=np.zeros_like(remaining),
-                                  where=best > 0)
-        return lp.finish_time_fairness(problem, elapsed, remaining)
+    def objective(self, problem, jobs, view):
+        elapsed = [view.now - job.spec.submit_time for job in jobs]
+        return lp.finish_time_fairness(problem, elapsed, self.remaining(problem, jobs, view))
 
 
 @register("finish_time_fairness_perf")
@@ -88,3 +129,76 @@ class FinishTimeFairnessPerf(FinishTimeFairness):
 
     name = "finish_time_fairness_perf"
     heterogeneity_aware = True
+
+
+@register("min_total_duration")
+class MinTotalDuration(LPPolicy):
+    """Gavel minimum makespan of the active jobs, heterogeneity-agnostic baseline."""
+
+    name = "min_total_duration"
+    heterogeneity_aware = False
+
+    def objective(self, problem, jobs, view):
+        return lp.min_total_duration(problem, self.remaining(problem, jobs, view))
+
+
+@register("min_total_duration_perf")
+class MinTotalDurationPerf(MinTotalDuration):
+    """Gavel minimum makespan of the active jobs, heterogeneity-aware (OSDI 2020)."""
+
+    name = "min_total_duration_perf"
+    heterogeneity_aware = True
+
+
+@register("min_cost")
+@register("max_sum_throughput_normalized_by_cost_perf")
+class MinCost(LPPolicy):
+    """Gavel minimum cost: most normalised throughput per dollar (OSDI 2020)."""
+
+    name = "min_cost"
+    slo = False
+    zero_priority_fill = False  # idle GPUs a job's X does not use would only add cost
+
+    def __init__(self, cost_per_hour: dict[str, float] | None = None,
+                 round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
+                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
+                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
+                 seed: int = 0) -> None:
+        super().__init__(round_s=round_s, fill_idle=fill_idle,
+                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
+                         charge_type_change=charge_type_change, seed=seed)
+        self.cost_per_hour = dict(cost_per_hour or {})
+
+    def prices(self, view: ClusterView) -> np.ndarray:
+        given = {str(t).strip().lower(): float(p) for t, p in self.cost_per_hour.items()}
+        prices = []
+        for gpu_type in view.gpu_types:
+            price = given.get(gpu_type, view.cluster.gpu_types[gpu_type].cost_per_hour)
+            if price is None or not price > 0:
+                raise ValueError(
+                    f"{self.name}: no cost_per_hour for GPU type "
+                    f"{view.cluster.display_name(gpu_type)!r}; set it in the cluster file "
+                    f"(gpu_types: {{{view.cluster.display_name(gpu_type)}: {{cost_per_hour: "
+                    f"...}}}}) or pass cost_per_hour={{...}} to the policy")
+            prices.append(price)
+        return np.array(prices)
+
+    def objective(self, problem, jobs, view):
+        required = None
+        if self.slo:
+            remaining = self.remaining(problem, jobs, view)
+            required = np.zeros(len(jobs))
+            for i, job in enumerate(jobs):
+                deadline = job.spec.deadline
+                if deadline is not None and deadline > view.now:
+                    required[i] = remaining[i] / (deadline - view.now)
+        return lp.min_cost(problem, self.prices(view), required)
+
+
+@register("min_cost_slo")
+@register("max_sum_throughput_normalized_by_cost_perf_SLOs")
+class MinCostSlo(MinCost):
+    """Gavel minimum cost subject to each job's deadline (SLO) (OSDI 2020)."""
+
+    name = "min_cost_slo"
+    slo = True

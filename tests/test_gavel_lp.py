@@ -1,0 +1,171 @@
+"""Gavel's allocation LPs for makespan, cost, FIFO, space sharing and hierarchy: optima on
+two or three jobs worked out by hand, and agreement between the two HiGHS back ends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dlsched.policies.gavel import lp
+from dlsched.policies.gavel.fifo import fifo_fastest
+from dlsched.policies.gavel.hierarchical import hierarchical
+from dlsched.policies.gavel.lp import Problem, check_feasible
+from dlsched.policies.gavel.packing import max_min_fairness_packed
+
+# ---- minimum makespan -----------------------------------------------------------------------
+
+
+def test_min_total_duration_gives_the_v100_to_the_job_that_needs_it():
+    """A (2 steps/s on V100, 1 on K80, 20 steps left), B (1 anywhere, 10 left): T* = 10 s."""
+    # z = 1/T: B runs at ≤ 1 step/s whatever X (b_V + b_K ≤ 1), so 10·z ≤ 1: z ≤ 1/10.
+    # A reaches 20·z = 2 only with a_V = 1 (2·a_V + a_K ≤ 2 with a_V + a_K ≤ 1), leaving the
+    # K80 to B (b_K = 1). The optimum is unique: X = identity, both finish at T = 10 s.
+    problem = Problem.build([[2.0, 1.0], [1.0, 1.0]], [1, 1], [1, 1])
+    x = lp.min_total_duration(problem, [20.0, 10.0])
+    assert x == pytest.approx(np.eye(2), abs=1e-9)
+    assert lp.makespan(problem, x, [20.0, 10.0]) == pytest.approx(10.0)
+
+
+def test_min_total_duration_splits_one_gpu_in_proportion_to_work():
+    """Two jobs at 1 step/s on one GPU, 30 and 10 steps left: X = (¾, ¼), both end at 40 s."""
+    # a ≥ 30·z, b ≥ 10·z, a + b ≤ 1 → z ≤ 1/40, with equality only at a = ¾, b = ¼.
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    x = lp.min_total_duration(problem, [30.0, 10.0])
+    assert x[:, 0] == pytest.approx([0.75, 0.25], abs=1e-9)
+    assert lp.makespan(problem, x, [30.0, 10.0]) == pytest.approx(40.0)
+
+
+# ---- minimum cost -------------------------------------------------------------------------
+
+
+def test_min_cost_picks_the_most_throughput_per_dollar():
+    """V100 at $3/h runs the job at 10 steps/s, a K80 at $1/h at 4: the K80 wins."""
+    # normalised value per dollar: V100 (10/10)/3 = 0.333, K80 (4/10)/1 = 0.4 → X = (0, 1)
+    problem = Problem.build([[10.0, 4.0]], [1], [1, 1])
+    x = lp.min_cost(problem, [3.0, 1.0])
+    assert x == pytest.approx(np.array([[0.0, 1.0]]), abs=1e-9)
+
+
+def test_min_cost_slo_buys_just_enough_v100_time():
+    """Needing 6 steps/s (K80 gives 4) takes a_V = ⅓, a_K = ⅔: the cheapest X meeting it."""
+    # max a_V/3 + 0.4·a_K s.t. 10·a_V + 4·a_K ≥ 6, a_V + a_K ≤ 1. On a_V + a_K = 1 the value
+    # 0.4 − a_V/15 falls with a_V and the SLO needs 4 + 6·a_V ≥ 6, i.e. a_V ≥ ⅓.
+    problem = Problem.build([[10.0, 4.0]], [1], [1, 1])
+    x = lp.min_cost(problem, [3.0, 1.0], required_steps_per_s=[6.0])
+    assert x[0] == pytest.approx([1 / 3, 2 / 3], abs=1e-7)
+
+
+def test_min_cost_drops_an_slo_no_allocation_can_meet():
+    """20 steps/s exceeds the job's best (10): the SLO row is dropped, not the solve."""
+    problem = Problem.build([[10.0, 4.0]], [1], [1, 1])
+    x = lp.min_cost(problem, [3.0, 1.0], required_steps_per_s=[20.0])
+    assert x == pytest.approx(np.array([[0.0, 1.0]]), abs=1e-9)
+
+
+# ---- FIFO ---------------------------------------------------------------------------------
+
+
+def test_fifo_fastest_fills_in_arrival_order_and_stops_at_the_first_misfit():
+    """Three V100-loving jobs, 1 V100 + 1 K80: the first gets the V100, the second the K80."""
+    problem = Problem.build([[10.0, 1.0], [5.0, 1.0], [8.0, 2.0]], [1, 1, 1], [1, 1])
+    assert fifo_fastest(problem) == pytest.approx(np.array([[1, 0], [0, 1], [0, 0]]))
+
+
+# ---- agnostic spread ----------------------------------------------------------------------
+
+
+def test_agnostic_time_is_spread_over_types_by_their_gpu_counts():
+    """Three 1-GPU jobs on 2 V100 + 1 K80, all at rate 1: each runs ⅔ on V100, ⅓ on K80."""
+    problem = Problem.build(np.ones((3, 2)), [1, 1, 1], [2, 1])
+    x = lp.spread_evenly(problem, lp.max_min_fairness(problem))
+    assert x == pytest.approx(np.tile([2 / 3, 1 / 3], (3, 1)), abs=1e-9)
+    check_feasible(problem, x)
+
+
+# ---- space sharing ------------------------------------------------------------------------
+
+
+def pair_rates(table: dict):
+    return lambda i, j, k: table.get((i, j, k), (0.0, 0.0))
+
+
+def test_packed_max_min_packs_two_jobs_that_keep_80_percent_each():
+    """A, B alone at 1 step/s on one GPU, 0.8 each when packed: packed all the time, t = 1.6."""
+    # Equal share ½ each: coef = T·s / (w·T_equal) = 2 per unit of time alone, 2·0.8 = 1.6
+    # per unit packed. With y the packed time and a = b = (1 − y)/2 alone, min = 1 + 0.6·y:
+    # y = 1 is optimal (time sharing alone would give each 1).
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    modes, x = max_min_fairness_packed(problem, np.array([0, 1]),
+                                       pair_rates({(0, 1, 0): (0.8, 0.8)}))
+    assert modes == [(0, None), (0, 0), (0, 1)]
+    assert x == pytest.approx(np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), abs=1e-9)
+
+
+def test_packed_max_min_ignores_pairs_worse_than_taking_turns():
+    """Packed rates 0.4 + 0.4 < 1: the pair is no candidate, each job runs alone half the time."""
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    modes, x = max_min_fairness_packed(problem, np.array([0, 1]),
+                                       pair_rates({(0, 1, 0): (0.4, 0.4)}))
+    assert modes == [(0, None)]
+    assert x[:, 0] == pytest.approx([0.5, 0.5], abs=1e-9)
+
+
+def test_packed_max_min_pairs_two_members_of_one_class():
+    """Two identical jobs (one class) that keep 80% packed: each member packed all the time."""
+    # One class of 2 members: a pair uses the GPU once for two members, so y = 1 per member
+    # costs 2·1·1/2 = 1 GPU.
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    modes, x = max_min_fairness_packed(problem, np.array([0, 0]),
+                                       pair_rates({(0, 0, 0): (0.8, 0.8)}))
+    assert modes == [(0, None), (0, 0)]
+    assert x == pytest.approx(np.array([[0.0, 1.0], [0.0, 1.0]]), abs=1e-9)
+
+
+# ---- hierarchical -------------------------------------------------------------------------
+
+
+def test_hierarchical_splits_gpus_between_entities_before_jobs():
+    """User A (2 jobs) and user B (1 job), 2 GPUs: B's job gets a GPU, A's jobs half each."""
+    # Flat max-min would give every job ⅔; per entity, A's two jobs share one GPU.
+    problem = Problem.build(np.ones((3, 1)), [1, 1, 1], [2])
+    x = hierarchical(problem, np.array([0, 0, 1]), np.array([1.0, 1.0]))
+    assert x[:, 0] == pytest.approx([0.5, 0.5, 1.0], abs=1e-6)
+
+
+def test_hierarchical_entity_weights_scale_their_share():
+    """Weights 3 (A) and 1 (B): A gets 1.5 GPUs (¾ per job), B ½."""
+    # normalised throughput per unit of time = 1 / e with e = 2/3: A: 1.5·(x1 + x2) ≥ 3t,
+    # B: 1.5·x3 ≥ t and x1 + x2 + x3 ≤ 2 give t = ¾, x1 + x2 = 1.5, x3 = ½.
+    problem = Problem.build(np.ones((3, 1)), [1, 1, 1], [2])
+    x = hierarchical(problem, np.array([0, 0, 1]), np.array([3.0, 1.0]))
+    assert x[:, 0] == pytest.approx([0.75, 0.75, 0.5], abs=1e-6)
+
+
+def test_hierarchical_fifo_within_serves_the_first_job_first():
+    """`within="fifo"`: A's budget of one GPU all goes to its first job."""
+    problem = Problem.build(np.ones((3, 1)), [1, 1, 1], [2])
+    x = hierarchical(problem, np.array([0, 0, 1]), np.array([1.0, 1.0]), within="fifo")
+    assert x[:, 0] == pytest.approx([1.0, 0.0, 1.0], abs=1e-6)
+
+
+# ---- solver back ends ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_direct_highs_and_linprog_reach_the_same_optimum(seed):
+    """scipy's HiGHS bindings and `linprog` agree on random max-min LPs."""
+    if lp._direct_highs() is None:
+        pytest.skip("this scipy has no HiGHS bindings")
+    rng = np.random.default_rng(seed)
+    n, m = 12, 3
+    problem = Problem.build(rng.uniform(0, 10, (n, m)), rng.choice([1, 2], n),
+                            rng.integers(2, 8, m))
+    coef = lp._fairness_coef(problem)
+    values = []
+    for backend in ("direct", "linprog"):
+        rows, lower, upper = lp.feasible_region(problem, extra=1)
+        lp.add_at_least(rows, coef, n * m)
+        cost = np.zeros(n * m + 1)
+        cost[-1] = -1.0
+        values.append(lp.solve_lp(cost, rows, lower, upper, "test", backend=backend)[-1])
+    assert values[0] == pytest.approx(values[1], rel=1e-7)
