@@ -17,8 +17,8 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
 - Priorities as Gavel computes them: priority[j, mode] = X[j, mode] / f[j, mode], with f
   the job's share of the GPU time given to that mode's type since the last solve: every
   job starts each accounting period with round_s / 2 of credit per mode, and each round
-  adds the seconds it ran (wall time, whatever its gang, as Gavel counts it). Ties break by deficit (time owed, carried across solves),
-  then X, then arrival order.
+  adds the seconds it ran (wall time, whatever its gang, as Gavel counts it). Ties break
+  by deficit (time owed, carried across solves), then X, then arrival order.
 - Greedy assignment as Gavel's `_schedule_jobs_on_workers`: one ordered list of (job,
   mode) entries per GPU type, sorted by priority, deficit and X; the lists are visited
   type after type — fastest type first for heterogeneity-aware policies (Gavel hard-codes
