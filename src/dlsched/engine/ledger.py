@@ -60,6 +60,7 @@ class Ledger:
         self.shared_jobs: dict[int, list[int]] = {}
         self.partial: dict[Pool, dict[int, int]] = {pool: {} for pool in self.pool_capacity}
         self.packed_jobs: dict[int, list[int]] = {}
+        self.packed_ever = False  # until a policy packs, no job's rate depends on a partner
         self.vc_used: dict[str, float] = {}
 
     @property
@@ -131,6 +132,7 @@ class Ledger:
             if milli == WHOLE and owner[gpu] >= 0:  # packing onto a GPU held whole
                 self.packed_jobs[gpu] = [owner[gpu], job_index]
                 owner[gpu] = PACKED
+                self.packed_ever = True
                 continue
             if milli == WHOLE:
                 owner[gpu] = job_index

@@ -285,9 +285,9 @@ class Simulator:
 
     def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
         """(model, GPUs) of the whole-GPU jobs packed on the same GPUs, sorted."""
-        if spec.fractional:
-            return ()  # a fraction is a reservation: its neighbours do not slow it
         ledger = self.ledger
+        if spec.fractional or not ledger.packed_jobs:
+            return ()  # a fraction is a reservation: its neighbours do not slow it
         others = {i for g in gpus if ledger.owner[g] == PACKED
                   for i in ledger.packed_jobs[g] if i != spec.index}
         states = self.states
@@ -308,6 +308,8 @@ class Simulator:
         """Running jobs on `gpus` whose co-located partners changed get their new rate from
         now on (progress credited up to now; an unfinished overhead still runs out)."""
         ledger, now = self.ledger, self.now
+        if not ledger.packed_ever:
+            return  # only packing makes a job's rate depend on its neighbours
         for index in sorted({i for g in gpus for i in ledger.occupants(g)} - skip):
             state = self.states[index]
             if state.status != RUNNING or state.spec.fractional:
