@@ -36,6 +36,7 @@ import pandas as pd
 
 import dlsched
 from dlsched.traces import validate_jobs
+from dlsched.traces.synthetic import gavel_generated
 from dlsched.traces.transforms import assign_models
 
 REPO = Path(__file__).resolve().parent.parent
@@ -106,11 +107,17 @@ class WindowStop:
 
 def run_point(policy: str, rate: float, window: tuple[int, int] = WINDOW,
               tail_jobs: int | None = None, seed: int = 0, cluster=CLUSTER,
-              budget_s: float = math.inf, **params) -> dict[str, float]:
+              budget_s: float = math.inf, trace: str = "gavel", **params) -> dict[str, float]:
     """Average JCT (hours) of the window's jobs under `policy` at `rate` jobs/hour (NaN if
-    the run gave up after `budget_s` CPU seconds)."""
+    the run gave up after `budget_s` CPU seconds). `trace="gavel"`: the jobs Gavel's own
+    simulator generates with this seed; `"ours"`: an independent draw."""
     tail = tail_jobs if tail_jobs is not None else 8 * (window[1] - window[0])
-    jobs = continuous_single_jobs(rate, window[1] + tail, seed)
+    if trace == "gavel":
+        jobs = gavel_generated(window[1] + tail, rate, seed=seed)
+    elif trace == "ours":
+        jobs = continuous_single_jobs(rate, window[1] + tail, seed)
+    else:
+        raise ValueError(f"trace must be 'gavel' or 'ours', got {trace!r}")
     wrapped = WindowStop(dlsched.policies.get(policy, **params), window, budget_s)
     started, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():

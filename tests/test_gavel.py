@@ -211,14 +211,29 @@ def test_finish_time_fairness_finishes_jobs_that_outlive_their_estimate(policy):
 
 def test_gpus_freed_mid_round_wait_for_the_round_without_fill_idle():
     """fill_idle=False: a GPU freed mid-round idles until the next round tick (Gavel)."""
-    jobs = pd.DataFrame([("c", 0.0, 1, 1000.0), ("a", 0.0, 1, 100.0), ("b", 10.0, 1, 100.0)],
+    jobs = pd.DataFrame([("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 0.0, 1, 100.0)],
                         columns=["job_id", "submit_time", "num_gpus", "duration"])
     cluster = dlsched.Cluster.from_dict(
         {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]})
-    # c and a start at 0 on an idle cluster; b arrives at 10 to a full one; a's GPU, free
-    # from 100, waits for the round at 360 (c still runs, so the no-stall rule stays off).
+    # all three have X from the solve at 0; a and b win the tie (arrival order); b's GPU,
+    # free from 100, waits for the round at 360 (a still runs, so the no-stall rule is off).
     result = dlsched.simulate(jobs, cluster, policy="max_min_fairness", fill_idle=False)
-    assert times(result) == {"c": (0.0, 1000.0), "a": (0.0, 100.0), "b": (360.0, 460.0)}
+    assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0), "c": (360.0, 460.0)}
+
+
+@pytest.mark.parametrize(("interval", "start"), [(720.0, 720.0), (1920.0, 1000.0)])
+def test_job_without_an_allocation_waits_for_the_next_solve(interval, start):
+    """Gavel: a job that arrived after the last solve is taken at priority 0 and skipped,
+    so the GPU it would use idles until X is re-solved (at 720 s with a 720 s interval; with
+    the default 1920 s, when a ends at 1000 s and nothing runs)."""
+    jobs = pd.DataFrame([("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 10.0, 1, 100.0)],
+                        columns=["job_id", "submit_time", "num_gpus", "duration"])
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]})
+    result = dlsched.simulate(jobs, cluster, policy="max_min_fairness",
+                              resolve_interval_s=interval)
+    assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0),
+                             "c": (start, start + 100.0)}
 
 
 def test_gpus_freed_mid_round_go_to_waiting_jobs_with_fill_idle():

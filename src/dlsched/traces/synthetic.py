@@ -7,15 +7,30 @@ duration is stored with `gpu_type="V100"`, so work = duration × the job's V100 
 is drawn by `assign_models` (Gavel's job mix). With `multi_gpu=True` the GPU count is 1, 2, 4
 or 8 with probabilities 0.70, 0.10, 0.15, 0.05 (Gavel's multi-GPU traces; the duration is then
 for that count on V100s). Seeded: the same arguments give the same workload.
+
+`gavel_generated` gives, for a seed, the very jobs Gavel's own simulator generates in its
+continuous experiments: the same distributions, drawn from Python's `random` generators
+seeded as Gavel seeds them (`Scheduler._initialize_seeds`: jobs from seed + 2, gaps from
+seed + 3) in the order its `generate_job` draws them (scale factor, short or long, the
+length, then the job type from `GAVEL_JOB_TYPES`, redrawn until a multi-GPU job gets a
+type that runs distributed). Comparing with the authors' published figures then compares
+the schedulers on one trace instead of two samples of it.
 """
 
 from __future__ import annotations
+
+import math
+import random
 
 import numpy as np
 import pandas as pd
 
 from dlsched.traces.schema import validate_jobs
-from dlsched.traces.transforms import assign_models
+from dlsched.traces.transforms import (
+    GAVEL_DISTRIBUTED_JOB_TYPES,
+    GAVEL_JOB_TYPES,
+    assign_models,
+)
 from dlsched.traces.workload import Workload
 
 SHORT_SHARE = 0.8  # Gavel: 80 % of jobs short
@@ -46,3 +61,42 @@ def gavel_poisson(n_jobs: int, jobs_per_hour: float, *, seed: int,
     source = f"<gavel_poisson n_jobs={n_jobs} jobs_per_hour={jobs_per_hour} seed={seed}>"
     work = validate_jobs(jobs, source, lenient=False, fmt="synthetic")
     return assign_models(work, seed=int(rng.integers(2**31)))
+
+
+def _gavel_scale_factor(r: float) -> int:
+    """Gavel's `_generate_scale_factor` thresholds on one uniform draw (Philly's sizes)."""
+    if 0.7 <= r <= 0.8:
+        return 2
+    if 0.8 <= r <= 0.95:
+        return 4
+    return 8 if r >= 0.95 else 1
+
+
+def gavel_generated(n_jobs: int, jobs_per_hour: float, *, seed: int = 0,
+                    multi_gpu: bool = False) -> Workload:
+    """The first `n_jobs` jobs Gavel's simulator generates with `seed` at `jobs_per_hour`
+    (see the module docstring); job ids are Gavel's (0, 1, ...), lengths are on V100s."""
+    if n_jobs < 1:
+        raise ValueError(f"gavel_generated: n_jobs must be >= 1, got {n_jobs!r}")
+    if not jobs_per_hour > 0:
+        raise ValueError(f"gavel_generated: jobs_per_hour must be > 0, got {jobs_per_hour!r}")
+    jobs_rng, gaps_rng = random.Random(seed + 2), random.Random(seed + 3)
+    rate_per_s = 1.0 / (3600.0 / jobs_per_hour)
+    distributed = set(GAVEL_DISTRIBUTED_JOB_TYPES)
+    rows = []
+    now = 0.0
+    for job_id in range(n_jobs):
+        drawn = _gavel_scale_factor(jobs_rng.uniform(0, 1))  # drawn even for 1-GPU traces
+        scale = drawn if multi_gpu else 1
+        long_job = jobs_rng.random() >= SHORT_SHARE
+        exponent = jobs_rng.uniform(*(LONG_LOG10_MIN if long_job else SHORT_LOG10_MIN))
+        model = jobs_rng.choice(GAVEL_JOB_TYPES)
+        while scale > 1 and model not in distributed:
+            model = jobs_rng.choice(GAVEL_JOB_TYPES)
+        rows.append((job_id, now, scale, 60.0 * 10.0 ** exponent, model))
+        now += -math.log(1.0 - gaps_rng.random()) / rate_per_s
+    frame = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration",
+                                        "model"])
+    frame["gpu_type"] = "V100"
+    source = f"<gavel_generated n_jobs={n_jobs} jobs_per_hour={jobs_per_hour} seed={seed}>"
+    return validate_jobs(frame, source, lenient=False, fmt="synthetic")

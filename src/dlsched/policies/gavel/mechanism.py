@@ -11,9 +11,10 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
 - X is recomputed only when the job set has changed (an arrival or a completion), and at
   most once every `resolve_interval_s` = 1920 s (`minimum_time_between_allocation_resets`:
   in simulation Gavel re-solves only when it resets its time accounting). A job that
-  arrives between solves has no X yet: it gets priority 0 until the next solve, so it runs
-  only on GPUs that higher-priority jobs leave idle (never, under the FIFO policies, which
-  skip priority-0 jobs as Gavel does). A completed job's share goes to such leftovers too.
+  arrives between solves has no X yet and does not run until the next solve: Gavel's
+  greedy pass still takes it, at priority 0, counting its GPUs as used, and then skips it
+  when handing GPUs out, so those GPUs idle for the round (`fill_idle=True` runs such jobs
+  instead). A completed job's share goes to priority-0 entries of the other jobs.
 - Priorities as Gavel computes them: priority[j, mode] = X[j, mode] / f[j, mode], with f
   the job's share of the GPU time given to that mode's type since the last solve: every
   job starts each accounting period with round_s / 2 of credit per mode, and each round
@@ -27,9 +28,10 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   table), in an order reshuffled every round for agnostic ones (Gavel's
   `_worker_type_shuffler`, seeded by `seed`). An entry is taken if the job is not already
   placed, can run on that type and its gang fits in the GPUs left; entries with priority 0
-  are taken too (Gavel's lists hold every active job), so idle GPUs go to anyone, except
-  under FIFO (Gavel's rule) and the cost policies (a deviation: filling GPUs a job's X
-  does not use would raise the very cost they minimise). Jobs are then placed largest
+  are taken too (Gavel's lists hold every active job), so idle GPUs go to any job with an
+  X (on another type), except under FIFO (Gavel's rule) and the cost policies (a
+  deviation: filling GPUs a job's X does not use would raise the very cost they
+  minimise). Jobs are then placed largest
   gang first, keeping their GPUs when they stay on the same type, on the fewest nodes
   (`view.place`, consolidated, falling back to any free GPUs of the type: Gavel assigns
   workers in server order without consolidation).
@@ -97,7 +99,7 @@ class _Table:
     until the next solve compacts the table)."""
 
     _COLUMNS = ("x", "time", "deficit", "tput", "usable", "gang", "weight", "active", "mode",
-                "key")
+                "key", "fresh")
 
     def __init__(self, n_modes: int, n_types: int, capacity: int = 16) -> None:
         self.jobs: list[JobState] = []
@@ -113,8 +115,10 @@ class _Table:
         self.active = np.zeros(capacity, dtype=bool)
         self.mode = np.full(capacity, -1, dtype=np.int64)  # mode placed in, -1: not running
         self.key = np.zeros(capacity, dtype=np.int64)  # partner class id
+        self.fresh = np.zeros(capacity, dtype=bool)  # arrived after the last solve: no X yet
 
-    def append(self, job: JobState, tput: np.ndarray, key: int, credit: float) -> int:
+    def append(self, job: JobState, tput: np.ndarray, key: int, credit: float,
+               fresh: bool = False) -> int:
         if self.n == len(self.gang):
             for name in self._COLUMNS:
                 old = getattr(self, name)
@@ -134,6 +138,7 @@ class _Table:
         self.weight[i] = job.spec.priority
         self.active[i] = True
         self.key[i] = key
+        self.fresh[i] = fresh
         return i
 
     def compact(self, n_modes: int) -> tuple[_Table, np.ndarray]:
@@ -204,7 +209,7 @@ class GavelPolicy(BasePolicy):
         self._dirty = True
         if self._modes:
             self._table.append(job, self.throughputs(self._view, job), self._class_of(job),
-                               self.period_s / 2)
+                               self.period_s / 2, fresh=True)
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
@@ -404,6 +409,9 @@ class GavelPolicy(BasePolicy):
         if not len(rows):
             return none, none, none
         priority = self._priorities(rows, now)
+        # Gavel takes a job that has no X yet at priority 0 — its GPUs count as used — and
+        # then skips it when handing out GPUs, so they stay idle for the round.
+        held = table.fresh[rows] if not self.fill_idle else np.zeros(len(rows), dtype=bool)
         x, deficit = table.x[rows], table.deficit[rows]
         usable, gang = table.usable[rows], table.gang[rows]
         taken = np.zeros(len(rows), dtype=bool)
@@ -438,11 +446,12 @@ class GavelPolicy(BasePolicy):
                     pick = np.asarray(pick, dtype=np.int64)
                 taken[pick] = True
                 room[k] -= int(gang[pick].sum())
+                pick = pick[~held[pick]]
                 picked.append(rows[pick])
                 picked_modes.append(np.full(len(pick), single, dtype=np.int64))
                 continue
             self._choose_packed(k, rows, priority, x, deficit, usable, gang, taken, room,
-                                chosen)
+                                chosen, held)
         if not packed:
             if not picked:
                 return none, none, none
@@ -454,7 +463,7 @@ class GavelPolicy(BasePolicy):
         return array[:, 0], array[:, 1], array[:, 2]
 
     def _choose_packed(self, k, rows, priority, x, deficit, usable, gang, taken, room,
-                       chosen) -> None:
+                       chosen, held) -> None:
         """The greedy pass over type k's entries when modes include job pairs."""
         table = self._table
         modes = np.flatnonzero(self._mode_type == k)
@@ -479,7 +488,8 @@ class GavelPolicy(BasePolicy):
             if partner_class < 0:
                 taken[i] = True
                 room[k] -= gang[i]
-                chosen.append((int(rows[i]), mode, -1))
+                if not held[i]:
+                    chosen.append((int(rows[i]), mode, -1))
                 continue
             back = self._mode_index.get((k, self._class_key(keys[i])))
             if back is None:
