@@ -3,7 +3,8 @@
 The full reproduction (108 GPUs, jobs 4000–4999, every input rate) is
 `benchmarks/gavel_continuous_single.py`; it takes minutes per point. Here the cluster is a
 ninth of it (4 V100 + 4 P100 + 4 K80), the input rate a ninth of 1.2 jobs/h (the same
-load), and jobs 10–44 are measured, with the benchmark's own job generator and seed 0.
+load), and jobs 10–44 are measured, with the benchmark's independent job generator
+(`trace="ours"`, not the replay of Gavel's, which is for Gavel's cluster) and seed 0.
 At that load jobs rarely wait, so the authors' averages are set by where each policy runs
 a job alone: Gavel's mechanism puts every job on the first type in its order (V100 for the
 heterogeneity-aware policies, and for its agnostic FIFO, whose type choice falls on V100),
@@ -38,7 +39,8 @@ def relative_jct() -> dict[str, float]:
     ninth = dlsched.Cluster.from_dict({"name": "gavel-12", "nodes": [
         {"gpu_type": t, "count": 1, "gpus_per_node": 4} for t in ("V100", "P100", "K80")]})
     jct = {policy: experiment.run_point(policy, 1.2 / 9, (10, 45), tail_jobs=5,
-                                        cluster=ninth)["avg_jct_h"] for policy in POLICIES}
+                                        cluster=ninth, trace="ours")["avg_jct_h"]
+           for policy in POLICIES}
     return {policy: value / jct["max_min_fairness_perf"] for policy, value in jct.items()}
 
 
