@@ -37,7 +37,8 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   workers in server order without consolidation).
 - Within a round, GPUs freed by a completion stay idle and arriving jobs wait for the next
   round (Gavel's simulator starts the next round when the last job of the current one
-  finishes; when nothing runs at all here, the next round is run at once).
+  finishes; when nothing runs at all here, the next round is run at once, with a fresh
+  solve if the job set changed, where Gavel's simulator would wait for the interval).
 
 Options Gavel's simulator lacks:
 
@@ -363,8 +364,9 @@ class GavelPolicy(BasePolicy):
             return self._restart_deferred(view)
         nothing_runs = not view.running and self.min_pending_demand() > 0
         if view.is_round or nothing_runs:
-            # with nothing running, waiting for the interval could stall the cluster (Gavel
-            # forces a reset then too)
+            # with nothing running, waiting for the interval would leave the cluster idle
+            # for up to resolve_interval_s; Gavel's simulator waits (it forces a reset only
+            # when replaying a trace file), we re-solve at once (a low-load deviation)
             if self._can_resolve(view.now) or (nothing_runs and self._dirty) or not self._modes:
                 self._resolve(view)
             return self._assign(view, full=True)
