@@ -2,7 +2,6 @@
 
 import numpy as np
 import pandas as pd
-
 import pytest
 
 from dlsched.traces.synthetic import gavel_generated, gavel_poisson
