@@ -31,10 +31,9 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   are taken too (Gavel's lists hold every active job), so idle GPUs go to any job with an
   X (on another type), except under FIFO (Gavel's rule) and the cost policies (a
   deviation: filling GPUs a job's X does not use would raise the very cost they
-  minimise). Jobs are then placed largest
-  gang first, keeping their GPUs when they stay on the same type, on the fewest nodes
-  (`view.place`, consolidated, falling back to any free GPUs of the type: Gavel assigns
-  workers in server order without consolidation).
+  minimise). Jobs are then placed largest gang first, keeping their GPUs when they stay
+  on the same type, on the fewest nodes (`view.place`, consolidated, falling back to any
+  free GPUs of the type: Gavel assigns workers in server order without consolidation).
 - Within a round, GPUs freed by a completion stay idle and arriving jobs wait for the next
   round (Gavel's simulator starts the next round when the last job of the current one
   finishes; when nothing runs at all here, the next round is run at once, with a fresh
