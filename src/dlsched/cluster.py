@@ -18,9 +18,17 @@ from dlsched.bundled import resolve_cluster
 from dlsched.errors import ConfigError
 
 
+_TYPE_KEYS: dict[str, str] = {}  # name → key; GPU type names are few, lookups many
+
+
 def type_key(name: str) -> str:
     """The case-insensitive key of a GPU type name (``V100`` and ``v100`` are one type)."""
-    return str(name).strip().lower()
+    key = _TYPE_KEYS.get(name) if isinstance(name, str) else None
+    if key is None:
+        key = str(name).strip().lower()
+        if isinstance(name, str) and len(_TYPE_KEYS) < 4096:
+            _TYPE_KEYS[name] = key
+    return key
 
 
 @dataclass(frozen=True)

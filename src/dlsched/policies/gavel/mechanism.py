@@ -560,7 +560,7 @@ class GavelPolicy(BasePolicy):
             wanted = target[running]
             stay = (wanted >= 0) & (self._mode_type[np.maximum(wanted, 0)]
                                     == self._mode_type[table.mode[running]])
-            for row in running[~stay]:
+            for row in running[~stay].tolist():  # Python ints: cheaper in a Python loop
                 job = jobs[row]
                 del alloc[job]
                 self._requeued(job)
@@ -571,16 +571,17 @@ class GavelPolicy(BasePolicy):
             return
         new = new[np.argsort(-table.gang[new], kind="stable")]  # largest gangs first
         types = self._types
-        for row in new:
+        placed = []
+        for row, k in zip(new.tolist(), self._mode_type[target[new]].tolist(), strict=True):
             job = jobs[row]
-            gpu_type = types[self._mode_type[target[row]]]
-            gpus = (view.place(job, gpu_type=gpu_type)
-                    or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
+            gpus = (view.place(job, gpu_type=types[k])
+                    or view.place(job, gpu_type=types[k], strategy="best_fit"))
             if gpus is None:
                 continue
             alloc[job] = gpus
             self._started(job)
-            table.mode[row] = target[row]
+            placed.append(row)
+        table.mode[placed] = target[placed]
 
     def _assign_general(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
                         mates: np.ndarray, full: bool) -> None:
