@@ -17,7 +17,6 @@ import yaml
 from dlsched.bundled import resolve_cluster
 from dlsched.errors import ConfigError
 
-
 _TYPE_KEYS: dict[str, str] = {}  # name → key; GPU type names are few, lookups many
 
 
