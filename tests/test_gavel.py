@@ -12,6 +12,7 @@ from dlsched.policies.gavel.lp import (
     Problem,
     check_feasible,
     finish_time_fairness,
+    finish_time_ratios,
     max_min,
     max_min_fairness,
     max_sum_throughput,
@@ -95,6 +96,32 @@ def test_finish_time_fairness_puts_each_job_on_the_type_it_prefers():
     x = finish_time_fairness(problem, [0.0, 0.0], [1000.0, 100.0])
     assert x[1] == pytest.approx([0.0, 1.0], abs=1e-5)
     assert 10 * x[0, 0] + x[0, 1] >= 22 / 3 - 1e-4
+
+
+def test_finish_time_fairness_spending_the_leftover_gives_a_the_whole_v100():
+    """Same jobs, spend_leftover: ρ_B = 0.75 stays the optimum, and the V100 time the
+    vertex may leave idle goes to A (most normalised throughput): X = identity."""
+    problem = Problem.build([[10.0, 1.0], [1.0, 2.0]], [1, 1], [1, 1])
+    x = finish_time_fairness(problem, [0.0, 0.0], [1000.0, 100.0], spend_leftover=True)
+    assert x == pytest.approx(np.eye(2), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spending_the_leftover_keeps_the_optimum_and_allocates_more(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 30)), int(rng.integers(1, 4))
+    tput = rng.uniform(0.1, 10, (n, m)) * (rng.random((n, m)) > 0.2)
+    problem = Problem.build(tput, rng.choice([1, 2], n), rng.integers(1, 9, m))
+    elapsed, remaining = rng.uniform(0, 1e4, n), rng.uniform(1, 1e5, n)
+    vertex = finish_time_fairness(problem, elapsed, remaining)
+    spent = finish_time_fairness(problem, elapsed, remaining, spend_leftover=True)
+    check_feasible(problem, spent)
+    rho = lambda x: np.nanmax(finish_time_ratios(problem, x, elapsed, remaining))  # noqa: E731
+    assert rho(spent) == pytest.approx(rho(vertex), rel=1e-5)
+    equal = problem.equal_share_throughput()
+    live = equal > 0
+    score = lambda x: ((tput * problem.usable * x).sum(axis=1)[live] / equal[live]).sum()  # noqa: E731
+    assert score(spent) >= score(vertex) - 1e-6
 
 
 def test_jobs_that_cannot_use_a_type_get_no_time_there():

@@ -319,7 +319,8 @@ def makespan(problem: Problem, x: np.ndarray, remaining_steps) -> float:
 
 
 def finish_time_fairness(problem: Problem, elapsed_s, remaining_steps,
-                         tolerance: float = 1e-7, max_iterations: int = 60) -> np.ndarray:
+                         tolerance: float = 1e-7, max_iterations: int = 60,
+                         spend_leftover: bool = False) -> np.ndarray:
     """X minimising max_j ρ_j, Themis' finish-time fairness as Gavel states it (§4.1):
 
         ρ_j(X) = (elapsed_j + R_j / y_j) / (elapsed_j + R_j / T_equal[j]),  y_j = Σ_k T·X
@@ -373,9 +374,33 @@ def finish_time_fairness(problem: Problem, elapsed_s, remaining_steps,
         if not new_lam < lam:
             break
         x, lam = candidate, new_lam
+    if spend_leftover:
+        x = _spend_leftover(sub, t_live, x, lam, elapsed[live], remaining[live], isolated,
+                            equal[live])
     out = np.zeros((n, m))
     out[live] = x
     return out
+
+
+def _spend_leftover(sub: Problem, tput: np.ndarray, x: np.ndarray, lam: float,
+                    elapsed: np.ndarray, remaining: np.ndarray, isolated: np.ndarray,
+                    equal: np.ndarray) -> np.ndarray:
+    """Among the X that keep every ρ_j ≤ λ (the optimum), the one with the most total
+    throughput normalised by the equal share: the min-max LP's optimum is a face, and a
+    vertex of it leaves GPU time unallocated that an interior-point solver (Gavel's ECOS)
+    would hand to the jobs below the maximum."""
+    k, m = tput.shape
+    nm = k * m
+    rows, lower, upper = feasible_region(sub)
+    slope = lam * (1 + 1e-9) * isolated - elapsed  # ρ_j ≤ λ ⇔ slope_j·y_j ≥ R_j
+    nz_r, nz_c = np.nonzero(tput)
+    rows.add(nz_r, nz_r * m + nz_c, -slope[nz_r] * tput[nz_r, nz_c], -remaining)
+    cost = np.zeros(nm)
+    cost[nz_r * m + nz_c] = -tput[nz_r, nz_c] / equal[nz_r]
+    try:
+        return _as_matrix(solve_lp(cost, rows, lower, upper, "finish-time-fairness"), (k, m))
+    except SchedulingError:
+        return x  # numerically infeasible at λ: keep the Dinkelbach vertex
 
 
 def finish_time_ratios(problem: Problem, x: np.ndarray, elapsed_s, remaining_steps
