@@ -73,8 +73,18 @@ class LPPolicy(GavelPolicy):
 
     def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         seen = self.seen(problem)
-        x = self.objective(seen, jobs, view)
-        return x if self.heterogeneity_aware else lp.spread_evenly(seen, x)
+        if self.heterogeneity_aware:
+            return self.objective(seen, jobs, view)
+        n, m = seen.shape
+        if m > 1 and seen.allowed is None and seen.usable.all():
+            # Every job may use every type and sees them alike: the LP over one pooled type
+            # has the same per-job totals (any totals fitting the pool split in proportion
+            # to the GPU counts fit every type) at a third of the size on Gavel's cluster.
+            share = seen.capacities / seen.capacities.sum()
+            pooled = lp.Problem(np.ones((n, 1)), seen.scale_factors,
+                                np.array([seen.capacities.sum()]), seen.weights)
+            return self.objective(pooled, jobs, view)[:, :1] * share[None, :]
+        return lp.spread_evenly(seen, self.objective(seen, jobs, view))
 
     def remaining(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView
                   ) -> np.ndarray:
