@@ -107,7 +107,7 @@ def test_a_killed_worker_does_not_stop_the_grid(tmp_path):
 def test_stopping_the_whole_run_loses_no_finished_run_and_resume_completes(tmp_path, stop):
     """SIGKILL or Ctrl-C of `dlsched run` and its workers mid-grid; the next run resumes."""
     path = write_experiment(tmp_path, seeds=4, policies=[
-        {"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.02}}])
+        {"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.05}}])
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS),
                                                          os.environ.get("PYTHONPATH", "")])}
