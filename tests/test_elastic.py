@@ -3,22 +3,11 @@ engine charges the re-scaling overhead; overhead presets by size (Helios) and mo
 
 import pandas as pd
 import pytest
+from truths import Linear
 
 import dlsched
 from dlsched.errors import SchedulingError, TraceError
 from dlsched.overheads import OverheadModel, make_overheads
-
-
-class Linear:
-    """Truth for the tests: n GPUs of any type run n steps/s (perfect scaling)."""
-
-    name = "linear"
-
-    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
-        return 0.0 if colocated else float(n_gpus)
-
-    def reference_type(self, model):
-        return None
 
 
 class GrowAt:

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from truths import Linear
 
 import dlsched
 from dlsched.jobs import JobSpec, JobState
@@ -25,18 +26,6 @@ from dlsched.perf.ps_speed import (
 from dlsched.policies.optimus import GreedyJob, Optimus, marginal_gain_allocation
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-class Linear:
-    """Truth for the tests: n GPUs of any type run n steps/s (perfect scaling)."""
-
-    name = "linear"
-
-    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
-        return 0.0 if colocated else float(n_gpus)
-
-    def reference_type(self, model):
-        return None
 
 
 class Sublinear(Linear):

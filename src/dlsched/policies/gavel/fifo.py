@@ -35,10 +35,8 @@ from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.policies.gavel.lp import Problem
 from dlsched.policies.gavel.mechanism import (
-    DEFAULT_RESOLVE_INTERVAL_S,
-    DEFAULT_ROUND_S,
-    DEFAULT_SLICE_S,
     GavelPolicy,
+    mechanism_options,
 )
 from dlsched.policies.registry import register
 
@@ -74,6 +72,7 @@ class FifoPerf(GavelPolicy):
 
 
 @register("gavel_fifo")
+@mechanism_options
 class GavelFifo(GavelPolicy):
     """Gavel FIFO, heterogeneity-agnostic: jobs keep the type they were given (OSDI 2020)."""
 
@@ -81,14 +80,8 @@ class GavelFifo(GavelPolicy):
     heterogeneity_aware = False
     zero_priority_fill = False  # Gavel: FIFO jobs with priority 0 never run
 
-    def __init__(self, type_choice: str = "ordered", round_s: float = DEFAULT_ROUND_S,
-                 fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+    def __init__(self, type_choice: str = "ordered", **mechanism) -> None:
+        super().__init__(**mechanism)
         if type_choice not in TYPE_CHOICES:
             raise ValueError(f"gavel_fifo: type_choice must be one of {TYPE_CHOICES}, "
                              f"got {type_choice!r}")

@@ -32,10 +32,8 @@ from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.policies.gavel import lp
 from dlsched.policies.gavel.mechanism import (
-    DEFAULT_RESOLVE_INTERVAL_S,
-    DEFAULT_ROUND_S,
-    DEFAULT_SLICE_S,
     GavelPolicy,
+    mechanism_options,
 )
 from dlsched.policies.registry import register
 
@@ -115,6 +113,7 @@ def _fifo_within(problem: lp.Problem) -> np.ndarray:
 
 
 @register("hierarchical")
+@mechanism_options
 class Hierarchical(GavelPolicy):
     """Gavel hierarchical: weighted fairness across users or VCs, a policy within (OSDI 2020)."""
 
@@ -122,14 +121,8 @@ class Hierarchical(GavelPolicy):
     heterogeneity_aware = True
 
     def __init__(self, entity: str = "user", entity_weights: dict[str, float] | None = None,
-                 within: str = "fairness", round_s: float = DEFAULT_ROUND_S,
-                 fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+                 within: str = "fairness", **mechanism) -> None:
+        super().__init__(**mechanism)
         if entity not in ENTITIES:
             raise ValueError(f"hierarchical: entity must be one of {ENTITIES}, got {entity!r}")
         if within not in WITHIN:

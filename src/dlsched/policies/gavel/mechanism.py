@@ -69,6 +69,8 @@ unless the simulation configures one.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from dlsched.engine.view import ClusterView
@@ -574,13 +576,8 @@ class GavelPolicy(BasePolicy):
         placed = []
         for row, k in zip(new.tolist(), self._mode_type[target[new]].tolist(), strict=True):
             job = jobs[row]
-            gpus = (view.place(job, gpu_type=types[k])
-                    or view.place(job, gpu_type=types[k], strategy="best_fit"))
-            if gpus is None:
-                continue
-            alloc[job] = gpus
-            self._started(job)
-            placed.append(row)
+            if self._start_on(view, alloc, job, types[k]):
+                placed.append(row)
         table.mode[placed] = target[placed]
 
     def _assign_general(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
@@ -658,14 +655,8 @@ class GavelPolicy(BasePolicy):
                partner: JobState | None) -> None:
         gpu_type = self._types[k]
         if partner is None:
-            if job not in alloc:
-                gpus = (view.place(job, gpu_type=gpu_type)
-                        or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
-                if gpus is None:
-                    return
-                alloc[job] = gpus
-                self._started(job)
-            self._set_mode(job, k, None)
+            if job in alloc or self._start_on(view, alloc, job, gpu_type):
+                self._set_mode(job, k, None)
             return
         if self._partner.get(job) is partner and job in alloc and partner in alloc:
             self._set_mode(job, k, partner)  # lease extension of the pair
@@ -676,14 +667,8 @@ class GavelPolicy(BasePolicy):
                        and view.gpu_type_of(alloc[j][0]) == gpu_type), None)
         if anchor is None:
             anchor = job if job not in alloc else partner
-            if anchor in alloc:
+            if anchor in alloc or not self._start_on(view, alloc, anchor, gpu_type):
                 return
-            gpus = (view.place(anchor, gpu_type=gpu_type)
-                    or view.place(anchor, gpu_type=gpu_type, strategy="best_fit"))
-            if gpus is None:
-                return
-            alloc[anchor] = gpus
-            self._started(anchor)
         other = partner if anchor is job else job
         if other in self._partner:
             self._set_mode(anchor, k, None)
@@ -695,6 +680,17 @@ class GavelPolicy(BasePolicy):
         self._partner[other], self._partner[anchor] = anchor, other
         self._set_mode(anchor, k, other)
         self._set_mode(other, k, anchor)
+
+    def _start_on(self, view: ClusterView, alloc, job: JobState, gpu_type: str) -> bool:
+        """Place a job that holds no GPUs on free GPUs of the type: fewest nodes, else any
+        (Gavel assigns workers without consolidating). False when they are not free."""
+        gpus = (view.place(job, gpu_type=gpu_type)
+                or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
+        if gpus is None:
+            return False
+        alloc[job] = gpus
+        self._started(job)
+        return True
 
     def _set_mode(self, job: JobState, k: int, partner: JobState | None) -> None:
         index = self._mode_index
@@ -713,3 +709,14 @@ class GavelPolicy(BasePolicy):
                 partner = None
             self._place(view, alloc, job, k, partner)
         return alloc
+
+
+def mechanism_options(cls: type[GavelPolicy]) -> type[GavelPolicy]:
+    """Class decorator for a Gavel policy whose `__init__(self, <own>, **mechanism)` passes
+    `**mechanism` on to `GavelPolicy`: its signature then lists the mechanism's options too,
+    so the registry, `dlsched policies` and experiment files check and show them all."""
+    own = [p for p in inspect.signature(cls.__init__).parameters.values()
+           if p.kind is not p.VAR_KEYWORD]
+    shared = list(inspect.signature(GavelPolicy.__init__).parameters.values())[1:]
+    cls.__init__.__signature__ = inspect.Signature(own + shared)  # type: ignore[attr-defined]
+    return cls

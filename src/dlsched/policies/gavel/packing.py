@@ -38,12 +38,10 @@ from dlsched.jobs import JobSpec, JobState
 from dlsched.policies.gavel import lp
 from dlsched.policies.gavel.fifo import fifo_fastest
 from dlsched.policies.gavel.mechanism import (
-    DEFAULT_RESOLVE_INTERVAL_S,
-    DEFAULT_ROUND_S,
-    DEFAULT_SLICE_S,
     Allocation,
     GavelPolicy,
     Mode,
+    mechanism_options,
 )
 from dlsched.policies.registry import register
 
@@ -153,16 +151,12 @@ def max_min_fairness_packed(problem: lp.Problem, keys: np.ndarray, pair_rates: P
     return modes, np.clip(shares[member_of], 0.0, 1.0)
 
 
+@mechanism_options
 class _PackedPolicy(GavelPolicy):
     """Shared pieces: class ids of jobs and cached pair rates."""
 
-    def __init__(self, round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+    def __init__(self, **mechanism) -> None:
+        super().__init__(**mechanism)
         self._pair_cache: dict[tuple, tuple[float, float]] = {}
 
     def _pair_rates(self, view: ClusterView, jobs: list[JobState]) -> PairRates:
@@ -202,6 +196,7 @@ class MaxMinFairnessPacked(_PackedPolicy):
 
 
 @register("fifo_packed")
+@mechanism_options
 class FifoPacked(_PackedPolicy):
     """Gavel FIFO with space sharing: waiting jobs packed beside running ones (OSDI 2020)."""
 
@@ -209,14 +204,8 @@ class FifoPacked(_PackedPolicy):
     heterogeneity_aware = True
     zero_priority_fill = False  # Gavel: FIFO jobs with priority 0 never run
 
-    def __init__(self, packing_threshold: float = 1.5, round_s: float = DEFAULT_ROUND_S,
-                 fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+    def __init__(self, packing_threshold: float = 1.5, **mechanism) -> None:
+        super().__init__(**mechanism)
         if not packing_threshold >= 0:
             raise ValueError(f"fifo_packed: packing_threshold must be >= 0, "
                              f"got {packing_threshold!r}")

@@ -49,10 +49,8 @@ from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.policies.gavel import lp
 from dlsched.policies.gavel.mechanism import (
-    DEFAULT_RESOLVE_INTERVAL_S,
-    DEFAULT_ROUND_S,
-    DEFAULT_SLICE_S,
     GavelPolicy,
+    mechanism_options,
 )
 from dlsched.policies.registry import register
 
@@ -130,20 +128,15 @@ class MaxSumThroughputPerf(LPPolicy):
 
 
 @register("finish_time_fairness")
+@mechanism_options
 class FinishTimeFairness(LPPolicy):
     """Gavel finish-time fairness (Themis' ρ), heterogeneity-agnostic baseline (OSDI 2020)."""
 
     name = "finish_time_fairness"
     heterogeneity_aware = False
 
-    def __init__(self, spend_leftover: bool | None = None,
-                 round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+    def __init__(self, spend_leftover: bool | None = None, **mechanism) -> None:
+        super().__init__(**mechanism)
         # None: the form that comes closest to the authors' curve (see the module docstring)
         self.spend_leftover = (self.heterogeneity_aware if spend_leftover is None
                                else bool(spend_leftover))
@@ -183,6 +176,7 @@ class MinTotalDurationPerf(MinTotalDuration):
 
 @register("min_cost")
 @register("max_sum_throughput_normalized_by_cost_perf")
+@mechanism_options
 class MinCost(LPPolicy):
     """Gavel minimum cost: most normalised throughput per dollar (OSDI 2020)."""
 
@@ -190,14 +184,8 @@ class MinCost(LPPolicy):
     slo = False
     zero_priority_fill = False  # idle GPUs a job's X does not use would only add cost
 
-    def __init__(self, cost_per_hour: dict[str, float] | None = None,
-                 round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
-        super().__init__(round_s=round_s, fill_idle=fill_idle,
-                         resolve_interval_s=resolve_interval_s, exact=exact, slice_s=slice_s,
-                         charge_type_change=charge_type_change, seed=seed)
+    def __init__(self, cost_per_hour: dict[str, float] | None = None, **mechanism) -> None:
+        super().__init__(**mechanism)
         self.cost_per_hour = dict(cost_per_hour or {})
 
     def prices(self, view: ClusterView) -> np.ndarray:
