@@ -47,14 +47,19 @@ REPO = Path(__file__).resolve().parent.parent
 AUTHORS = REPO.parent / "shared" / "anchors" / "gavel" / "authors_reference_results.csv"
 CLUSTER = REPO / "configs" / "clusters" / "gavel-108.yaml"
 RATES = tuple(round(0.4 * i, 1) for i in range(1, 16))  # the figure's input rates, jobs/h
-POLICIES = ("gavel_fifo", "fifo_perf", "max_min_fairness", "max_min_fairness_perf",
-            "finish_time_fairness", "finish_time_fairness_perf")
+POLICIES = (
+    "gavel_fifo",
+    "fifo_perf",
+    "max_min_fairness",
+    "max_min_fairness_perf",
+    "finish_time_fairness",
+    "finish_time_fairness_perf",
+)
 AUTHORS_KEY = {"gavel_fifo": "fifo"}  # our name → the key in the authors' table
 WINDOW = (4000, 5000)
 
 
-def continuous_single_jobs(rate_per_hour: float, n_jobs: int, seed: int = 0
-                           ) -> dlsched.Workload:
+def continuous_single_jobs(rate_per_hour: float, n_jobs: int, seed: int = 0) -> dlsched.Workload:
     """`n_jobs` single-GPU jobs of Gavel's continuous-single experiment at `rate_per_hour`.
 
     One seed gives the same jobs at every rate (the inter-arrival draws are scaled)."""
@@ -64,11 +69,16 @@ def continuous_single_jobs(rate_per_hour: float, n_jobs: int, seed: int = 0
     rng = np.random.default_rng(lengths)
     long = rng.random(n_jobs) >= 0.8
     exponent = np.where(long, rng.uniform(3, 4, n_jobs), rng.uniform(1.5, 3, n_jobs))
-    frame = pd.DataFrame({"job_id": np.arange(n_jobs), "submit_time": np.cumsum(gaps),
-                          "num_gpus": 1, "duration": 60.0 * 10.0 ** exponent,
-                          "gpu_type": "V100"})
-    workload = validate_jobs(frame, "<gavel continuous-single>", lenient=False,
-                             fmt="canonical")
+    frame = pd.DataFrame(
+        {
+            "job_id": np.arange(n_jobs),
+            "submit_time": np.cumsum(gaps),
+            "num_gpus": 1,
+            "duration": 60.0 * 10.0**exponent,
+            "gpu_type": "V100",
+        }
+    )
+    workload = validate_jobs(frame, "<gavel continuous-single>", lenient=False, fmt="canonical")
     return assign_models(workload, seed=int(models.generate_state(1)[0]))
 
 
@@ -109,9 +119,17 @@ class WindowStop:
         return self.inner.schedule(view)
 
 
-def run_point(policy: str, rate: float, window: tuple[int, int] = WINDOW,
-              tail_jobs: int | None = None, seed: int = 0, cluster=CLUSTER,
-              budget_s: float = math.inf, trace: str = "gavel", **params) -> dict[str, float]:
+def run_point(
+    policy: str,
+    rate: float,
+    window: tuple[int, int] = WINDOW,
+    tail_jobs: int | None = None,
+    seed: int = 0,
+    cluster=CLUSTER,
+    budget_s: float = math.inf,
+    trace: str = "gavel",
+    **params,
+) -> dict[str, float]:
     """Average JCT (hours) of the window's jobs under `policy` at `rate` jobs/hour (NaN if
     the run gave up after `budget_s` CPU seconds). `trace="gavel"`: the jobs Gavel's own
     simulator generates with this seed; `"ours"`: an independent draw."""
@@ -126,17 +144,21 @@ def run_point(policy: str, rate: float, window: tuple[int, int] = WINDOW,
     started, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the cut-off jobs never finish
-        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel",
-                                  audit=False)
+        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel", audit=False)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     summary = result.summary(job_window=window)
     last_arrival = float(jobs.jobs["submit_time"].iloc[-1])
-    return {"avg_jct_h": math.nan if wrapped.gave_up else summary["avg_jct"] / 3600.0,
-            "completed": summary["jobs_completed"], "wall_s": wall, "cpu_s": cpu,
-            "arrivals_outlast_window": bool(wrapped.done_at is not None
-                                            and last_arrival >= wrapped.done_at),
-            "migrations": int(result.jobs["migrations"].sum()),
-            "scheduling_calls": summary["scheduling_calls"]}
+    return {
+        "avg_jct_h": math.nan if wrapped.gave_up else summary["avg_jct"] / 3600.0,
+        "completed": summary["jobs_completed"],
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "arrivals_outlast_window": bool(
+            wrapped.done_at is not None and last_arrival >= wrapped.done_at
+        ),
+        "migrations": int(result.jobs["migrations"].sum()),
+        "scheduling_calls": summary["scheduling_calls"],
+    }
 
 
 def authors_values(path: Path = AUTHORS) -> dict[tuple[str, float], float]:
@@ -156,47 +178,74 @@ def main() -> None:
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--window", default=f"{WINDOW[0]},{WINDOW[1]}")
-    parser.add_argument("--tail-jobs", type=int, default=None,
-                        help="jobs generated after the window (default: 8 times its size;"
-                        " only those arriving before the window has finished cost time)")
+    parser.add_argument(
+        "--tail-jobs",
+        type=int,
+        default=None,
+        help="jobs generated after the window (default: 8 times its size;"
+        " only those arriving before the window has finished cost time)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--trace", choices=("gavel", "ours"), default="gavel",
-                        help="Gavel's own generated jobs for the seed, or an independent draw")
-    parser.add_argument("--budget", type=float, default=900.0,
-                        help="CPU seconds per point before giving up (reported as nan)")
+    parser.add_argument(
+        "--trace",
+        choices=("gavel", "ours"),
+        default="gavel",
+        help="Gavel's own generated jobs for the seed, or an independent draw",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=900.0,
+        help="CPU seconds per point before giving up (reported as nan)",
+    )
     args = parser.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     policies = args.policies.split(",")
     window = tuple(int(w) for w in args.window.split(","))
     theirs = authors_values()
-    print(f"continuous-single, jobs {window[0]}-{window[1] - 1}, seed {args.seed}, "
-          f"{args.trace} trace: average JCT in hours, ours / the authors' (CPU seconds of "
-          "our run)")
+    print(
+        f"continuous-single, jobs {window[0]}-{window[1] - 1}, seed {args.seed}, "
+        f"{args.trace} trace: average JCT in hours, ours / the authors' (CPU seconds of "
+        "our run)"
+    )
     print(f"{'jobs/h':>6}  " + "  ".join(f"{p:>27}" for p in policies))
     results: dict[tuple[str, float], float] = {}
     for rate in rates:
         cells = []
         for policy in policies:
-            point = run_point(policy, rate, window, args.tail_jobs, args.seed,
-                              budget_s=args.budget, trace=args.trace)
+            point = run_point(
+                policy,
+                rate,
+                window,
+                args.tail_jobs,
+                args.seed,
+                budget_s=args.budget,
+                trace=args.trace,
+            )
             results[(policy, rate)] = point["avg_jct_h"]
             author = theirs.get((AUTHORS_KEY.get(policy, policy), round(rate, 1)), math.nan)
             flag = "" if point["arrivals_outlast_window"] else "*"
-            cells.append(f"{point['avg_jct_h']:>8.2f}{flag:1} / {author:>6.2f} "
-                         f"({point['cpu_s']:>5.0f} s)")
+            cells.append(
+                f"{point['avg_jct_h']:>8.2f}{flag:1} / {author:>6.2f} ({point['cpu_s']:>5.0f} s)"
+            )
         print(f"{rate:>6.1f}  " + "  ".join(f"{c:>27}" for c in cells), flush=True)
     print("* arrivals stopped before the window finished (raise --tail-jobs)")
-    for agnostic, aware in (("max_min_fairness", "max_min_fairness_perf"),
-                            ("finish_time_fairness", "finish_time_fairness_perf"),
-                            ("gavel_fifo", "fifo_perf")):
+    for agnostic, aware in (
+        ("max_min_fairness", "max_min_fairness_perf"),
+        ("finish_time_fairness", "finish_time_fairness_perf"),
+        ("gavel_fifo", "fifo_perf"),
+    ):
         for rate in rates:
             if (agnostic, rate) in results and (aware, rate) in results:
                 ours = results[(agnostic, rate)] / results[(aware, rate)]
                 key = AUTHORS_KEY.get(agnostic, agnostic)
                 author = theirs.get((key, round(rate, 1)), math.nan) / theirs.get(
-                    (aware, round(rate, 1)), math.nan)
-                print(f"{agnostic} / {aware} at {rate:g} jobs/h: ours {ours:.2f}x, "
-                      f"authors {author:.2f}x ({ours / author - 1:+.0%})")
+                    (aware, round(rate, 1)), math.nan
+                )
+                print(
+                    f"{agnostic} / {aware} at {rate:g} jobs/h: ours {ours:.2f}x, "
+                    f"authors {author:.2f}x ({ours / author - 1:+.0%})"
+                )
 
 
 if __name__ == "__main__":

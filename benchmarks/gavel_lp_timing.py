@@ -57,8 +57,9 @@ class Instance:
                     tput[j, k] = table.throughput(model, gpu_type, int(scale[j]))
         capacity = np.full(len(TYPES), max(8, 36 * n_jobs // 100))
         self.problem = Problem.build(tput, scale, capacity, rng.choice([1.0, 2.0], n_jobs))
-        self.agnostic = Problem.build((self.problem.usable).astype(float), scale, capacity,
-                                      self.problem.weights)
+        self.agnostic = Problem.build(
+            (self.problem.usable).astype(float), scale, capacity, self.problem.weights
+        )
         self.elapsed = rng.uniform(0, 3600 * 24, n_jobs)
         self.remaining = rng.uniform(1e3, 1e6, n_jobs)
         best = (tput * self.problem.usable).max(axis=1)
@@ -68,14 +69,17 @@ class Instance:
         self.users = rng.integers(0, 2, n_jobs)
         self.table = table
         ids: dict[tuple, int] = {}
-        self.keys = np.array([ids.setdefault((m, int(s)), len(ids))
-                              for m, s in zip(self.models, scale, strict=True)])
+        self.keys = np.array(
+            [ids.setdefault((m, int(s)), len(ids)) for m, s in zip(self.models, scale, strict=True)]
+        )
 
     def pair_rates(self, i: int, j: int, k: int) -> tuple[float, float]:
         n = int(self.problem.scale_factors[i])
         a, b = self.models[i], self.models[j]
-        return (self.table.throughput(a, TYPES[k], n, colocated=[(b, n)]),
-                self.table.throughput(b, TYPES[k], n, colocated=[(a, n)]))
+        return (
+            self.table.throughput(a, TYPES[k], n, colocated=[(b, n)]),
+            self.table.throughput(b, TYPES[k], n, colocated=[(a, n)]),
+        )
 
 
 def solvers() -> dict[str, object]:
@@ -89,16 +93,19 @@ def solvers() -> dict[str, object]:
         "max_min_fairness_perf (distinct)": lambda s: lp.max_min_fairness(noisy(s.problem)),
         "max_sum_throughput_perf": lambda s: lp.max_sum_throughput(s.problem),
         "finish_time_fairness (agnostic)": lambda s: lp.finish_time_fairness(
-            s.agnostic, s.elapsed, s.remaining),
+            s.agnostic, s.elapsed, s.remaining
+        ),
         "finish_time_fairness_perf": lambda s: lp.finish_time_fairness(
-            s.problem, s.elapsed, s.remaining),
+            s.problem, s.elapsed, s.remaining
+        ),
         "min_total_duration_perf": lambda s: lp.min_total_duration(s.problem, s.remaining),
         "min_cost": lambda s: lp.min_cost(s.problem, PRICES),
         "min_cost_slo": lambda s: lp.min_cost(s.problem, PRICES, s.required),
         "fifo_perf": lambda s: fifo_fastest(s.problem),
         "hierarchical (2 users)": lambda s: hierarchical(s.problem, s.users, np.ones(2)),
         "max_min_fairness_packed": lambda s: max_min_fairness_packed(
-            s.problem, s.keys, s.pair_rates)[1],
+            s.problem, s.keys, s.pair_rates
+        )[1],
     }
 
 
@@ -125,8 +132,9 @@ def main(sizes: tuple[int, ...] = SIZES) -> None:
                 check_feasible(instance.problem, x, tolerance=1e-6)
             base.setdefault(name, seconds)
             note = "  (Gavel: ~3 s)" if n == 256 else ""
-            print(f"{name:<36}{n:>7}{seconds:>10.3f}{seconds / base[name]:>12.1f}{note}",
-                  flush=True)
+            print(
+                f"{name:<36}{n:>7}{seconds:>10.3f}{seconds / base[name]:>12.1f}{note}", flush=True
+            )
 
 
 if __name__ == "__main__":

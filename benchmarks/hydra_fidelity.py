@@ -58,29 +58,40 @@ def theirs(runs: dict, algorithm: str, n: int) -> tuple[float, int, float] | Non
     for run in runs["reports"].get(algorithm, []):
         if run["case_range"] == [0, n]:
             e = run["execution"]
-            return (e["average_jct_seconds"], e["ddl_violated_jobs_count"],
-                    e["total_ddl_violation_duration_seconds"])
+            return (
+                e["average_jct_seconds"],
+                e["ddl_violated_jobs_count"],
+                e["total_ddl_violation_duration_seconds"],
+            )
     return None
 
 
-def ours(work: dlsched.Workload, case: str, policy: str, params: dict, seeds
-         ) -> tuple[tuple[float, float, float], str, float]:
+def ours(
+    work: dlsched.Workload, case: str, policy: str, params: dict, seeds
+) -> tuple[tuple[float, float, float], str, float]:
     """(avg JCT, missed, total tardiness) — a mean with a range note over tie seeds."""
     if policy == "hydra" and "tie_break" not in params:
-        params = {**params, "tie_break": dict(zip(work.jobs["job_id"], work.jobs["job_name"],
-                                                  strict=True))}
+        params = {
+            **params,
+            "tie_break": dict(zip(work.jobs["job_id"], work.jobs["job_name"], strict=True)),
+        }
     params = {k: v for k, v in params.items() if v is not None}
     draws = [None] if seeds is None else list(seeds)
     results, wall = [], 0.0
     for seed in draws:
         extra = {} if seed is None else {"tie_seed": seed}
         started = time.perf_counter()
-        s = dlsched.simulate(work, REPO / "configs" / "clusters" / f"hydra-{case}.yaml",
-                             policy=policy, audit=False, **params, **extra).summary()
+        s = dlsched.simulate(
+            work,
+            REPO / "configs" / "clusters" / f"hydra-{case}.yaml",
+            policy=policy,
+            audit=False,
+            **params,
+            **extra,
+        ).summary()
         wall += time.perf_counter() - started
         assert s["jobs_completed"] == len(work.jobs)
-        results.append((s["avg_jct"], s.get("deadlines_missed", 0),
-                        s.get("total_tardiness", 0.0)))
+        results.append((s["avg_jct"], s.get("deadlines_missed", 0), s.get("total_tardiness", 0.0)))
     mean = tuple(statistics.fmean(r[i] for r in results) for i in range(3))
     note = ""
     if len(results) > 1:
@@ -95,20 +106,23 @@ def table(cases: list[str], jobs: list[int]) -> None:
         runs = reports(case)
         full = dlsched.load_trace(ANCHORS / f"{CASES[case]}.csv.gz")
         print(f"\n== {case} ({CASES[case]}.csv, {runs['cluster_configs'][0]}) ==")
-        print(f"{'N':>4} {'policy':<24} {'avg JCT ours':>13} {'theirs':>10} {'Δ':>7} "
-              f"{'missed':>7} {'theirs':>6} {'tardiness ours':>15} {'theirs':>10} "
-              f"{'wall s':>7}  note")
+        print(
+            f"{'N':>4} {'policy':<24} {'avg JCT ours':>13} {'theirs':>10} {'Δ':>7} "
+            f"{'missed':>7} {'theirs':>6} {'tardiness ours':>15} {'theirs':>10} "
+            f"{'wall s':>7}  note"
+        )
         for n in jobs:
             work = full.head(n)
             for label, (policy, params, algorithm, seeds) in ROWS.items():
                 ref = theirs(runs, algorithm, n)
                 (jct, missed, tard), note, wall = ours(work, case, policy, params, seeds)
                 if ref is None:
-                    cells = (f"{'—':>10} {'':>7} {missed:>7.1f} {'—':>6} {tard:>15,.0f} "
-                             f"{'—':>10}")
+                    cells = f"{'—':>10} {'':>7} {missed:>7.1f} {'—':>6} {tard:>15,.0f} {'—':>10}"
                 else:
-                    cells = (f"{ref[0]:>10,.0f} {jct / ref[0] - 1:>+7.2%} {missed:>7.1f} "
-                             f"{ref[1]:>6} {tard:>15,.0f} {ref[2]:>10,.0f}")
+                    cells = (
+                        f"{ref[0]:>10,.0f} {jct / ref[0] - 1:>+7.2%} {missed:>7.1f} "
+                        f"{ref[1]:>6} {tard:>15,.0f} {ref[2]:>10,.0f}"
+                    )
                 print(f"{n:>4} {label:<24} {jct:>13,.1f} {cells} {wall:>7.2f}  {note}")
 
 
@@ -117,8 +131,10 @@ def curve(cases: list[str]) -> None:
     for case in cases:
         runs = reports(case)
         full = dlsched.load_trace(ANCHORS / f"{CASES[case]}.csv.gz")
-        print(f"\n== {case}: N = 10…400, per policy: max |ΔJCT|, mean |ΔJCT|, "
-              "Σ|Δmissed| over 40 points ==")
+        print(
+            f"\n== {case}: N = 10…400, per policy: max |ΔJCT|, mean |ΔJCT|, "
+            "Σ|Δmissed| over 40 points =="
+        )
         for label, (policy, params, algorithm, seeds) in ROWS.items():
             gaps, missed_gap = [], 0.0
             for n in range(10, 401, 10):
@@ -128,8 +144,10 @@ def curve(cases: list[str]) -> None:
                 (jct, missed, _), _, _ = ours(full.head(n), case, policy, params, seeds)
                 gaps.append(abs(jct / ref[0] - 1))
                 missed_gap += abs(missed - ref[1])
-            print(f"  {label:<24} max {max(gaps):6.2%}  mean {statistics.fmean(gaps):6.2%}  "
-                  f"Σ|Δmissed| {missed_gap:5.1f}")
+            print(
+                f"  {label:<24} max {max(gaps):6.2%}  mean {statistics.fmean(gaps):6.2%}  "
+                f"Σ|Δmissed| {missed_gap:5.1f}"
+            )
 
 
 def main() -> None:

@@ -32,8 +32,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-MODELS = ("ResNet-50 (batch size 64)", "Transformer (batch size 128)", "LM (batch size 20)",
-          "A3C", "CycleGAN", "Recommendation (batch size 2048)")
+MODELS = (
+    "ResNet-50 (batch size 64)",
+    "Transformer (batch size 128)",
+    "LM (batch size 20)",
+    "A3C",
+    "CycleGAN",
+    "Recommendation (batch size 2048)",
+)
 STATES = ("COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL")
 
 _CHILD = r"""
@@ -69,22 +75,24 @@ def write_csv(path: Path, rows: int, seed: int, chunk: int = 500_000) -> None:
         gpus = rng.choice([1, 1, 1, 1, 2, 4, 8, 16], n)
         milli = np.where((gpus == 1) & (rng.random(n) < 0.2), rng.integers(1, 20, n) * 50, 1000)
         deadline = np.where(rng.random(n) < 0.2, submit + 2.5 * duration, np.nan)
-        frame = pd.DataFrame({
-            "job_id": np.arange(start, start + n),
-            "submit_time": np.round(submit, 3),
-            "num_gpus": gpus,
-            "duration": duration,
-            "total_steps": np.nan,
-            "model": rng.choice(np.array(MODELS, dtype=object), n),
-            "user": users[rng.integers(0, len(users), n)],
-            "vc": vcs[rng.integers(0, len(vcs), n)],
-            "deadline": deadline,
-            "priority": 1.0,
-            "gpu_type": np.where(rng.random(n) < 0.5, "V100", None),
-            "status": rng.choice(np.array(STATES, dtype=object), n),
-            "gpu_milli": milli,
-            "gpu_constraint": np.where(rng.random(n) < 0.1, "V100|P100", None),
-        })
+        frame = pd.DataFrame(
+            {
+                "job_id": np.arange(start, start + n),
+                "submit_time": np.round(submit, 3),
+                "num_gpus": gpus,
+                "duration": duration,
+                "total_steps": np.nan,
+                "model": rng.choice(np.array(MODELS, dtype=object), n),
+                "user": users[rng.integers(0, len(users), n)],
+                "vc": vcs[rng.integers(0, len(vcs), n)],
+                "deadline": deadline,
+                "priority": 1.0,
+                "gpu_type": np.where(rng.random(n) < 0.5, "V100", None),
+                "status": rng.choice(np.array(STATES, dtype=object), n),
+                "gpu_milli": milli,
+                "gpu_constraint": np.where(rng.random(n) < 0.1, "V100|P100", None),
+            }
+        )
         frame.to_csv(path, mode="w" if start == 0 else "a", header=start == 0, index=False)
 
 
@@ -106,21 +114,24 @@ def write_helios_csv(path: Path, rows: int, seed: int, chunk: int = 500_000) -> 
         gpus = np.where(rng.random(n) < 0.47, rng.choice([1, 1, 1, 2, 4, 8, 16], n), 0)
         kept += int(((gpus > 0) & (duration > 0)).sum())
         as_text = lambda seconds: pd.Series(  # noqa: E731
-            origin + np.floor(seconds).astype("timedelta64[s]")).dt.strftime("%Y-%m-%d %H:%M:%S")
-        frame = pd.DataFrame({
-            "job_id": np.arange(start, start + n) + 1_000_000,
-            "user": users[rng.integers(0, len(users), n)],
-            "vc": vcs[rng.integers(0, len(vcs), n)],
-            "gpu_num": gpus,
-            "cpu_num": np.maximum(1, gpus * 4),
-            "node_num": np.maximum(1, gpus // 8),
-            "state": rng.choice(np.array(STATES, dtype=object), n),
-            "submit_time": as_text(submit),
-            "start_time": as_text(submit + queue),
-            "end_time": as_text(submit + queue + duration),
-            "duration": duration.astype(np.int64),
-            "queue": queue.astype(np.int64),
-        })
+            origin + np.floor(seconds).astype("timedelta64[s]")
+        ).dt.strftime("%Y-%m-%d %H:%M:%S")
+        frame = pd.DataFrame(
+            {
+                "job_id": np.arange(start, start + n) + 1_000_000,
+                "user": users[rng.integers(0, len(users), n)],
+                "vc": vcs[rng.integers(0, len(vcs), n)],
+                "gpu_num": gpus,
+                "cpu_num": np.maximum(1, gpus * 4),
+                "node_num": np.maximum(1, gpus // 8),
+                "state": rng.choice(np.array(STATES, dtype=object), n),
+                "submit_time": as_text(submit),
+                "start_time": as_text(submit + queue),
+                "end_time": as_text(submit + queue + duration),
+                "duration": duration.astype(np.int64),
+                "queue": queue.astype(np.int64),
+            }
+        )
         frame.to_csv(path, mode="w" if start == 0 else "a", header=start == 0, index=False)
     return kept
 
@@ -130,8 +141,13 @@ def measure(kind: str, path: Path, rows: int) -> dict:
     env = dict(os.environ)
     src = str(Path(__file__).resolve().parent.parent / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", _CHILD, kind, str(path), str(rows)],
-                         check=True, capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, str(path), str(rows)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -141,8 +157,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=3_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gzip", action="store_true", help="write and load a .csv.gz")
-    parser.add_argument("--format", choices=("canonical", "helios"), default="canonical",
-                        help="canonical CSV (default) or a Helios-layout cluster_log.csv")
+    parser.add_argument(
+        "--format",
+        choices=("canonical", "helios"),
+        default="canonical",
+        help="canonical CSV (default) or a Helios-layout cluster_log.csv",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / ("big.csv.gz" if args.gzip else "big.csv")
@@ -152,17 +172,25 @@ def main() -> None:
         else:
             write_csv(path, args.rows, args.seed)
             expected = args.rows
-        print(f"wrote {args.rows:,} {args.format} rows, {path.stat().st_size / 2**20:,.0f} MiB "
-              f"({path.name}) in {time.perf_counter() - started:.1f} s")
+        print(
+            f"wrote {args.rows:,} {args.format} rows, {path.stat().st_size / 2**20:,.0f} MiB "
+            f"({path.name}) in {time.perf_counter() - started:.1f} s"
+        )
         ours = measure(args.format, path, expected)
         plain = measure("pandas", path, args.rows)
     print(f"jobs loaded: {ours['rows']:,} of {args.rows:,} rows")
-    print(f"dlsched.load_trace: {ours['seconds']:6.1f} s, peak RSS "
-          f"{ours['peak_bytes'] / 2**30:.2f} GiB, {ours['rows'] / ours['seconds']:,.0f} rows/s")
-    print(f"pandas.read_csv   : {plain['seconds']:6.1f} s, peak RSS "
-          f"{plain['peak_bytes'] / 2**30:.2f} GiB (no validation)")
-    print(f"ratio dlsched / pandas: time {ours['seconds'] / plain['seconds']:.2f}x, "
-          f"memory {ours['peak_bytes'] / plain['peak_bytes']:.2f}x")
+    print(
+        f"dlsched.load_trace: {ours['seconds']:6.1f} s, peak RSS "
+        f"{ours['peak_bytes'] / 2**30:.2f} GiB, {ours['rows'] / ours['seconds']:,.0f} rows/s"
+    )
+    print(
+        f"pandas.read_csv   : {plain['seconds']:6.1f} s, peak RSS "
+        f"{plain['peak_bytes'] / 2**30:.2f} GiB (no validation)"
+    )
+    print(
+        f"ratio dlsched / pandas: time {ours['seconds'] / plain['seconds']:.2f}x, "
+        f"memory {ours['peak_bytes'] / plain['peak_bytes']:.2f}x"
+    )
     ok = ours["seconds"] < 60 and ours["peak_bytes"] < 2 * 2**30
     print(f"target (< 60 s, < 2 GiB for 3 M rows): {'met' if ok else 'NOT met'}")
 

@@ -49,10 +49,14 @@ def main() -> None:
     missing = [p for p in chosen if p not in known]
     if missing:
         print(f"# not registered, skipped: {', '.join(missing)}")
-    print(f"# {args.jobs} jobs at {args.rate}/h on gavel-108, throughput=gavel, "
-          f"{args.seeds} noise seeds per sigma")
-    print(f"{'policy':<24}{'sigma':>6}{'avg JCT (h)':>13}{'loss':>8}{'deadlines met':>15}"
-          f"{'wall s':>8}")
+    print(
+        f"# {args.jobs} jobs at {args.rate}/h on gavel-108, throughput=gavel, "
+        f"{args.seeds} noise seeds per sigma"
+    )
+    print(
+        f"{'policy':<24}{'sigma':>6}{'avg JCT (h)':>13}{'loss':>8}{'deadlines met':>15}"
+        f"{'wall s':>8}"
+    )
     for policy in (p for p in chosen if p in known):
         base = None
         for sigma in SIGMAS:
@@ -60,15 +64,24 @@ def main() -> None:
             seeds = 1 if sigma == 0 else args.seeds
             for seed in range(seeds):
                 start = time.perf_counter()
-                result = dlsched.simulate(work, "gavel-108", policy, throughput="gavel",
-                                          estimator=NoisyEstimator(sigma, sigma), seed=seed)
+                result = dlsched.simulate(
+                    work,
+                    "gavel-108",
+                    policy,
+                    throughput="gavel",
+                    estimator=NoisyEstimator(sigma, sigma),
+                    seed=seed,
+                )
                 wall += time.perf_counter() - start
                 summary = result.summary()
                 jct += summary["avg_jct"] / seeds
                 met += summary.get("deadline_satisfaction", float("nan")) / seeds
             base = jct if base is None else base
-            print(f"{policy:<24}{sigma:>6.1f}{jct / 3600:>13.2f}{jct / base - 1:>+8.1%}"
-                  f"{met:>15.1%}{wall / seeds:>8.1f}", flush=True)
+            print(
+                f"{policy:<24}{sigma:>6.1f}{jct / 3600:>13.2f}{jct / base - 1:>+8.1%}"
+                f"{met:>15.1%}{wall / seeds:>8.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -35,29 +35,45 @@ from dlsched.policies.optimus import Optimus
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRACES = SHARED / "traces" / "sia_pollux"
 ANCHORS = SHARED / "anchors" / "pollux_osdi21_results" / "results-jobload"
-FOLDERS = {"0.5": "workloads-0.5", "1.0": "workloads", "1.5": "workloads-1.5",
-           "2.0": "workloads-2.0"}
+FOLDERS = {
+    "0.5": "workloads-0.5",
+    "1.0": "workloads",
+    "1.5": "workloads-1.5",
+    "2.0": "workloads-2.0",
+}
 # The artifact charges its 30 s re-scale countdown on every (re)allocation, first start too.
-POLLUX_OVERHEADS = OverheadModel(restart_s=30.0, migration_s=30.0, rescale_s=30.0,
-                                 first_start_s=30.0)
-CLUSTER = {"name": "pollux-64-t4", "description": "16 x g4dn.12xlarge (4 T4), Pollux OSDI'21",
-           "nodes": [{"gpu_type": "T4", "count": 16, "gpus_per_node": 4}]}
+POLLUX_OVERHEADS = OverheadModel(
+    restart_s=30.0, migration_s=30.0, rescale_s=30.0, first_start_s=30.0
+)
+CLUSTER = {
+    "name": "pollux-64-t4",
+    "description": "16 x g4dn.12xlarge (4 T4), Pollux OSDI'21",
+    "nodes": [{"gpu_type": "T4", "count": 16, "gpus_per_node": 4}],
+}
 
 
-def run(truth: PolluxThroughput, load: str, index: int, oracle: str, interval_s: float,
-        placement: str) -> tuple[dict[str, float], float]:
+def run(
+    truth: PolluxThroughput, load: str, index: int, oracle: str, interval_s: float, placement: str
+) -> tuple[dict[str, float], float]:
     """Our per-job JCTs for one workload, and the simulation's wall time."""
     path = TRACES / "pollux" / FOLDERS[load] / f"workload-{index}.csv.gz"
     work = pollux_workload(dlsched.load_trace(path), truth)
     convergence = PolluxRemaining(truth) if oracle == "artifact" else "oracle"
-    policy = Optimus(mode="gpu", interval_s=interval_s, placement=placement,
-                     convergence=convergence)
+    policy = Optimus(
+        mode="gpu", interval_s=interval_s, placement=placement, convergence=convergence
+    )
     wall = time.perf_counter()
-    result = dlsched.simulate(work, dlsched.Cluster.from_dict(CLUSTER), policy,
-                              throughput=truth, overheads=POLLUX_OVERHEADS)
+    result = dlsched.simulate(
+        work,
+        dlsched.Cluster.from_dict(CLUSTER),
+        policy,
+        throughput=truth,
+        overheads=POLLUX_OVERHEADS,
+    )
     jobs = result.jobs
-    return dict(zip(jobs["job_id"].astype(str), jobs["jct"], strict=True)), \
-        time.perf_counter() - wall
+    return dict(
+        zip(jobs["job_id"].astype(str), jobs["jct"], strict=True)
+    ), time.perf_counter() - wall
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,10 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         indices = [int(x) for x in args.workloads.split(",")]
     anchor = json.loads((ANCHORS / f"optimus-{args.load}" / "summary.json").read_text())
     truth = PolluxThroughput(TRACES / "sia" / "traces")
-    print(f"Optimus+Oracle, GPU mode, load {args.load}, oracle={args.oracle}, "
-          f"interval {args.interval:g} s, placement={args.placement}")
-    print(f"{'workload':>10} {'ours (s)':>10} {'theirs (s)':>11} {'ratio':>7} "
-          f"{'median job ratio':>17} {'wall (s)':>9}")
+    print(
+        f"Optimus+Oracle, GPU mode, load {args.load}, oracle={args.oracle}, "
+        f"interval {args.interval:g} s, placement={args.placement}"
+    )
+    print(
+        f"{'workload':>10} {'ours (s)':>10} {'theirs (s)':>11} {'ratio':>7} "
+        f"{'median job ratio':>17} {'wall (s)':>9}"
+    )
     ours_avgs, theirs_avgs = [], []
     by_app: dict[str, list[float]] = {}
     for index in indices:
@@ -94,13 +114,14 @@ def main(argv: list[str] | None = None) -> int:
             by_app.setdefault(job.rsplit("-", 1)[0], []).append(ours[job] / max(theirs[job], 1))
         ours_avgs.append(mean_ours)
         theirs_avgs.append(anchor["avgs"][name])
-        print(f"{name:>10} {mean_ours:10.1f} {anchor['avgs'][name]:11.1f} "
-              f"{mean_ours / anchor['avgs'][name]:7.3f} {statistics.median(ratios):17.3f} "
-              f"{wall:9.1f}")
+        print(
+            f"{name:>10} {mean_ours:10.1f} {anchor['avgs'][name]:11.1f} "
+            f"{mean_ours / anchor['avgs'][name]:7.3f} {statistics.median(ratios):17.3f} "
+            f"{wall:9.1f}"
+        )
     if len(indices) > 1:
         mean_ours, mean_theirs = statistics.fmean(ours_avgs), statistics.fmean(theirs_avgs)
-        print(f"{'mean':>10} {mean_ours:10.1f} {mean_theirs:11.1f} "
-              f"{mean_ours / mean_theirs:7.3f}")
+        print(f"{'mean':>10} {mean_ours:10.1f} {mean_theirs:11.1f} {mean_ours / mean_theirs:7.3f}")
     print("per application, median JCT ratio ours/theirs (jobs):")
     for app, values in sorted(by_app.items()):
         print(f"  {app:>12}: {statistics.median(values):6.3f} ({len(values)})")

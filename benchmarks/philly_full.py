@@ -63,8 +63,9 @@ def parse_policies(text: str | None) -> list[tuple[str, str, dict[str, Any]]]:
     for spec in (part.strip() for part in text.split(",") if part.strip()):
         name, *pairs = spec.split(":")
         if name not in registered:
-            raise SystemExit(f"unknown policy {name!r}; registered: "
-                             f"{', '.join(sorted(registered))}")
+            raise SystemExit(
+                f"unknown policy {name!r}; registered: {', '.join(sorted(registered))}"
+            )
         params = {}
         for pair in pairs:
             key, sep, value = pair.partition("=")
@@ -75,12 +76,14 @@ def parse_policies(text: str | None) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
-def run_one(trace: Path, jobs: int | None, cluster: str, name: str,
-            params: dict[str, Any]) -> dict[str, Any]:
+def run_one(
+    trace: Path, jobs: int | None, cluster: str, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
     """Load, replay under one policy; the summary plus this process's peak memory."""
     workload = philly_workload(trace, jobs)
-    result = dlsched.simulate(workload, dlsched.load_cluster(cluster), policy=name,
-                              audit=False, **params)
+    result = dlsched.simulate(
+        workload, dlsched.load_cluster(cluster), policy=name, audit=False, **params
+    )
     summary = dict(result.summary())
     summary["peak_rss_mb"] = peak_rss_mb()
     summary["jobs_total"] = len(workload)
@@ -98,12 +101,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, default=SOURCE)
     parser.add_argument("--cluster", default="philly")
-    parser.add_argument("--policies", default=None,
-                        help="comma-separated registered names, name:key=value for parameters "
-                             f"(default: {','.join(DEFAULT_POLICIES)}, those registered)")
+    parser.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated registered names, name:key=value for parameters "
+        f"(default: {','.join(DEFAULT_POLICIES)}, those registered)",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="only the first N jobs")
-    parser.add_argument("--in-process", action="store_true",
-                        help="run every policy in this process (peak memory then cumulative)")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every policy in this process (peak memory then cumulative)",
+    )
     args = parser.parse_args()
     policies = parse_policies(args.policies)
 
@@ -114,9 +123,11 @@ def main() -> None:
     print(f"{len(workload):,} jobs loaded in {load_s:.2f} s; {cluster!r}", flush=True)
     del workload
     width = max(22, *(len(label) for label, _, _ in policies))
-    header = (f"{'policy':<{width}} {'avg JCT h':>9} {'p95 JCT h':>9} {'p99 JCT h':>9} "
-              f"{'makespan h':>10} {'wall s':>8} {'policy s':>8} {'jobs/s':>8} {'sched calls':>11} "
-              f"{'preempt':>8} {'peak MB':>8} {'wall ×':>7} {'JCT ×':>6}")
+    header = (
+        f"{'policy':<{width}} {'avg JCT h':>9} {'p95 JCT h':>9} {'p99 JCT h':>9} "
+        f"{'makespan h':>10} {'wall s':>8} {'policy s':>8} {'jobs/s':>8} {'sched calls':>11} "
+        f"{'preempt':>8} {'peak MB':>8} {'wall ×':>7} {'JCT ×':>6}"
+    )
     print(header)
     first: dict[str, Any] | None = None
     for label, name, params in policies:
@@ -124,13 +135,15 @@ def main() -> None:
         s = run(args.trace, args.jobs, args.cluster, name, params)
         first = first or s
         wall = s["sim_wall_s"]
-        print(f"{label:<{width}} {s['avg_jct'] / 3600:>9.2f} {s['p95_jct'] / 3600:>9.2f} "
-              f"{s['p99_jct'] / 3600:>9.2f} {s['makespan'] / 3600:>10.1f} {wall:>8.1f} "
-              f"{s['scheduler_wall_s']:>8.1f} "
-              f"{s['jobs_completed'] / wall:>8,.0f} {s['scheduling_calls']:>11,} "
-              f"{s['preemptions']:>8,} {s['peak_rss_mb']:>8.0f} "
-              f"{wall / first['sim_wall_s']:>7.2f} {s['avg_jct'] / first['avg_jct']:>6.2f}",
-              flush=True)
+        print(
+            f"{label:<{width}} {s['avg_jct'] / 3600:>9.2f} {s['p95_jct'] / 3600:>9.2f} "
+            f"{s['p99_jct'] / 3600:>9.2f} {s['makespan'] / 3600:>10.1f} {wall:>8.1f} "
+            f"{s['scheduler_wall_s']:>8.1f} "
+            f"{s['jobs_completed'] / wall:>8,.0f} {s['scheduling_calls']:>11,} "
+            f"{s['preemptions']:>8,} {s['peak_rss_mb']:>8.0f} "
+            f"{wall / first['sim_wall_s']:>7.2f} {s['avg_jct'] / first['avg_jct']:>6.2f}",
+            flush=True,
+        )
         assert s["jobs_completed"] == s["jobs_total"], s
 
 

@@ -36,11 +36,15 @@ def test_philly_day_on_philly_cluster(benchmark, philly_day, case):
     """One real day of Philly on the Philly machine list."""
     policy, params, events = CASES[case]
     cluster = dlsched.load_cluster("philly")
-    result = benchmark(lambda: dlsched.simulate(philly_day, cluster, policy=policy,
-                                                audit=False, **params))
+    result = benchmark(
+        lambda: dlsched.simulate(philly_day, cluster, policy=policy, audit=False, **params)
+    )
     summary = result.summary()
-    benchmark.extra_info.update(avg_jct=summary["avg_jct"], events=summary["events"],
-                                jobs_per_s=summary["jobs_completed"] / summary["sim_wall_s"])
+    benchmark.extra_info.update(
+        avg_jct=summary["avg_jct"],
+        events=summary["events"],
+        jobs_per_s=summary["jobs_completed"] / summary["sim_wall_s"],
+    )
     assert summary["events"] == events
 
 
@@ -49,11 +53,13 @@ def test_contended_small_cluster(benchmark, philly_day, policy):
     """The same day squeezed onto 60 GPUs: long queues, SRTF preempts."""
     cluster = dlsched.load_cluster("tiresias-60")
     small = filter_jobs(philly_day, predicate=lambda jobs: jobs["num_gpus"] <= 60)
-    result = benchmark.pedantic(lambda: dlsched.simulate(small, cluster, policy=policy,
-                                                         audit=False), rounds=1, iterations=1)
+    result = benchmark.pedantic(
+        lambda: dlsched.simulate(small, cluster, policy=policy, audit=False), rounds=1, iterations=1
+    )
     summary = result.summary()
-    benchmark.extra_info.update(avg_jct=summary["avg_jct"], events=summary["events"],
-                                preemptions=summary["preemptions"])
+    benchmark.extra_info.update(
+        avg_jct=summary["avg_jct"], events=summary["events"], preemptions=summary["preemptions"]
+    )
     assert summary["jobs_completed"] == len(small)
 
 
@@ -66,10 +72,14 @@ def test_validate_100k_rows(benchmark):
 
     n = 100_000
     rng = np.random.default_rng(0)
-    table = pd.DataFrame({"job_id": [f"job-{i}" for i in range(n)],
-                          "submit_time": rng.uniform(0, 1e6, n),
-                          "num_gpus": rng.integers(1, 9, n),
-                          "duration": rng.uniform(1, 1e5, n)})
+    table = pd.DataFrame(
+        {
+            "job_id": [f"job-{i}" for i in range(n)],
+            "submit_time": rng.uniform(0, 1e6, n),
+            "num_gpus": rng.integers(1, 9, n),
+            "duration": rng.uniform(1, 1e5, n),
+        }
+    )
     table.loc[[10, 500, 99_999], "num_gpus"] = 0
     workload = benchmark(lambda: validate_jobs(table, "<big>", lenient=True, fmt="canonical"))
     assert len(workload) == n - 3

@@ -50,8 +50,10 @@ def test_grid(benchmark, scratch, grid, mode):
     os.environ["DLSCHED_AUDIT"] = "0"
 
     def fresh():
-        return (experiment, scratch / f"run-{next(_counter)}"), {"executor": executor,
-                                                                 "workers": workers}
+        return (experiment, scratch / f"run-{next(_counter)}"), {
+            "executor": executor,
+            "workers": workers,
+        }
 
     try:
         outcome = benchmark.pedantic(run_experiment, setup=fresh, rounds=rounds)
@@ -62,6 +64,5 @@ def test_grid(benchmark, scratch, grid, mode):
     _walls[grid, mode] = benchmark.stats.stats.mean
     benchmark.extra_info.update(runs=len(outcome.finished), jobs=jobs, workers=workers)
     if mode != "in-process" and (grid, "in-process") in _walls:
-        benchmark.extra_info["time_vs_in_process"] = (_walls[grid, mode]
-                                                      / _walls[grid, "in-process"])
+        benchmark.extra_info["time_vs_in_process"] = _walls[grid, mode] / _walls[grid, "in-process"]
     assert outcome.ok and len(outcome.finished) == runs and jobs == runs * jobs_per_run

@@ -48,32 +48,41 @@ def _skip_unregistered(policy: str) -> None:
 def overloaded():
     if not OVERLOADED.exists():
         pytest.skip("../shared/anchors not present")
-    return (dlsched.load_trace(OVERLOADED, format="tiresias"),
-            dlsched.load_cluster("tiresias-60"))
+    return (dlsched.load_trace(OVERLOADED, format="tiresias"), dlsched.load_cluster("tiresias-60"))
 
 
 @pytest.fixture(scope="module")
 def tiresias_60_on_8():
-    cluster = dlsched.Cluster.from_dict({"name": "n2g4", "nodes": [
-        {"gpu_type": "P100", "count": 2, "gpus_per_node": 4}]})
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "n2g4", "nodes": [{"gpu_type": "P100", "count": 2, "gpus_per_node": 4}]}
+    )
     return dlsched.load_trace(bundled_trace("tiresias_60_job.csv")), cluster
 
 
 def _record(benchmark, summary: dict, reference) -> None:
-    keys = ("avg_jct", "p95_jct", "makespan", "avg_queueing_delay", "utilization",
-            "preemptions", "events", "deadline_satisfaction", "total_tardiness")
+    keys = (
+        "avg_jct",
+        "p95_jct",
+        "makespan",
+        "avg_queueing_delay",
+        "utilization",
+        "preemptions",
+        "events",
+        "deadline_satisfaction",
+        "total_tardiness",
+    )
     benchmark.extra_info.update({k: summary[k] for k in keys if k in summary})
     if reference:
-        benchmark.extra_info.update(reference_avg_jct=reference[0],
-                                    reference_makespan=reference[1])
+        benchmark.extra_info.update(reference_avg_jct=reference[0], reference_makespan=reference[1])
 
 
 def _summary(trace: str, label: str, workload, cluster) -> dict:
     if (trace, label) not in _summaries:
         policy, params, _ = CASES[label]
         _skip_unregistered(policy)
-        _summaries[trace, label] = dlsched.simulate(workload, cluster, policy=policy,
-                                                    audit=False, **params).summary()
+        _summaries[trace, label] = dlsched.simulate(
+            workload, cluster, policy=policy, audit=False, **params
+        ).summary()
     return _summaries[trace, label]
 
 
@@ -83,9 +92,11 @@ def test_overloaded_philly_like_480_on_60_gpus(benchmark, overloaded, label):
     policy, params, reference = CASES[label]
     _skip_unregistered(policy)
     workload, cluster = overloaded
-    result = benchmark.pedantic(lambda: dlsched.simulate(workload, cluster, policy=policy,
-                                                         audit=False, **params),
-                                rounds=3, iterations=1)
+    result = benchmark.pedantic(
+        lambda: dlsched.simulate(workload, cluster, policy=policy, audit=False, **params),
+        rounds=3,
+        iterations=1,
+    )
     summary = _summaries["overloaded", label] = result.summary()
     _record(benchmark, summary, reference)
     assert summary["jobs_completed"] == 480
@@ -97,8 +108,10 @@ def test_overloaded_philly_like_480_on_60_gpus(benchmark, overloaded, label):
 def test_overloaded_orderings(overloaded):
     """SRTF <= Tiresias <= FIFO and SRTF <= FIFO greedy backfill <= FIFO in average JCT, as
     in Tiresias (NSDI 2019) §6 and the authors' simulator."""
-    avg = {label: _summary("overloaded", label, *overloaded)["avg_jct"]
-           for label in ("fifo", "fifo-backfill", "srtf")}
+    avg = {
+        label: _summary("overloaded", label, *overloaded)["avg_jct"]
+        for label in ("fifo", "fifo-backfill", "srtf")
+    }
     assert avg["srtf"] <= avg["fifo-backfill"] <= avg["fifo"]
     if "tiresias" in policies.names():
         tiresias = _summary("overloaded", "tiresias", *overloaded)["avg_jct"]
@@ -108,12 +121,16 @@ def test_overloaded_orderings(overloaded):
 @pytest.mark.parametrize("label", ["fifo", "fifo-backfill", "srtf"])
 def test_tiresias_60_job_on_8_gpus(benchmark, tiresias_60_on_8, label):
     """The bundled 60-job trace on 2 x 4 GPUs (always available): exact paper numbers."""
-    reference = {"fifo": (1556.5, 5747.0), "fifo-backfill": (715.3, 4806.0),
-                 "srtf": (519.9, 4901.0)}[label]
+    reference = {
+        "fifo": (1556.5, 5747.0),
+        "fifo-backfill": (715.3, 4806.0),
+        "srtf": (519.9, 4901.0),
+    }[label]
     policy, params, _ = CASES[label]
     workload, cluster = tiresias_60_on_8
-    result = benchmark(lambda: dlsched.simulate(workload, cluster, policy=policy, audit=False,
-                                                **params))
+    result = benchmark(
+        lambda: dlsched.simulate(workload, cluster, policy=policy, audit=False, **params)
+    )
     summary = result.summary()
     _record(benchmark, summary, reference)
     assert summary["jobs_completed"] == 60

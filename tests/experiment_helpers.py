@@ -25,8 +25,7 @@ TINY_TRACE = """job_id,submit_time,num_gpus,duration,deadline
 6,50,4,20,500
 """
 
-TINY_CLUSTER = {"name": "one-node", "nodes": [{"gpu_type": "V100", "count": 1,
-                                               "gpus_per_node": 4}]}
+TINY_CLUSTER = {"name": "one-node", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}]}
 
 
 def write_experiment(folder: Path, name: str = "tiny", **fields: Any) -> Path:
@@ -34,10 +33,15 @@ def write_experiment(folder: Path, name: str = "tiny", **fields: Any) -> Path:
     replace or add top-level keys (a value of None removes the key)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny.csv").write_text(TINY_TRACE)
-    data: dict[str, Any] = {"name": name, "cluster": TINY_CLUSTER,
-                            "workload": {"trace": "tiny.csv"}, "policies": ["fifo", "srtf"],
-                            "seed": 3, "seeds": 2,
-                            "sweep": {"workload.arrival_rate_scale": [1.0, 2.0]}}
+    data: dict[str, Any] = {
+        "name": name,
+        "cluster": TINY_CLUSTER,
+        "workload": {"trace": "tiny.csv"},
+        "policies": ["fifo", "srtf"],
+        "seed": 3,
+        "seeds": 2,
+        "sweep": {"workload.arrival_rate_scale": [1.0, 2.0]},
+    }
     for key, value in fields.items():
         if value is None:
             data.pop(key, None)

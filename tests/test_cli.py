@@ -19,9 +19,22 @@ def test_replay_with_no_arguments_runs_the_bundled_philly_day(capsys):
 
 def test_replay_json_and_out(tmp_path, capsys):
     """--json prints the summary; --out saves the result tables."""
-    code = main(["replay", "--trace", "traces/tiresias_60_job.csv", "--cluster", "tiresias-60",
-                 "--policy", "fifo", "--param", "backfill=greedy", "--json",
-                 "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "replay",
+            "--trace",
+            "traces/tiresias_60_job.csv",
+            "--cluster",
+            "tiresias-60",
+            "--policy",
+            "fifo",
+            "--param",
+            "backfill=greedy",
+            "--json",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["jobs_completed"] == 60
@@ -31,9 +44,23 @@ def test_replay_json_and_out(tmp_path, capsys):
 
 def test_replay_gavel_trace_with_gavel_throughput(capsys):
     """A Gavel trace replays on the Gavel cluster with measured throughputs."""
-    assert main(["replay", "--trace", "traces/gavel_artifact_evaluation.trace",
-                 "--cluster", "gavel-108", "--policy", "srtf", "--throughput", "gavel",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                "--trace",
+                "traces/gavel_artifact_evaluation.trace",
+                "--cluster",
+                "gavel-108",
+                "--policy",
+                "srtf",
+                "--throughput",
+                "gavel",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["jobs_completed"] == 15
 
 

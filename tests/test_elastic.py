@@ -34,13 +34,20 @@ class GrowAt:
 
 
 def cluster(n=4):
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": "V100",
-                                                               "gpus_per_node": n}]})
+    return dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "gpus_per_node": n}]}
+    )
 
 
 def elastic_job(**extra):
-    row = {"job_id": ["e"], "submit_time": [0.0], "num_gpus": [1], "total_steps": [100.0],
-           "min_gpus": [1], "max_gpus": [4]}
+    row = {
+        "job_id": ["e"],
+        "submit_time": [0.0],
+        "num_gpus": [1],
+        "total_steps": [100.0],
+        "min_gpus": [1],
+        "max_gpus": [4],
+    }
     row.update({k: [v] for k, v in extra.items()})
     return pd.DataFrame(row)
 
@@ -50,8 +57,9 @@ def test_growing_a_job_credits_progress_and_charges_the_rescale_overhead():
     2 steps/s for the remaining 90 steps: finish at 10 + 5 + 45 = 60 s. GPU-seconds:
     1 × 10 + 2 × 50 = 110; the job held GPUs for all 60 s, so it never pended."""
     overheads = OverheadModel(restart_s=100.0, migration_s=100.0, rescale_s=5.0)
-    result = dlsched.simulate(elastic_job(), cluster(), GrowAt("e", 10.0, 2),
-                              throughput=Linear(), overheads=overheads)
+    result = dlsched.simulate(
+        elastic_job(), cluster(), GrowAt("e", 10.0, 2), throughput=Linear(), overheads=overheads
+    )
     job = result.jobs.iloc[0]
     assert job["finish_time"] == pytest.approx(60.0)
     assert job["gpu_seconds"] == pytest.approx(110.0)
@@ -64,15 +72,17 @@ def test_growing_a_job_credits_progress_and_charges_the_rescale_overhead():
 
 def test_rescale_cost_defaults_to_the_migration_cost():
     overheads = OverheadModel(restart_s=3.0, migration_s=7.0)
-    result = dlsched.simulate(elastic_job(), cluster(), GrowAt("e", 10.0, 2),
-                              throughput=Linear(), overheads=overheads)
+    result = dlsched.simulate(
+        elastic_job(), cluster(), GrowAt("e", 10.0, 2), throughput=Linear(), overheads=overheads
+    )
     assert result.jobs.iloc[0]["finish_time"] == pytest.approx(10.0 + 7.0 + 45.0)
 
 
 def test_a_count_outside_the_bounds_is_refused():
     with pytest.raises(SchedulingError, match="1 to 2 distinct GPUs"):
-        dlsched.simulate(elastic_job(max_gpus=2), cluster(), GrowAt("e", 10.0, 3),
-                         throughput=Linear())
+        dlsched.simulate(
+            elastic_job(max_gpus=2), cluster(), GrowAt("e", 10.0, 3), throughput=Linear()
+        )
 
 
 def test_a_rigid_job_cannot_be_rescaled():
@@ -88,11 +98,14 @@ def test_an_elastic_job_larger_than_the_cluster_runs_at_its_minimum():
     assert result.jobs.iloc[0]["status"] == "finished"
 
 
-@pytest.mark.parametrize(("column", "value", "message"), [
-    ("min_gpus", 2, "min_gpus is above num_gpus"),
-    ("max_gpus", 0, "max_gpus must be a whole number >= 1"),
-    ("min_gpus", 1.5, "min_gpus must be a whole number"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("min_gpus", 2, "min_gpus is above num_gpus"),
+        ("max_gpus", 0, "max_gpus must be a whole number >= 1"),
+        ("min_gpus", 1.5, "min_gpus must be a whole number"),
+    ],
+)
 def test_bad_elastic_bounds_name_the_row_and_field(tmp_path, column, value, message):
     path = tmp_path / "jobs.csv"
     elastic_job(**{column: value}).to_csv(path, index=False)
@@ -111,20 +124,25 @@ def test_elastic_bounds_survive_loading(tmp_path):
 
 def _spec(num_gpus=1, model=None):
     from dlsched.jobs import JobSpec
-    return JobSpec(index=0, job_id=0, submit_time=0.0, num_gpus=num_gpus, total_steps=1.0,
-                   model=model)
+
+    return JobSpec(
+        index=0, job_id=0, submit_time=0.0, num_gpus=num_gpus, total_steps=1.0, model=model
+    )
 
 
-@pytest.mark.parametrize(("gpus", "seconds"), [(1, 7.0), (2, 30.0), (8, 30.0), (9, 60.0),
-                                               (512, 60.0)])
+@pytest.mark.parametrize(
+    ("gpus", "seconds"), [(1, 7.0), (2, 30.0), (8, 30.0), (9, 60.0), (512, 60.0)]
+)
 def test_helios_preset_charges_by_gpu_count(gpus, seconds):
     helios = make_overheads("helios")
     assert helios.restart(_spec(gpus)) == seconds
     assert helios.migration(_spec(gpus)) == seconds
 
 
-@pytest.mark.parametrize(("model", "seconds"), [("bert", 120.0), ("ImageNet", 250.0),
-                                                ("cifar10", 50.0), ("gpt", 30.0), (None, 30.0)])
+@pytest.mark.parametrize(
+    ("model", "seconds"),
+    [("bert", 120.0), ("ImageNet", 250.0), ("cifar10", 50.0), ("gpt", 30.0), (None, 30.0)],
+)
 def test_sia_preset_charges_by_model(model, seconds):
     assert make_overheads("sia").restart(_spec(model=model)) == seconds
 
@@ -136,13 +154,15 @@ def test_bad_tiers_are_refused():
 
 def two_jobs(tmp_path):
     path = tmp_path / "two.csv"
-    pd.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 1.0], "num_gpus": [1, 4],
-                  "duration": [10.0, 10.0]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {"job_id": [1, 2], "submit_time": [0.0, 1.0], "num_gpus": [1, 4], "duration": [10.0, 10.0]}
+    ).to_csv(path, index=False)
     return dlsched.load_trace(path)
 
 
 def test_make_elastic_sets_bounds_and_is_recorded(tmp_path):
     from dlsched.traces.transforms import make_elastic
+
     work = make_elastic(two_jobs(tmp_path), min_gpus=2, max_factor=2.0)
     assert work.jobs["min_gpus"].tolist() == [1, 2] and work.jobs["max_gpus"].tolist() == [2, 8]
     assert work.provenance["transforms"][-1]["name"] == "make_elastic"
@@ -150,9 +170,14 @@ def test_make_elastic_sets_bounds_and_is_recorded(tmp_path):
 
 def test_experiment_transforms_include_deadlines_and_elastic(tmp_path):
     from dlsched.experiments.transforms import apply_transforms
-    work = apply_transforms(two_jobs(tmp_path), [
-        {"name": "deadlines", "low": 1.5, "high": 1.5, "seed": 0},
-        {"name": "elastic", "min_gpus": 1, "max_factor": 1.0}])
+
+    work = apply_transforms(
+        two_jobs(tmp_path),
+        [
+            {"name": "deadlines", "low": 1.5, "high": 1.5, "seed": 0},
+            {"name": "elastic", "min_gpus": 1, "max_factor": 1.0},
+        ],
+    )
     assert work.jobs["deadline"].tolist() == [15.0, 16.0]
     assert work.jobs["max_gpus"].tolist() == [1, 4]
 
@@ -162,6 +187,7 @@ def test_a_policy_default_overheads_apply_unless_the_user_gives_some():
     policy.default_overheads = OverheadModel(rescale_s=5.0)
     result = dlsched.simulate(elastic_job(), cluster(), policy, throughput=Linear())
     assert result.jobs.iloc[0]["finish_time"] == pytest.approx(60.0)
-    result = dlsched.simulate(elastic_job(), cluster(), policy, throughput=Linear(),
-                              overheads="none")
+    result = dlsched.simulate(
+        elastic_job(), cluster(), policy, throughput=Linear(), overheads="none"
+    )
     assert result.jobs.iloc[0]["finish_time"] == pytest.approx(10.0 + 45.0)

@@ -18,9 +18,9 @@ def test_grid_is_policies_times_sweep_times_seeds(tmp_path):
     """2 policies x 2 loads x 2 seeds = 8 cells, 8 distinct runs, in file order."""
     exp = load_experiment(write_experiment(tmp_path))
     assert len(exp.points) == 8 and len(exp.runs) == 8
-    assert [(p.policy, p.replicate, dict(p.axes)["workload.arrival_rate_scale"])
-            for p in exp.points[:4]] == [("fifo", 0, 1.0), ("fifo", 1, 1.0),
-                                          ("srtf", 0, 1.0), ("srtf", 1, 1.0)]
+    assert [
+        (p.policy, p.replicate, dict(p.axes)["workload.arrival_rate_scale"]) for p in exp.points[:4]
+    ] == [("fifo", 0, 1.0), ("fifo", 1, 1.0), ("srtf", 0, 1.0), ("srtf", 1, 1.0)]
     config = exp.runs[exp.points[-1].key].config
     assert config["workload"]["arrival_rate_scale"] == 2.0
     assert config["policy"] == {"name": "srtf", "params": {}}
@@ -30,9 +30,14 @@ def test_grid_is_policies_times_sweep_times_seeds(tmp_path):
 
 def test_two_sweep_axes_multiply(tmp_path):
     """Axes combine as a product; estimator noise is sweepable."""
-    exp = load_experiment(write_experiment(
-        tmp_path, estimator="noisy", seeds=1,
-        sweep={"workload.arrival_rate_scale": [1, 2, 4], "estimator.sigma": [0.0, 0.5]}))
+    exp = load_experiment(
+        write_experiment(
+            tmp_path,
+            estimator="noisy",
+            seeds=1,
+            sweep={"workload.arrival_rate_scale": [1, 2, 4], "estimator.sigma": [0.0, 0.5]},
+        )
+    )
     assert len(exp.points) == 2 * 3 * 2
     sigmas = {exp.runs[p.key].config["estimator"]["sigma"] for p in exp.points}
     assert sigmas == {0.0, 0.5}
@@ -40,8 +45,9 @@ def test_two_sweep_axes_multiply(tmp_path):
 
 def test_a_policy_that_does_not_take_a_swept_parameter_runs_once(tmp_path):
     """Sweeping fifo's backfill leaves srtf alone: its cells share one run per seed."""
-    exp = load_experiment(write_experiment(
-        tmp_path, seeds=1, sweep={"params.backfill": ["none", "greedy", "easy"]}))
+    exp = load_experiment(
+        write_experiment(tmp_path, seeds=1, sweep={"params.backfill": ["none", "greedy", "easy"]})
+    )
     assert len(exp.points) == 6
     srtf_keys = {p.key for p in exp.points if p.policy == "srtf"}
     fifo_keys = {p.key for p in exp.points if p.policy == "fifo"}
@@ -78,12 +84,22 @@ def test_key_ignores_where_the_trace_lies_but_not_what_it_holds(tmp_path):
 
 def test_equivalent_spellings_give_the_same_key(tmp_path):
     """1 and 1.0, 'noisy:0.5' and {name: noisy, sigma: 0.5}, auto and the detected format."""
-    a = load_experiment(write_experiment(tmp_path, estimator="noisy:0.5", sweep=None,
-                                         workload={"trace": "tiny.csv",
-                                                   "arrival_rate_scale": 1}))
-    b = load_experiment(write_experiment(tmp_path, estimator={"name": "noisy", "sigma": 0.5},
-                                         sweep=None,
-                                         workload={"trace": "tiny.csv", "format": "canonical"}))
+    a = load_experiment(
+        write_experiment(
+            tmp_path,
+            estimator="noisy:0.5",
+            sweep=None,
+            workload={"trace": "tiny.csv", "arrival_rate_scale": 1},
+        )
+    )
+    b = load_experiment(
+        write_experiment(
+            tmp_path,
+            estimator={"name": "noisy", "sigma": 0.5},
+            sweep=None,
+            workload={"trace": "tiny.csv", "format": "canonical"},
+        )
+    )
     assert list(a.runs) == list(b.runs)
 
 
@@ -108,8 +124,11 @@ def test_bundled_trace_and_cluster_by_name(tmp_path):
 
 def test_policy_by_import_path(tmp_path):
     """`module:Class` names a policy of your own, with parameters."""
-    exp = load_experiment(write_experiment(
-        tmp_path, policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0}}]))
+    exp = load_experiment(
+        write_experiment(
+            tmp_path, policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0}}]
+        )
+    )
     assert exp.policies[0].label == "SlowFifo(delay_s=0)"
 
 
@@ -127,39 +146,63 @@ BAD = [
     ({"policies": None}, "policies", "is missing"),
     ({"policies": []}, "policies", "non-empty list"),
     ({"policies": ["nope"]}, "policies[0]", "unknown policy 'nope'"),
-    ({"policies": [{"name": "fifo", "params": {"backfil": "easy"}}]}, "policies[0]",
-     "it accepts"),
-    ({"policies": [{"name": "fifo", "params": {"backfill": "sometimes"}}]}, "policies[0]",
-     "backfill must be"),
+    ({"policies": [{"name": "fifo", "params": {"backfil": "easy"}}]}, "policies[0]", "it accepts"),
+    (
+        {"policies": [{"name": "fifo", "params": {"backfill": "sometimes"}}]},
+        "policies[0]",
+        "backfill must be",
+    ),
     ({"policies": ["fifo", "fifo"]}, "policies[1]", "distinct 'label'"),
     ({"workload": {"trace": "missing.csv"}}, "workload.trace", "not found"),
-    ({"workload": {"trace": "tiny.csv", "format": "csv"}}, "workload.format",
-     "choose one of auto"),
-    ({"workload": {"trace": "tiny.csv", "transforms": [{"shuffle": 1}]}},
-     "workload.transforms[0]", "unknown transform"),
+    ({"workload": {"trace": "tiny.csv", "format": "csv"}}, "workload.format", "choose one of auto"),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"shuffle": 1}]}},
+        "workload.transforms[0]",
+        "unknown transform",
+    ),
     ({"throughput": "fast"}, "throughput", "choose one of duration"),
     ({"estimator": "psychic"}, "estimator", "unknown estimator"),
-    ({"estimator": {"name": "oracle", "sigma": 1}}, "estimator.sigma",
-     "only the noisy estimator"),
+    ({"estimator": {"name": "oracle", "sigma": 1}}, "estimator.sigma", "only the noisy estimator"),
     ({"restart_overhead_s": -1}, "restart_overhead_s", ">= 0"),
     ({"seeds": 0}, "seeds", "integer >= 1"),
     ({"seed": "abc"}, "seed", "integer >= 0"),
     ({"cluster": "no-such-cluster"}, "cluster", "bundled"),
-    ({"cluster": {"nodes": [{"gpu_type": "V100", "count": 0}]}}, "cluster.nodes[0].count",
-     "positive integer"),
+    (
+        {"cluster": {"nodes": [{"gpu_type": "V100", "count": 0}]}},
+        "cluster.nodes[0].count",
+        "positive integer",
+    ),
     ({"sweep": {"cluster_size": [1, 2]}}, "sweep.cluster_size", "cannot be swept"),
-    ({"sweep": {"workload.arrival_rate_scale": [1, 0]}},
-     "sweep.workload.arrival_rate_scale[1]", "> 0"),
-    ({"sweep": {"workload.arrival_rate_scale": []}}, "sweep.workload.arrival_rate_scale",
-     "non-empty list"),
-    ({"sweep": {"workload.arrival_rate_scale": [1, 1.0]}},
-     "sweep.workload.arrival_rate_scale", "same value twice"),
-    ({"sweep": {"estimator.sigma": [0.1, 0.2]}}, "sweep.estimator.sigma[0]",
-     "set estimator: noisy"),
-    ({"sweep": {"params.queue_levels": [1, 2]}}, "sweep.params.queue_levels",
-     "no policy of this experiment takes"),
-    ({"policies": ["fifo"], "sweep": {"params.backfill": ["greedy", "weekly"]}},
-     "sweep.params.backfill[1]", "backfill must be"),
+    (
+        {"sweep": {"workload.arrival_rate_scale": [1, 0]}},
+        "sweep.workload.arrival_rate_scale[1]",
+        "> 0",
+    ),
+    (
+        {"sweep": {"workload.arrival_rate_scale": []}},
+        "sweep.workload.arrival_rate_scale",
+        "non-empty list",
+    ),
+    (
+        {"sweep": {"workload.arrival_rate_scale": [1, 1.0]}},
+        "sweep.workload.arrival_rate_scale",
+        "same value twice",
+    ),
+    (
+        {"sweep": {"estimator.sigma": [0.1, 0.2]}},
+        "sweep.estimator.sigma[0]",
+        "set estimator: noisy",
+    ),
+    (
+        {"sweep": {"params.queue_levels": [1, 2]}},
+        "sweep.params.queue_levels",
+        "no policy of this experiment takes",
+    ),
+    (
+        {"policies": ["fifo"], "sweep": {"params.backfill": ["greedy", "weekly"]}},
+        "sweep.params.backfill[1]",
+        "backfill must be",
+    ),
 ]
 
 
@@ -182,8 +225,15 @@ def test_inline_mapping_is_validated_like_a_file():
 
 def test_scale_arrivals_divides_submit_times_and_keeps_deadline_slack():
     """Twice the arrival rate halves submit times; deadlines keep their slack."""
-    table = pd.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 100.0], "num_gpus": [1, 1],
-                          "duration": [10.0, 10.0], "deadline": [50.0, 180.0]})
+    table = pd.DataFrame(
+        {
+            "job_id": [1, 2],
+            "submit_time": [0.0, 100.0],
+            "num_gpus": [1, 1],
+            "duration": [10.0, 10.0],
+            "deadline": [50.0, 180.0],
+        }
+    )
     workload = validate_jobs(table, "inline", lenient=False, fmt="canonical")
     fast = scale_arrivals(workload, 2.0)
     assert fast.jobs["submit_time"].tolist() == [0.0, 50.0]

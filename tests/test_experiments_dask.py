@@ -13,36 +13,43 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
     yield cluster
     cluster.close()
 
 
 def _without_wall_times(store):
-    return {key: {k: v for k, v in store.run_summary(key).items() if not k.endswith("wall_s")}
-            for key in store.finished_keys()}
+    return {
+        key: {k: v for k, v in store.run_summary(key).items() if not k.endswith("wall_s")}
+        for key in store.finished_keys()
+    }
 
 
 def test_dask_runs_the_grid_like_the_local_executor(tmp_path, dask_cluster):
     """Every run finishes on the Dask workers, with the same results as in-process."""
     path = write_experiment(tmp_path)
-    on_dask = run_experiment(path, tmp_path / "dask", executor="dask",
-                             address=dask_cluster.scheduler_address)
+    on_dask = run_experiment(
+        path, tmp_path / "dask", executor="dask", address=dask_cluster.scheduler_address
+    )
     assert on_dask.ok and len(on_dask.finished) == 8
     local = run_experiment(path, tmp_path / "local", executor="local")
     assert _without_wall_times(on_dask.store) == _without_wall_times(local.store)
-    again = run_experiment(path, tmp_path / "dask", executor="dask",
-                           address=dask_cluster.scheduler_address)
+    again = run_experiment(
+        path, tmp_path / "dask", executor="dask", address=dask_cluster.scheduler_address
+    )
     assert len(again.skipped) == 8 and not again.finished
 
 
 def test_dask_records_a_failing_run_and_goes_on(tmp_path, dask_cluster):
     """A run that raises on a Dask worker is recorded with its traceback."""
-    path = write_experiment(tmp_path, seeds=1, sweep=None,
-                            policies=["fifo", "experiment_helpers:Broken"])
-    outcome = run_experiment(path, tmp_path / "out", executor="dask",
-                             address=dask_cluster.scheduler_address)
+    path = write_experiment(
+        tmp_path, seeds=1, sweep=None, policies=["fifo", "experiment_helpers:Broken"]
+    )
+    outcome = run_experiment(
+        path, tmp_path / "out", executor="dask", address=dask_cluster.scheduler_address
+    )
     assert len(outcome.finished) == 1 and len(outcome.failed) == 1
     (failure,) = outcome.store.failures().values()
     assert "broken on purpose" in failure["traceback"]

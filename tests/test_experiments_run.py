@@ -94,8 +94,13 @@ def test_a_killed_worker_does_not_stop_the_grid(tmp_path):
     """SIGKILL of a pool worker mid-grid: a fresh pool finishes every run, none is lost."""
     marker = tmp_path / "kill-me"
     marker.touch()
-    path = write_experiment(tmp_path, policies=[
-        "fifo", {"name": "experiment_helpers:KillOnce", "params": {"marker": str(marker)}}])
+    path = write_experiment(
+        tmp_path,
+        policies=[
+            "fifo",
+            {"name": "experiment_helpers:KillOnce", "params": {"marker": str(marker)}},
+        ],
+    )
     outcome = run_experiment(path, tmp_path / "out", workers=2)
     assert not marker.exists(), "no worker was killed"
     assert outcome.ok and len(outcome.finished) == 8 and outcome.pool_restarts == 1
@@ -106,19 +111,37 @@ def test_a_killed_worker_does_not_stop_the_grid(tmp_path):
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
 def test_stopping_the_whole_run_loses_no_finished_run_and_resume_completes(tmp_path, stop):
     """SIGKILL or Ctrl-C of `dlsched run` and its workers mid-grid; the next run resumes."""
-    path = write_experiment(tmp_path, seeds=4, policies=[
-        {"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.02}}])
+    path = write_experiment(
+        tmp_path,
+        seeds=4,
+        policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.02}}],
+    )
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS),
-                                                         os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
     driver = subprocess.Popen(
         # SIGINT handled even when this test runs with it ignored (a shell's background job
         # passes SIG_IGN on to its children, and Python then never raises KeyboardInterrupt)
-        [sys.executable, "-c", "import signal, sys; "
-         "signal.signal(signal.SIGINT, signal.default_int_handler); "
-         "from dlsched.cli import main; sys.exit(main(sys.argv[1:]))",
-         "run", str(path), "--out", str(out), "--workers", "2"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys; "
+            "signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from dlsched.cli import main; sys.exit(main(sys.argv[1:]))",
+            "run",
+            str(path),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     store = ResultsStore(out)
     deadline = time.monotonic() + 60
     while len(store.finished_keys()) < 2 and driver.poll() is None:

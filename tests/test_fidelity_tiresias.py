@@ -45,11 +45,18 @@ import pytest
 import dlsched
 
 ANCHORS = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "tiresias"
-POLICIES = {"fifo": ("fifo", {}, 1e-3), "fjf": ("fifo", {"backfill": "greedy"}, 1e-3),
-            "shortest": ("srtf", {}, 1e-2)}
+POLICIES = {
+    "fifo": ("fifo", {}, 1e-3),
+    "fjf": ("fifo", {"backfill": "greedy"}, 1e-3),
+    "shortest": ("srtf", {}, 1e-2),
+}
 YARN = {"fifo": {"placement": "yarn"}, "fjf": {"placement": "yarn", "backfill": "greedy"}}
-TIRESIAS = {"dlas-gpu": ("tiresias", None), "dlas-gpu-4": ("tiresias", 4.0),
-            "dlas-gpu-8": ("tiresias", 8.0), "dlas-gpu-gittins": ("tiresias-gittins", None)}
+TIRESIAS = {
+    "dlas-gpu": ("tiresias", None),
+    "dlas-gpu-4": ("tiresias", 4.0),
+    "dlas-gpu-8": ("tiresias", 8.0),
+    "dlas-gpu-gittins": ("tiresias-gittins", None),
+}
 
 pytestmark = pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors not present")
 
@@ -63,8 +70,9 @@ def _runs(scheme: str, schedules) -> list:
         return []
     ref = _reference()
     ref = ref[(ref["scheme"] == scheme) & ref["schedule"].isin(list(schedules))]
-    return [pytest.param(r, id=f"{r.cluster_spec}-{r.trace}-{r.schedule}")
-            for r in ref.itertuples()]
+    return [
+        pytest.param(r, id=f"{r.cluster_spec}-{r.trace}-{r.schedule}") for r in ref.itertuples()
+    ]
 
 
 def _find(name: str) -> Path:
@@ -76,15 +84,25 @@ def _find(name: str) -> Path:
 
 def _cluster(spec: str) -> dlsched.Cluster:
     shape = pd.read_csv(_find(spec)).iloc[0]
-    return dlsched.Cluster.from_dict({"name": spec, "nodes": [{
-        "gpu_type": "P100", "count": int(shape.num_switch * shape.num_node_p_switch),
-        "gpus_per_node": int(shape.num_gpu_p_node)}]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": spec,
+            "nodes": [
+                {
+                    "gpu_type": "P100",
+                    "count": int(shape.num_switch * shape.num_node_p_switch),
+                    "gpus_per_node": int(shape.num_gpu_p_node),
+                }
+            ],
+        }
+    )
 
 
 def _run(spec: str, trace: str, policy: str, **params):
     workload = dlsched.load_trace(_find(trace), format="tiresias")
-    return dlsched.simulate(workload, _cluster(spec), policy=policy, overheads="tiresias-sim",
-                            **params)
+    return dlsched.simulate(
+        workload, _cluster(spec), policy=policy, overheads="tiresias-sim", **params
+    )
 
 
 def _tiresias(spec: str, trace: str, schedule: str, **params):
@@ -121,9 +139,14 @@ def test_tiresias_compat_matches_the_authors_simulator(run):
     assert result.jobs["preemptions"].sum() == run.preemptions
 
 
-@pytest.mark.parametrize("spec, trace", [("n15g4.csv", "philly_like_480_r3p0.csv"),
-                                         ("n2g4.csv", "60_job.csv"),
-                                         ("n4g4.csv", "60_job_x10.csv")])
+@pytest.mark.parametrize(
+    "spec, trace",
+    [
+        ("n15g4.csv", "philly_like_480_r3p0.csv"),
+        ("n2g4.csv", "60_job.csv"),
+        ("n4g4.csv", "60_job_x10.csv"),
+    ],
+)
 def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
     """YARN-CS ÷ policy average JCT, per policy, as in the simulator (1 %): the paper's
     headline comparison (2.46× for 2D-LAS and 3.23× for 2D-Gittins in overload)."""
@@ -134,8 +157,10 @@ def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
         return ref[(ref["scheme"] == scheme) & (ref["schedule"] == schedule)].iloc[0].avg_jct_s
 
     yarn_cs = _run(spec, trace, "fifo", placement="yarn").summary()["avg_jct"]
-    ours = {"fifo": _run(spec, trace, "fifo").summary()["avg_jct"],
-            "shortest": _run(spec, trace, "srtf").summary()["avg_jct"]}
+    ours = {
+        "fifo": _run(spec, trace, "fifo").summary()["avg_jct"],
+        "shortest": _run(spec, trace, "srtf").summary()["avg_jct"],
+    }
     for schedule in ("dlas-gpu", "dlas-gpu-gittins"):
         ours[schedule] = _tiresias(spec, trace, schedule, compat=True).summary()["avg_jct"]
     for schedule, jct in ours.items():
@@ -143,15 +168,24 @@ def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
         assert yarn_cs / jct == pytest.approx(want, rel=1e-2), schedule
 
 
-@pytest.mark.parametrize("spec, trace", [("n15g4.csv", "philly_like_480_r1p5.csv"),
-                                         ("n32g4.csv", "philly_like_480_r3p0.csv"),
-                                         ("n4g4.csv", "60_job.csv")])
+@pytest.mark.parametrize(
+    "spec, trace",
+    [
+        ("n15g4.csv", "philly_like_480_r1p5.csv"),
+        ("n32g4.csv", "philly_like_480_r3p0.csv"),
+        ("n4g4.csv", "60_job.csv"),
+    ],
+)
 @pytest.mark.parametrize("schedule", ["dlas-gpu", "dlas-gpu-gittins"])
 def test_paper_semantics_agree_when_not_overloaded(spec, trace, schedule):
     """The paper's Tiresias (exact demotions, FIFO by start time, Gittins formula) is within
     5 % of the simulator at ≤ 85 % load; placement never waits there, as in the simulator."""
     ref = _reference()
-    run = ref[(ref["cluster_spec"] == spec) & (ref["trace"] == trace)
-              & (ref["schedule"] == schedule) & (ref["scheme"] == "count")].iloc[0]
+    run = ref[
+        (ref["cluster_spec"] == spec)
+        & (ref["trace"] == trace)
+        & (ref["schedule"] == schedule)
+        & (ref["scheme"] == "count")
+    ].iloc[0]
     summary = _tiresias(spec, trace, schedule, placement="consolidated").summary()
     assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=0.05)

@@ -46,8 +46,12 @@ class Recording(Gandiva):
 
 
 def cluster(nodes=1, gpus_per_node=2):
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "V100", "gpus_per_node": gpus_per_node, "count": nodes}]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "gpus_per_node": gpus_per_node, "count": nodes}],
+        }
+    )
 
 
 def jobs(*rows, columns=("job_id", "submit_time", "num_gpus", "total_steps", "model")):
@@ -161,9 +165,14 @@ def test_a_packed_pair_takes_its_turn_together():
     result = dlsched.simulate(work, cluster(1, 1), policy, throughput=truth)
     log = result.events[result.events["event"].isin(["start", "restart", "preempt"])]
     first = [(row.time, row.event, row.job_id) for row in log.itertuples() if row.time <= 180]
-    assert first == [(0.0, "start", "A"), (60.0, "start", "B"), (120.0, "preempt", "A"),
-                     (120.0, "preempt", "B"), (120.0, "start", "C"),
-                     (180.0, "restart", "A")]
+    assert first == [
+        (0.0, "start", "A"),
+        (60.0, "start", "B"),
+        (120.0, "preempt", "A"),
+        (120.0, "preempt", "B"),
+        (120.0, "start", "C"),
+        (180.0, "restart", "A"),
+    ]
 
 
 def test_profiled_packing_never_tries_a_pair_predicted_to_lose():
@@ -196,8 +205,7 @@ def test_affinity_places_jobs_by_size():
     work = jobs(*[(f"J{i}", 0, n, 1000) for i, n in enumerate([2, 1, 2, 1, 2], start=1)])
     policy = Recording()
     dlsched.simulate(work, cluster(3, 4), policy)
-    assert policy.placed == {"J1": (0, 1), "J2": (4,), "J3": (2, 3), "J4": (5,),
-                             "J5": (8, 9)}
+    assert policy.placed == {"J1": (0, 1), "J2": (4,), "J3": (2, 3), "J4": (5,), "J5": (8, 9)}
 
 
 def test_over_subscription_goes_to_a_server_of_the_jobs_affinity():
@@ -234,8 +242,15 @@ def test_defragmentation_moves_a_small_job_to_consolidate_a_spread_one():
     At t=60 no server has room, so server 0 is defragmented: B moves to the free GPU of
     server 2 (4 s: 60 steps done, ends at 64 + 40 = 104) and D takes server 0 (4 s: 40
     steps done, ends at 64 + 160 / 2 = 144)."""
-    work = jobs(("A", 0, 1, 10), ("B", 0, 1, 100), ("C", 0, 1, 10), ("E", 0, 1, 100),
-                ("F", 0, 1, 10), ("G", 0, 1, 100), ("D", 20, 2, 200))
+    work = jobs(
+        ("A", 0, 1, 10),
+        ("B", 0, 1, 100),
+        ("C", 0, 1, 10),
+        ("E", 0, 1, 100),
+        ("F", 0, 1, 10),
+        ("G", 0, 1, 100),
+        ("D", 20, 2, 200),
+    )
     policy = Recording()
     result = dlsched.simulate(work, cluster(3, 2), policy, throughput=Table())
     assert policy.placed["B"] == (1,) and policy.placed["D"] == (0, 2)
@@ -249,8 +264,15 @@ def test_duration_replay_consolidates_into_free_gpus_but_does_not_defragment():
     """The defragmentation scenario under duration replay: spreading costs nothing, so no job
     is moved for D at t=60. B, E and G end at 100; at t=120 D (100 steps done) moves onto a
     server with room (4 s; it defragments the cluster) and ends at 124 + 100 = 224."""
-    work = jobs(("A", 0, 1, 10), ("B", 0, 1, 100), ("C", 0, 1, 10), ("E", 0, 1, 100),
-                ("F", 0, 1, 10), ("G", 0, 1, 100), ("D", 20, 2, 200))
+    work = jobs(
+        ("A", 0, 1, 10),
+        ("B", 0, 1, 100),
+        ("C", 0, 1, 10),
+        ("E", 0, 1, 100),
+        ("F", 0, 1, 10),
+        ("G", 0, 1, 100),
+        ("D", 20, 2, 200),
+    )
     policy = Gandiva()
     result = dlsched.simulate(work, cluster(3, 2), policy)
     assert finish_times(result)["D"] == pytest.approx(224.0)
@@ -263,22 +285,40 @@ def test_an_elastic_job_grows_on_idle_gpus_and_shrinks_when_a_job_waits():
     saved > 4 s): 4 steps/s from 64, 204 done at 100. F (1 GPU, 50 steps) arrives at 100
     and would wait: E shrinks to 1 GPU at once (4 s) and F starts (done at 150). At t=120
     E (220 done) grows onto the 2 idle GPUs: 3 steps/s from 124, done at 124 + 80 / 3."""
-    work = pd.DataFrame({"job_id": ["E", "F"], "submit_time": [0.0, 100.0],
-                         "num_gpus": [1, 1], "total_steps": [300.0, 50.0],
-                         "min_gpus": [1, np.nan], "max_gpus": [4, np.nan]})
+    work = pd.DataFrame(
+        {
+            "job_id": ["E", "F"],
+            "submit_time": [0.0, 100.0],
+            "num_gpus": [1, 1],
+            "total_steps": [300.0, 50.0],
+            "min_gpus": [1, np.nan],
+            "max_gpus": [4, np.nan],
+        }
+    )
     policy = Gandiva()
     result = dlsched.simulate(work, cluster(1, 4), policy, throughput=Table())
     assert finish_times(result) == pytest.approx({"E": 124 + 80 / 3, "F": 150.0})
     rescales = result.events[result.events["event"] == "rescale"]
     assert list(zip(rescales["time"], rescales["num_gpus"], strict=True)) == [
-        (60.0, 4), (100.0, 1), (120.0, 3)]
+        (60.0, 4),
+        (100.0, 1),
+        (120.0, 3),
+    ]
     assert (policy.stats["grows"], policy.stats["shrinks"]) == (2, 1)
 
 
 def test_no_growing_when_more_gpus_do_not_help():
     """Under duration replay a job runs at the same speed on any count: E never grows."""
-    work = pd.DataFrame({"job_id": ["E"], "submit_time": [0.0], "num_gpus": [1],
-                         "duration": [300.0], "min_gpus": [1], "max_gpus": [4]})
+    work = pd.DataFrame(
+        {
+            "job_id": ["E"],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "duration": [300.0],
+            "min_gpus": [1],
+            "max_gpus": [4],
+        }
+    )
     policy = Gandiva()
     result = dlsched.simulate(work, cluster(1, 4), policy)
     assert finish_times(result) == {"E": 300.0}
@@ -287,12 +327,14 @@ def test_no_growing_when_more_gpus_do_not_help():
 
 def random_workload(seed, n=40, models=None, elastic=False):
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "job_id": range(n),
-        "submit_time": np.sort(rng.uniform(0, 1500, n)).round(1),
-        "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
-        "duration": rng.uniform(30, 900, n).round(1),
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": range(n),
+            "submit_time": np.sort(rng.uniform(0, 1500, n)).round(1),
+            "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
+            "duration": rng.uniform(30, 900, n).round(1),
+        }
+    )
     if models is not None:
         frame["model"] = rng.choice(models, n)
     if elastic:
@@ -301,20 +343,37 @@ def random_workload(seed, n=40, models=None, elastic=False):
     return frame
 
 
-GAVEL_MODELS = ["ResNet-18 (batch size 32)", "ResNet-50 (batch size 64)",
-                "LM (batch size 20)", "Transformer (batch size 32)"]
+GAVEL_MODELS = [
+    "ResNet-18 (batch size 32)",
+    "ResNet-50 (batch size 64)",
+    "LM (batch size 20)",
+    "Transformer (batch size 32)",
+]
 
 
-@pytest.mark.parametrize(("throughput", "models", "elastic"), [
-    ("duration", None, False), ("duration", None, True), ("gavel", GAVEL_MODELS, False),
-    ("gavel", GAVEL_MODELS, True)])
+@pytest.mark.parametrize(
+    ("throughput", "models", "elastic"),
+    [
+        ("duration", None, False),
+        ("duration", None, True),
+        ("gavel", GAVEL_MODELS, False),
+        ("gavel", GAVEL_MODELS, True),
+    ],
+)
 def test_every_job_finishes_once_on_a_random_trace(throughput, models, elastic):
     """Overloaded random traces (40 jobs in 25 min on 12 GPUs, sizes up to a whole server),
     with the auditor on: every job finishes exactly once, after it arrived; the same seed
     gives the same result."""
     work = random_workload(7, models=models, elastic=elastic)
-    hardware = dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "V100", "gpus_per_node": 8}, {"gpu_type": "V100", "gpus_per_node": 4}]})
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "gpus_per_node": 8},
+                {"gpu_type": "V100", "gpus_per_node": 4},
+            ],
+        }
+    )
     policy = Gandiva()
     result = dlsched.simulate(work, hardware, policy, throughput=throughput)
     table = result.jobs
@@ -338,8 +397,13 @@ def test_bad_parameters_are_refused():
         Gandiva(oversubscription=0.5)
 
 
-LUCID = (__import__("pathlib").Path(__file__).resolve().parents[2]
-         / "shared" / "anchors" / "lucid_colocation" / "colocate_info.csv")
+LUCID = (
+    __import__("pathlib").Path(__file__).resolve().parents[2]
+    / "shared"
+    / "anchors"
+    / "lucid_colocation"
+    / "colocate_info.csv"
+)
 
 
 @pytest.mark.skipif(not LUCID.exists(), reason="needs ../shared/anchors/lucid_colocation")
@@ -349,14 +413,18 @@ def test_lucid_pair_speeds_let_gandiva_pack_a_duration_trace():
     alone to t=60, then both run at s; A ends at 60 + 140 / s, when B has done 140 s of
     work, and B ends 60 s later."""
     from dlsched.perf.colocation import LucidColocation
+
     table = pd.read_csv(LUCID, index_col=0)
     lstm = table[(table["model1"] == "LSTM") & (table["model2"] == "LSTM")]
     s = pd.concat([lstm["speed1"], lstm["speed2"]]).mean()
     assert 0.5 < s < 1
     truth = LucidColocation.from_csv(LUCID)
     assert truth.relative_speed("lstm", "LSTM") == pytest.approx(s)
-    work = jobs(("A", 0, 1, 200, "LSTM"), ("B", 0, 1, 200, "LSTM"),
-                columns=("job_id", "submit_time", "num_gpus", "duration", "model"))
+    work = jobs(
+        ("A", 0, 1, 200, "LSTM"),
+        ("B", 0, 1, 200, "LSTM"),
+        columns=("job_id", "submit_time", "num_gpus", "duration", "model"),
+    )
     policy = Gandiva()
     result = dlsched.simulate(work, cluster(1, 1), policy, throughput=truth)
     end_a = 60 + 140 / s
@@ -369,6 +437,7 @@ def test_lucid_pairs_nobody_measured_do_not_fit():
     """BERT was profiled alone but never paired: it cannot share a GPU (rate 0), nor can
     2-GPU jobs (Lucid measured 1-GPU pairs only); alone, jobs run at the base rate."""
     from dlsched.perf.colocation import LucidColocation
+
     truth = LucidColocation.from_csv(LUCID)
     assert truth.throughput("BERT", "v100", 1, colocated=[("LSTM", 1)]) == 0.0
     assert truth.throughput("LSTM", "v100", 2, colocated=[("LSTM", 2)]) == 0.0

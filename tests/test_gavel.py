@@ -21,29 +21,50 @@ from dlsched.policies.gavel.policies import MaxMinFairnessPerf
 
 RESNET18_64 = "ResNet-18 (batch size 64)"
 TRANSFORMER_128 = "Transformer (batch size 128)"
-GAVEL_NAMES = ("max_min_fairness", "max_min_fairness_perf", "max_sum_throughput_perf",
-               "finish_time_fairness", "finish_time_fairness_perf", "max_min_fairness_packed",
-               "min_total_duration", "min_total_duration_perf", "min_cost", "min_cost_slo",
-               "fifo_perf", "gavel_fifo", "fifo_packed", "hierarchical",
-               "max_sum_throughput_normalized_by_cost_perf",
-               "max_sum_throughput_normalized_by_cost_perf_SLOs")
+GAVEL_NAMES = (
+    "max_min_fairness",
+    "max_min_fairness_perf",
+    "max_sum_throughput_perf",
+    "finish_time_fairness",
+    "finish_time_fairness_perf",
+    "max_min_fairness_packed",
+    "min_total_duration",
+    "min_total_duration_perf",
+    "min_cost",
+    "min_cost_slo",
+    "fifo_perf",
+    "gavel_fifo",
+    "fifo_packed",
+    "hierarchical",
+    "max_sum_throughput_normalized_by_cost_perf",
+    "max_sum_throughput_normalized_by_cost_perf_SLOs",
+)
 
 
 def v100_k80(v100: int = 1, k80: int = 1) -> dlsched.Cluster:
     """One node of `v100` V100s and one of `k80` K80s."""
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "V100", "count": 1, "gpus_per_node": v100},
-        {"gpu_type": "K80", "count": 1, "gpus_per_node": k80}]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": v100},
+                {"gpu_type": "K80", "count": 1, "gpus_per_node": k80},
+            ],
+        }
+    )
 
 
 def times(result: dlsched.SimulationResult) -> dict[object, tuple[float, float]]:
     """job id → (start, finish)."""
     jobs = result.jobs
-    return {j: (s, f) for j, s, f in zip(jobs["job_id"], jobs["start_time"],
-                                        jobs["finish_time"], strict=True)}
+    return {
+        j: (s, f)
+        for j, s, f in zip(jobs["job_id"], jobs["start_time"], jobs["finish_time"], strict=True)
+    }
 
 
 # ---- LPs, known answers ------------------------------------------------------------------
+
 
 def test_heterogeneity_aware_max_min_splits_both_types_evenly_for_10x_and_2x_jobs():
     """A (10× on V100) and B (2×) on 1 V100 + 1 K80: X = ½ everywhere, both at 1× equal share."""
@@ -127,8 +148,11 @@ def test_spending_the_leftover_keeps_the_optimum_and_allocates_more(seed):
 def test_jobs_that_cannot_use_a_type_get_no_time_there():
     """A job too big for the K80 pool, or with throughput 0 there, gets X = 0 on K80."""
     problem = Problem.build([[1.0, 1.0], [1.0, 0.0]], [2, 1], [2, 1])
-    for x in (max_min_fairness(problem), max_sum_throughput(problem),
-              finish_time_fairness(problem, [10.0, 0.0], [50.0, 80.0])):
+    for x in (
+        max_min_fairness(problem),
+        max_sum_throughput(problem),
+        finish_time_fairness(problem, [10.0, 0.0], [50.0, 80.0]),
+    ):
         assert x[:, 1] == pytest.approx([0.0, 0.0], abs=1e-9)
 
 
@@ -148,8 +172,11 @@ def test_lp_solutions_satisfy_every_constraint_on_random_instances(seed):
     x = max_min_fairness(problem)
     live = problem.equal_share_throughput() > 0
     if live.any():  # the equal share is feasible and scores s_j / w_j for every job
-        fair = (tput * problem.usable * x).sum(axis=1)[live] * scale[live] / (
-            weights[live] * problem.equal_share_throughput()[live])
+        fair = (
+            (tput * problem.usable * x).sum(axis=1)[live]
+            * scale[live]
+            / (weights[live] * problem.equal_share_throughput()[live])
+        )
         assert fair.min() >= (scale[live] / weights[live]).min() - 1e-6
 
 
@@ -169,6 +196,7 @@ def test_grouping_identical_jobs_keeps_the_max_min_optimum():
 
 # ---- mechanism ---------------------------------------------------------------------------
 
+
 def test_gavel_policies_are_registered_under_gavels_names():
     """Gavel's names (and `gavel_fifo` for its agnostic FIFO, as `fifo` is dlsched's)."""
     assert set(GAVEL_NAMES) <= set(names())
@@ -179,20 +207,24 @@ def test_two_jobs_on_one_gpu_alternate_by_round():
     # X = ½ each; each job starts with 180 s of credit on the V100 (360 s in all), priority =
     # X / (credit / total). t=0: ½ / ½ each, tie → submit order: a. t=360: a 540/720, b
     # 180/720 → b. t=720: 540/1080 each, tie → a, which ends at 1080; b ends at 1440.
-    jobs = pd.DataFrame([("a", 0.0, 1, 720.0), ("b", 0.0, 1, 720.0)],
-                        columns=["job_id", "submit_time", "num_gpus", "duration"])
+    jobs = pd.DataFrame(
+        [("a", 0.0, 1, 720.0), ("b", 0.0, 1, 720.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
     cluster = dlsched.Cluster.from_dict(
-        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]})
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]}
+    )
     result = dlsched.simulate(jobs, cluster, policy="max_min_fairness")
     assert times(result) == {"a": (0.0, 1080.0), "b": (360.0, 1440.0)}
 
 
 def test_a_job_chosen_again_keeps_its_gpus_across_rounds():
     """Lease extension: a lone job runs through many rounds with no preemption or move."""
-    jobs = pd.DataFrame([(1, 0.0, 1, 200_000.0, RESNET18_64)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
-    result = dlsched.simulate(jobs, v100_k80(), policy="max_min_fairness_perf",
-                              throughput="gavel")
+    jobs = pd.DataFrame(
+        [(1, 0.0, 1, 200_000.0, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    result = dlsched.simulate(jobs, v100_k80(), policy="max_min_fairness_perf", throughput="gavel")
     row = result.jobs.iloc[0]
     assert (row["preemptions"], row["migrations"]) == (0, 0)
     assert result.summary()["scheduling_calls"] > 5  # it did live through several rounds
@@ -200,14 +232,17 @@ def test_a_job_chosen_again_keeps_its_gpus_across_rounds():
 
 def test_lp_is_resolved_only_when_the_job_set_changes():
     """Across many rounds, consecutive LP solves always see different sets of jobs."""
+
     class Recording(MaxMinFairnessPerf):
         def solve(self, problem, jobs, view):
             seen.append(frozenset(job.job_id for job in jobs))
             return super().solve(problem, jobs, view)
 
     seen: list[frozenset] = []
-    jobs = pd.DataFrame([(i, 100.0 * i, 1, 30_000.0 + 5_000 * i, RESNET18_64) for i in range(4)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    jobs = pd.DataFrame(
+        [(i, 100.0 * i, 1, 30_000.0 + 5_000 * i, RESNET18_64) for i in range(4)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
     result = dlsched.simulate(jobs, v100_k80(), policy=Recording(), throughput="gavel")
     assert result.summary()["jobs_completed"] == 4
     assert result.summary()["scheduling_calls"] > len(seen) + 5  # rounds passed unsolved
@@ -217,10 +252,11 @@ def test_lp_is_resolved_only_when_the_job_set_changes():
 @pytest.mark.parametrize("policy", GAVEL_NAMES[:5])
 def test_every_job_finishes_on_a_small_heterogeneous_cluster(policy):
     """Gavel models, gangs of 1–2, 2 V100 + 2 K80: every job completes under each policy."""
-    rows = [(i, 100.0 * i, 1 + (i % 3 == 0), 3000.0, (RESNET18_64, TRANSFORMER_128)[i % 2])
-            for i in range(8)]
-    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps",
-                                       "model"])
+    rows = [
+        (i, 100.0 * i, 1 + (i % 3 == 0), 3000.0, (RESNET18_64, TRANSFORMER_128)[i % 2])
+        for i in range(8)
+    ]
+    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
     result = dlsched.simulate(jobs, v100_k80(2, 2), policy=policy, throughput="gavel")
     assert result.summary()["jobs_completed"] == 8
 
@@ -229,19 +265,22 @@ def test_every_job_finishes_on_a_small_heterogeneous_cluster(policy):
 def test_finish_time_fairness_finishes_jobs_that_outlive_their_estimate(policy):
     """Noisy estimates (σ = 0.5): jobs estimated to have 0 steps left still get time."""
     rows = [(i, 100.0 * i, 1, 3000.0, (RESNET18_64, TRANSFORMER_128)[i % 2]) for i in range(8)]
-    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps",
-                                       "model"])
-    result = dlsched.simulate(jobs, v100_k80(), policy=policy, throughput="gavel",
-                              estimator="noisy:0.5", seed=2)  # seed 2 underestimates some
+    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    result = dlsched.simulate(
+        jobs, v100_k80(), policy=policy, throughput="gavel", estimator="noisy:0.5", seed=2
+    )  # seed 2 underestimates some
     assert result.summary()["jobs_completed"] == 8
 
 
 def test_gpus_freed_mid_round_wait_for_the_round_without_fill_idle():
     """fill_idle=False: a GPU freed mid-round idles until the next round tick (Gavel)."""
-    jobs = pd.DataFrame([("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 0.0, 1, 100.0)],
-                        columns=["job_id", "submit_time", "num_gpus", "duration"])
+    jobs = pd.DataFrame(
+        [("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 0.0, 1, 100.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
     cluster = dlsched.Cluster.from_dict(
-        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]})
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
+    )
     # all three have X from the solve at 0; a and b win the tie (arrival order); b's GPU,
     # free from 100, waits for the round at 360 (a still runs, so the no-stall rule is off).
     result = dlsched.simulate(jobs, cluster, policy="max_min_fairness", fill_idle=False)
@@ -253,21 +292,25 @@ def test_job_without_an_allocation_waits_for_the_next_solve(interval, start):
     """Gavel: a job that arrived after the last solve is taken at priority 0 and skipped,
     so the GPU it would use idles until X is re-solved (at 720 s with a 720 s interval; with
     the default 1920 s, when a ends at 1000 s and nothing runs)."""
-    jobs = pd.DataFrame([("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 10.0, 1, 100.0)],
-                        columns=["job_id", "submit_time", "num_gpus", "duration"])
+    jobs = pd.DataFrame(
+        [("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 10.0, 1, 100.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
     cluster = dlsched.Cluster.from_dict(
-        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]})
-    result = dlsched.simulate(jobs, cluster, policy="max_min_fairness",
-                              resolve_interval_s=interval)
-    assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0),
-                             "c": (start, start + 100.0)}
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
+    )
+    result = dlsched.simulate(jobs, cluster, policy="max_min_fairness", resolve_interval_s=interval)
+    assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0), "c": (start, start + 100.0)}
 
 
 def test_gpus_freed_mid_round_go_to_waiting_jobs_with_fill_idle():
     """fill_idle=True: the same b starts at 100, when a's GPU is freed."""
-    jobs = pd.DataFrame([("c", 0.0, 1, 1000.0), ("a", 0.0, 1, 100.0), ("b", 10.0, 1, 100.0)],
-                        columns=["job_id", "submit_time", "num_gpus", "duration"])
+    jobs = pd.DataFrame(
+        [("c", 0.0, 1, 1000.0), ("a", 0.0, 1, 100.0), ("b", 10.0, 1, 100.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
     cluster = dlsched.Cluster.from_dict(
-        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]})
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
+    )
     result = dlsched.simulate(jobs, cluster, policy="max_min_fairness", fill_idle=True)
     assert times(result)["b"] == (100.0, 200.0)

@@ -38,12 +38,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gavel_continuous_single as experiment  # noqa: E402
 
 POLICIES = ("gavel_fifo", "fifo_perf", "max_min_fairness", "max_min_fairness_perf")
-AUTHORS_AT_1_2 = {"gavel_fifo": 17.70 / 17.67, "fifo_perf": 15.42 / 17.67,
-                  "max_min_fairness": 23.51 / 17.67, "max_min_fairness_perf": 1.0}
+AUTHORS_AT_1_2 = {
+    "gavel_fifo": 17.70 / 17.67,
+    "fifo_perf": 15.42 / 17.67,
+    "max_min_fairness": 23.51 / 17.67,
+    "max_min_fairness_perf": 1.0,
+}
 
 
-@pytest.mark.parametrize(("policy", "authors"), [("gavel_fifo", 18.32),
-                                                  ("max_min_fairness_perf", 16.95)])
+@pytest.mark.parametrize(
+    ("policy", "authors"), [("gavel_fifo", 18.32), ("max_min_fairness_perf", 16.95)]
+)
 def test_full_size_point_on_gavels_jobs_matches_the_authors(policy, authors):
     point = experiment.run_point(policy, 2.0, tail_jobs=1000, trace="gavel")
     assert point["arrivals_outlast_window"]
@@ -52,11 +57,20 @@ def test_full_size_point_on_gavels_jobs_matches_the_authors(policy, authors):
 
 @pytest.fixture(scope="module")
 def relative_jct() -> dict[str, float]:
-    ninth = dlsched.Cluster.from_dict({"name": "gavel-12", "nodes": [
-        {"gpu_type": t, "count": 1, "gpus_per_node": 4} for t in ("V100", "P100", "K80")]})
-    jct = {policy: experiment.run_point(policy, 1.2 / 9, (10, 45), tail_jobs=5,
-                                        cluster=ninth, trace="ours")["avg_jct_h"]
-           for policy in POLICIES}
+    ninth = dlsched.Cluster.from_dict(
+        {
+            "name": "gavel-12",
+            "nodes": [
+                {"gpu_type": t, "count": 1, "gpus_per_node": 4} for t in ("V100", "P100", "K80")
+            ],
+        }
+    )
+    jct = {
+        policy: experiment.run_point(
+            policy, 1.2 / 9, (10, 45), tail_jobs=5, cluster=ninth, trace="ours"
+        )["avg_jct_h"]
+        for policy in POLICIES
+    }
     return {policy: value / jct["max_min_fairness_perf"] for policy, value in jct.items()}
 
 

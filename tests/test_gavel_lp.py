@@ -95,8 +95,9 @@ def test_packed_max_min_packs_two_jobs_that_keep_80_percent_each():
     # per unit packed. With y the packed time and a = b = (1 − y)/2 alone, min = 1 + 0.6·y:
     # y = 1 is optimal (time sharing alone would give each 1).
     problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
-    modes, x = max_min_fairness_packed(problem, np.array([0, 1]),
-                                       pair_rates({(0, 1, 0): (0.8, 0.8)}))
+    modes, x = max_min_fairness_packed(
+        problem, np.array([0, 1]), pair_rates({(0, 1, 0): (0.8, 0.8)})
+    )
     assert modes == [(0, None), (0, 0), (0, 1)]
     assert x == pytest.approx(np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), abs=1e-9)
 
@@ -104,8 +105,9 @@ def test_packed_max_min_packs_two_jobs_that_keep_80_percent_each():
 def test_packed_max_min_ignores_pairs_worse_than_taking_turns():
     """Packed rates 0.4 + 0.4 < 1: the pair is no candidate, each job runs alone half the time."""
     problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
-    modes, x = max_min_fairness_packed(problem, np.array([0, 1]),
-                                       pair_rates({(0, 1, 0): (0.4, 0.4)}))
+    modes, x = max_min_fairness_packed(
+        problem, np.array([0, 1]), pair_rates({(0, 1, 0): (0.4, 0.4)})
+    )
     assert modes == [(0, None)]
     assert x[:, 0] == pytest.approx([0.5, 0.5], abs=1e-9)
 
@@ -115,8 +117,9 @@ def test_packed_max_min_pairs_two_members_of_one_class():
     # One class of 2 members: a pair uses the GPU once for two members, so y = 1 per member
     # costs 2·1·1/2 = 1 GPU.
     problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
-    modes, x = max_min_fairness_packed(problem, np.array([0, 0]),
-                                       pair_rates({(0, 0, 0): (0.8, 0.8)}))
+    modes, x = max_min_fairness_packed(
+        problem, np.array([0, 0]), pair_rates({(0, 0, 0): (0.8, 0.8)})
+    )
     assert modes == [(0, None), (0, 0)]
     assert x == pytest.approx(np.array([[0.0, 1.0], [0.0, 1.0]]), abs=1e-9)
 
@@ -158,8 +161,9 @@ def test_direct_highs_and_linprog_reach_the_same_optimum(seed):
         pytest.skip("this scipy has no HiGHS bindings")
     rng = np.random.default_rng(seed)
     n, m = 12, 3
-    problem = Problem.build(rng.uniform(0, 10, (n, m)), rng.choice([1, 2], n),
-                            rng.integers(2, 8, m))
+    problem = Problem.build(
+        rng.uniform(0, 10, (n, m)), rng.choice([1, 2], n), rng.integers(2, 8, m)
+    )
     coef = lp._fairness_coef(problem)
     values = []
     for backend in ("direct", "linprog"):

@@ -15,23 +15,41 @@ RESNET18_64 = "ResNet-18 (batch size 64)"
 RESNET50_64 = "ResNet-50 (batch size 64)"
 TRANSFORMER_128 = "Transformer (batch size 128)"
 RECOMMENDATION_512 = "Recommendation (batch size 512)"
-ALL_GAVEL = ("max_min_fairness", "max_min_fairness_perf", "max_min_fairness_packed",
-             "finish_time_fairness", "finish_time_fairness_perf", "min_total_duration",
-             "min_total_duration_perf", "max_sum_throughput_perf", "min_cost", "min_cost_slo",
-             "fifo_perf", "gavel_fifo", "fifo_packed", "hierarchical")
+ALL_GAVEL = (
+    "max_min_fairness",
+    "max_min_fairness_perf",
+    "max_min_fairness_packed",
+    "finish_time_fairness",
+    "finish_time_fairness_perf",
+    "min_total_duration",
+    "min_total_duration_perf",
+    "max_sum_throughput_perf",
+    "min_cost",
+    "min_cost_slo",
+    "fifo_perf",
+    "gavel_fifo",
+    "fifo_packed",
+    "hierarchical",
+)
 
 
 def cluster(**types: int) -> dlsched.Cluster:
     """One node per GPU type with the given number of GPUs (V100=1, K80=1, ...)."""
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": t, "count": 1, "gpus_per_node": n} for t, n in types.items()]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": t, "count": 1, "gpus_per_node": n} for t, n in types.items()],
+        }
+    )
 
 
 def times(result: dlsched.SimulationResult) -> dict[object, tuple[float, float]]:
     """job id → (start, finish)."""
     jobs = result.jobs
-    return {j: (s, f) for j, s, f in zip(jobs["job_id"], jobs["start_time"],
-                                        jobs["finish_time"], strict=True)}
+    return {
+        j: (s, f)
+        for j, s, f in zip(jobs["job_id"], jobs["start_time"], jobs["finish_time"], strict=True)
+    }
 
 
 def duration_jobs(*rows) -> pd.DataFrame:
@@ -45,8 +63,10 @@ def test_priority_weights_follow_gavels_ratio_priorities():
     # t=360: a 540/720, b 180/720 → (0.89, 1.33): b. t=720: 540/1080 each → (1.33, 0.67): a.
     # t=1080: a 900/1440, b 540/1440 → (1.07, 0.89): a, which finishes at 1360 (1000 s of
     # work); with nothing running, b starts at once and ends at 1360 + 640 = 2000.
-    jobs = pd.DataFrame([("a", 0.0, 1, 1000.0, 2.0), ("b", 0.0, 1, 1000.0, 1.0)],
-                        columns=["job_id", "submit_time", "num_gpus", "duration", "priority"])
+    jobs = pd.DataFrame(
+        [("a", 0.0, 1, 1000.0, 2.0), ("b", 0.0, 1, 1000.0, 1.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration", "priority"],
+    )
     result = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness")
     assert times(result) == {"a": (0.0, 1360.0), "b": (360.0, 2000.0)}
 
@@ -59,8 +79,9 @@ def test_a_job_arriving_between_solves_waits_for_the_next_solve():
     # starts at 720 after the same tie.
     jobs = duration_jobs(("a", 0.0, 1, 10_000.0), ("b", 100.0, 1, 1000.0))
     slow = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness")
-    fast = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness",
-                            resolve_interval_s=0.0)
+    fast = dlsched.simulate(
+        jobs, cluster(V100=1), policy="max_min_fairness", resolve_interval_s=0.0
+    )
     assert times(slow)["b"][0] == 2520.0
     assert times(fast)["b"][0] == 720.0
 
@@ -78,12 +99,18 @@ def test_exact_realises_half_shares_slice_by_slice():
 def test_type_changes_cost_a_migration_or_with_the_option_a_restart(charge):
     """Moves between V100 and K80: migrations (5 s) by default, preempt + restart (30 s)
     with charge_type_change=True."""
-    jobs = pd.DataFrame([(1, 0.0, 1, 100_000.0, RESNET18_64),
-                         (2, 0.0, 1, 100_000.0, TRANSFORMER_128)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
-    result = dlsched.simulate(jobs, cluster(V100=1, K80=1), policy="max_min_fairness_perf",
-                              throughput="gavel", charge_type_change=charge,
-                              overheads=OverheadModel(restart_s=30.0, migration_s=5.0))
+    jobs = pd.DataFrame(
+        [(1, 0.0, 1, 100_000.0, RESNET18_64), (2, 0.0, 1, 100_000.0, TRANSFORMER_128)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    result = dlsched.simulate(
+        jobs,
+        cluster(V100=1, K80=1),
+        policy="max_min_fairness_perf",
+        throughput="gavel",
+        charge_type_change=charge,
+        overheads=OverheadModel(restart_s=30.0, migration_s=5.0),
+    )
     events = result.events
     moves = events[events["event"].isin(["migrate", "restart"])]
     assert len(moves) > 5  # the two jobs swap types round after round
@@ -96,14 +123,19 @@ def test_type_changes_cost_a_migration_or_with_the_option_a_restart(charge):
 
 def test_agnostic_policies_shuffle_type_order_from_their_seed():
     """The agnostic type order is random but seeded: same seed, same run."""
-    rows = [(i, 200.0 * i, 1, 5000.0 + 700 * i, (RESNET18_64, TRANSFORMER_128)[i % 2])
-            for i in range(6)]
-    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps",
-                                       "model"])
+    rows = [
+        (i, 200.0 * i, 1, 5000.0 + 700 * i, (RESNET18_64, TRANSFORMER_128)[i % 2]) for i in range(6)
+    ]
+    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
 
     def run(seed):
-        result = dlsched.simulate(jobs, cluster(V100=1, P100=1, K80=1),
-                                  policy="max_min_fairness", throughput="gavel", seed=seed)
+        result = dlsched.simulate(
+            jobs,
+            cluster(V100=1, P100=1, K80=1),
+            policy="max_min_fairness",
+            throughput="gavel",
+            seed=seed,
+        )
         return result.jobs["finish_time"].tolist()
 
     assert run(0) == run(0)
@@ -116,14 +148,19 @@ def test_fifo_perf_puts_a_job_on_its_fastest_type_and_gavel_fifo_on_the_first_fr
     # 0.48, P100 ~0.6 + 0.6 + 1, so V100 first; the first job takes the first type free.
     table = ProfileTable.gavel()
     rate = table.throughput(RECOMMENDATION_512, "p100", 1)
-    jobs = pd.DataFrame([("a-rec", 0.0, 1, rate * 3600, RECOMMENDATION_512),
-                         ("b-r50", 0.0, 1, 50_000.0, RESNET50_64),
-                         ("c-r50", 0.0, 1, 50_000.0, RESNET50_64)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    jobs = pd.DataFrame(
+        [
+            ("a-rec", 0.0, 1, rate * 3600, RECOMMENDATION_512),
+            ("b-r50", 0.0, 1, 50_000.0, RESNET50_64),
+            ("c-r50", 0.0, 1, 50_000.0, RESNET50_64),
+        ],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
     where = {}
     for policy in ("fifo_perf", "gavel_fifo"):
-        result = dlsched.simulate(jobs, cluster(V100=1, P100=1, K80=1), policy=policy,
-                                  throughput="gavel")
+        result = dlsched.simulate(
+            jobs, cluster(V100=1, P100=1, K80=1), policy=policy, throughput="gavel"
+        )
         row = result.jobs.set_index("job_id").loc["a-rec"]  # first in arrival order
         where[policy] = max(("V100", "P100", "K80"), key=lambda t: row[f"gpu_seconds_{t}"])
     assert where == {"fifo_perf": "P100", "gavel_fifo": "V100"}
@@ -141,25 +178,30 @@ def test_fifo_never_gives_idle_gpus_to_jobs_it_has_not_admitted():
 def test_packed_policy_runs_a_well_matched_pair_together():
     """ResNet-18 batch 32 and 64 lose nothing packed (Gavel's table): both end at 1000 s."""
     table = ProfileTable.gavel()
-    jobs = pd.DataFrame([("a", 0.0, 1, 1000 * table.throughput(RESNET18_32, "v100", 1),
-                          RESNET18_32),
-                         ("b", 0.0, 1, 1000 * table.throughput(RESNET18_64, "v100", 1),
-                          RESNET18_64)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
-    packed = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness_packed",
-                              throughput="gavel")
+    jobs = pd.DataFrame(
+        [
+            ("a", 0.0, 1, 1000 * table.throughput(RESNET18_32, "v100", 1), RESNET18_32),
+            ("b", 0.0, 1, 1000 * table.throughput(RESNET18_64, "v100", 1), RESNET18_64),
+        ],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    packed = dlsched.simulate(
+        jobs, cluster(V100=1), policy="max_min_fairness_packed", throughput="gavel"
+    )
     assert times(packed)["a"] == pytest.approx((0.0, 1000.0))
     assert times(packed)["b"] == pytest.approx((0.0, 1000.0))
-    alone = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness_perf",
-                             throughput="gavel")
+    alone = dlsched.simulate(
+        jobs, cluster(V100=1), policy="max_min_fairness_perf", throughput="gavel"
+    )
     assert alone.jobs["finish_time"].max() == pytest.approx(2000.0)
 
 
 def test_hierarchical_gives_each_user_half_the_cluster():
     """Users A (two jobs) and B (one) on 2 GPUs: B's job runs unpreempted, A's take turns."""
-    jobs = pd.DataFrame([("a1", 0.0, 1, 3600.0, "A"), ("a2", 0.0, 1, 3600.0, "A"),
-                         ("b1", 0.0, 1, 3600.0, "B")],
-                        columns=["job_id", "submit_time", "num_gpus", "duration", "user"])
+    jobs = pd.DataFrame(
+        [("a1", 0.0, 1, 3600.0, "A"), ("a2", 0.0, 1, 3600.0, "A"), ("b1", 0.0, 1, 3600.0, "B")],
+        columns=["job_id", "submit_time", "num_gpus", "duration", "user"],
+    )
     result = dlsched.simulate(jobs, cluster(V100=2), policy="hierarchical")
     rows = result.jobs.set_index("job_id")
     assert rows.loc["b1", "finish_time"] == 3600.0 and rows.loc["b1", "preemptions"] == 0
@@ -169,12 +211,17 @@ def test_hierarchical_gives_each_user_half_the_cluster():
 def test_min_cost_runs_a_job_where_its_steps_are_cheapest():
     """ResNet-18 at 24.1 steps/s on a $3/h V100 or 7.05 on a $0.5/h K80: K80 is cheaper."""
     # per dollar: V100 (24.1/24.1)/3 = 0.33, K80 (7.05/24.1)/0.5 = 0.59
-    jobs = pd.DataFrame([("j", 0.0, 1, 10_000.0, RESNET18_64)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
-    hardware = dlsched.Cluster.from_dict({
-        "name": "c", "gpu_types": {"V100": {"cost_per_hour": 3.0},
-                                   "K80": {"cost_per_hour": 0.5}},
-        "nodes": [{"gpu_type": "V100", "count": 1}, {"gpu_type": "K80", "count": 1}]})
+    jobs = pd.DataFrame(
+        [("j", 0.0, 1, 10_000.0, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "gpu_types": {"V100": {"cost_per_hour": 3.0}, "K80": {"cost_per_hour": 0.5}},
+            "nodes": [{"gpu_type": "V100", "count": 1}, {"gpu_type": "K80", "count": 1}],
+        }
+    )
     result = dlsched.simulate(jobs, hardware, policy="min_cost", throughput="gavel")
     assert result.jobs["gpu_seconds_K80"].iloc[0] > 0
     assert result.jobs["gpu_seconds_V100"].iloc[0] == 0
@@ -182,8 +229,10 @@ def test_min_cost_runs_a_job_where_its_steps_are_cheapest():
 
 def test_min_cost_without_prices_says_where_to_put_them():
     """No cost_per_hour in the cluster and none given: an error naming the fix."""
-    jobs = pd.DataFrame([("j", 0.0, 1, 100.0, RESNET18_64)],
-                        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    jobs = pd.DataFrame(
+        [("j", 0.0, 1, 100.0, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
     with pytest.raises(ValueError, match="cost_per_hour"):
         dlsched.simulate(jobs, cluster(V100=1), policy="min_cost", throughput="gavel")
 
@@ -191,24 +240,45 @@ def test_min_cost_without_prices_says_where_to_put_them():
 @pytest.mark.parametrize("policy", ALL_GAVEL)
 def test_every_gavel_policy_finishes_every_job(policy):
     """Gavel models, gangs of 1–2, deadlines, two users, 2 V100 + 2 K80: all jobs complete."""
-    rows = [(i, 100.0 * i, 1 + (i % 3 == 0), 3000.0, (RESNET18_64, TRANSFORMER_128)[i % 2],
-             "AB"[i % 2], 100.0 * i + 5000.0) for i in range(8)]
-    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps",
-                                       "model", "user", "deadline"])
+    rows = [
+        (
+            i,
+            100.0 * i,
+            1 + (i % 3 == 0),
+            3000.0,
+            (RESNET18_64, TRANSFORMER_128)[i % 2],
+            "AB"[i % 2],
+            100.0 * i + 5000.0,
+        )
+        for i in range(8)
+    ]
+    jobs = pd.DataFrame(
+        rows,
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model", "user", "deadline"],
+    )
     params = {"cost_per_hour": {"V100": 3.0, "K80": 1.0}} if "cost" in policy else {}
-    result = dlsched.simulate(jobs, cluster(V100=2, K80=2), policy=policy, throughput="gavel",
-                              **params)
+    result = dlsched.simulate(
+        jobs, cluster(V100=2, K80=2), policy=policy, throughput="gavel", **params
+    )
     assert result.summary()["jobs_completed"] == 8
 
 
-@pytest.mark.parametrize("option", [{"fill_idle": True}, {"exact": True},
-                                    {"charge_type_change": True}])
+@pytest.mark.parametrize(
+    "option", [{"fill_idle": True}, {"exact": True}, {"charge_type_change": True}]
+)
 def test_mechanism_options_keep_every_job_finishing(option):
     """Each mechanism option, with space sharing and gangs, still completes every job."""
-    rows = [(i, 150.0 * i, 1 + (i % 4 == 0), 4000.0, (RESNET18_64, RESNET18_32)[i % 2])
-            for i in range(8)]
-    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps",
-                                       "model"])
-    result = dlsched.simulate(jobs, cluster(V100=2, P100=2), policy="max_min_fairness_packed",
-                              throughput="gavel", restart_overhead_s=10.0, **option)
+    rows = [
+        (i, 150.0 * i, 1 + (i % 4 == 0), 4000.0, (RESNET18_64, RESNET18_32)[i % 2])
+        for i in range(8)
+    ]
+    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    result = dlsched.simulate(
+        jobs,
+        cluster(V100=2, P100=2),
+        policy="max_min_fairness_packed",
+        throughput="gavel",
+        restart_overhead_s=10.0,
+        **option,
+    )
     assert result.summary()["jobs_completed"] == 8

@@ -40,16 +40,21 @@ def job(duration, key, deadline=INF, submit=0.0):
 
 def cluster(**counts):
     """One GPU per node, `counts` GPUs of each type."""
-    return dlsched.Cluster.from_dict({"name": "t", "nodes": [
-        {"gpu_type": t, "count": n, "gpus_per_node": 1, "name": t.lower()}
-        for t, n in counts.items()]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "t",
+            "nodes": [
+                {"gpu_type": t, "count": n, "gpus_per_node": 1, "name": t.lower()}
+                for t, n in counts.items()
+            ],
+        }
+    )
 
 
 def workload(durations, deadlines=None, submits=None, **extra):
     """One-GPU jobs with per-type run times: durations = {type: [seconds per job]}."""
     n = len(next(iter(durations.values())))
-    table = {"job_id": list(range(n)), "submit_time": submits or [0.0] * n,
-             "num_gpus": [1] * n}
+    table = {"job_id": list(range(n)), "submit_time": submits or [0.0] * n, "num_gpus": [1] * n}
     for gpu_type, seconds in durations.items():
         table[f"duration_{gpu_type.lower()}"] = [float(s) for s in seconds]
     if deadlines is not None:
@@ -63,6 +68,7 @@ def by_job(result, column):
 
 
 # ---- sequencing on one GPU ---------------------------------------------------------------
+
 
 def test_queue_cost_sums_jct_and_penalised_tardiness():
     """From offset 10: completions 12, 15; JCT 12 + (15 − 5) = 22; the second job is 3 s
@@ -87,8 +93,7 @@ def test_spt_is_optimal_without_deadlines():
 ABC = [job(1, 0), job(2, 1), job(3, 2, deadline=3)]
 
 
-@pytest.mark.parametrize("penalty, order, cost", [(1.0, [0, 2, 1], 12.0),
-                                                  (10.0, [2, 0, 1], 13.0)])
+@pytest.mark.parametrize("penalty, order, cost", [(1.0, [0, 2, 1], 12.0), (10.0, [2, 0, 1], 13.0)])
 def test_branch_and_bound_trades_jct_against_tardiness(penalty, order, cost):
     """B&B returns the order that minimises Σ JCT + λ·Σ tardiness (table above)."""
     found = branch_and_bound(ABC, 0.0, penalty=penalty)
@@ -111,9 +116,14 @@ def test_branch_and_bound_matches_brute_force_on_random_queues():
     rng = np.random.default_rng(6)
     for _ in range(40):
         n = int(rng.integers(2, 7))
-        jobs = [job(int(rng.integers(1, 10)), k,
-                    deadline=int(rng.integers(1, 25)) if rng.random() < 0.5 else INF)
-                for k in range(n)]
+        jobs = [
+            job(
+                int(rng.integers(1, 10)),
+                k,
+                deadline=int(rng.integers(1, 25)) if rng.random() < 0.5 else INF,
+            )
+            for k in range(n)
+        ]
         offset = float(rng.integers(0, 5))
         best = min(queue_cost(p, offset, 3.0)[0] for p in itertools.permutations(jobs))
         found = branch_and_bound(jobs, offset, penalty=3.0, node_budget=None)
@@ -163,8 +173,9 @@ def test_hydra_reorders_a_queue_to_meet_a_deadline():
     J2 first: JCTs J2 4, J0 6, J1 6, no deadline missed (SPT would have missed it)."""
     work = workload(TWO_TYPES, deadlines=[None, None, 5])
     for sequencing in ("bab", "swap"):
-        result = dlsched.simulate(work, cluster(A100=1, V100=1), policy="hydra",
-                                  sequencing=sequencing)
+        result = dlsched.simulate(
+            work, cluster(A100=1, V100=1), policy="hydra", sequencing=sequencing
+        )
         assert by_job(result, "jct") == {0: 6.0, 1: 6.0, 2: 4.0}
         summary = result.summary()
         assert summary["deadlines_missed"] == 0 and summary["total_tardiness"] == 0.0
@@ -183,12 +194,19 @@ def test_hydra_online_mode_and_later_arrivals():
 
 def test_hydra_profiling_cost_delays_admission():
     """Sampling 100 s on each of the two types the job may use: it starts at 200."""
-    result = dlsched.simulate(workload({"A100": [50], "V100": [80]}), cluster(A100=1, V100=1),
-                              policy="hydra", profile_s=100.0)
+    result = dlsched.simulate(
+        workload({"A100": [50], "V100": [80]}),
+        cluster(A100=1, V100=1),
+        policy="hydra",
+        profile_s=100.0,
+    )
     assert by_job(result, "start_time") == {0: 200.0} and by_job(result, "jct") == {0: 250.0}
-    per_type = dlsched.simulate(workload({"A100": [50], "V100": [80]}),
-                                cluster(A100=1, V100=1), policy="hydra",
-                                profile_s={"A100": 30.0})
+    per_type = dlsched.simulate(
+        workload({"A100": [50], "V100": [80]}),
+        cluster(A100=1, V100=1),
+        policy="hydra",
+        profile_s={"A100": 30.0},
+    )
     assert by_job(per_type, "start_time") == {0: 30.0}
 
 
@@ -211,8 +229,10 @@ def test_hydra_is_deterministic_and_deadline_metrics_agree():
     work = validate_jobs(work, "<test>", lenient=False, fmt="canonical")
     work = assign_deadlines(work, 1.2, 3.0, seed=1, fraction=0.3)
     assert work.jobs["deadline"].notna().sum() > 5
-    runs = [dlsched.simulate(work, cluster(A100=2, V100=2, GTX2080Ti=2), policy="hydra")
-            for _ in range(2)]
+    runs = [
+        dlsched.simulate(work, cluster(A100=2, V100=2, GTX2080Ti=2), policy="hydra")
+        for _ in range(2)
+    ]
     pd.testing.assert_frame_equal(runs[0].jobs, runs[1].jobs)
     jobs, summary = runs[0].jobs, runs[0].summary()
     dated = jobs[jobs["deadline"].notna()]
@@ -255,8 +275,13 @@ def test_edf_sends_deadline_jobs_to_their_fastest_free_type():
     work = workload({"A100": [6], "V100": [3]}, deadlines=[100])
     result = dlsched.simulate(work, cluster(A100=1, V100=1), policy="edf")
     assert by_job(result, "jct") == {0: 3.0}
-    jcts = {by_job(dlsched.simulate(work, cluster(A100=1, V100=1), policy="edf", compat=True,
-                                    tie_seed=s), "jct")[0] for s in range(40)}
+    jcts = {
+        by_job(
+            dlsched.simulate(work, cluster(A100=1, V100=1), policy="edf", compat=True, tie_seed=s),
+            "jct",
+        )[0]
+        for s in range(40)
+    }
     assert jcts == {3.0, 6.0}
 
 
@@ -268,8 +293,11 @@ def test_allox_minimises_total_completion_time():
     for assignment in itertools.product((0, 1), repeat=3):
         total = 0.0
         for gpu in (0, 1):
-            times = sorted(TWO_TYPES["A100" if gpu == 0 else "V100"][j]
-                           for j in range(3) if assignment[j] == gpu)
+            times = sorted(
+                TWO_TYPES["A100" if gpu == 0 else "V100"][j]
+                for j in range(3)
+                if assignment[j] == gpu
+            )
             total += float(np.cumsum(times).sum()) if times else 0.0
         best = min(best, total)
     assert best == 14.0 and result.jobs["jct"].sum() == 14.0
@@ -282,10 +310,12 @@ def test_registry_names():
 
 # ---- fidelity against the authors' runs ----------------------------------------------------
 
+
 def _anchor(case: str, algorithm: str, n: int) -> dict:
     reports = json.loads(gzip.decompress((ANCHORS / f"{case}_workload.json.gz").read_bytes()))
-    return next(run["execution"] for run in reports["reports"][algorithm]
-                if run["case_range"] == [0, n])
+    return next(
+        run["execution"] for run in reports["reports"][algorithm] if run["case_range"] == [0, n]
+    )
 
 
 def _first(case: str, n: int):
@@ -294,20 +324,22 @@ def _first(case: str, n: int):
 
 
 @pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors/hydra not present")
-@pytest.mark.parametrize("case, n, policy, params, algorithm, rel_jct, exact_deadlines", [
-    # Deterministic pipelines: exact, given the artifact's tie-break by job name.
-    ("heavy", 200, "hydra", {"sequencing": "swap"}, "HydraPureHeuristic", 1e-9, True),
-    ("light", 300, "hydra", {}, "HydraBABWithHeuristic_5", 1e-9, True),
-    ("heavy", 300, "hydra", {}, "HydraBABWithHeuristic_5", 1e-9, True),
-    # AlloX: the optimum Σ completion is unique, the matching (hence deadlines) is not.
-    ("light", 200, "allox", {}, "Allox", 1e-9, False),
-    ("heavy", 200, "allox", {}, "Allox", 1e-9, False),
-    # Greedy SJF: the artifact frees a GPU up to 1 s late (its 1-s minimum time step).
-    ("light", 200, "sjf-het", {"compat": True}, "Gavel", 1e-3, True),
-    ("heavy", 200, "sjf-het", {"compat": True}, "Gavel", 1e-3, True),
-])
-def test_matches_the_authors_runs(case, n, policy, params, algorithm, rel_jct,
-                                  exact_deadlines):
+@pytest.mark.parametrize(
+    "case, n, policy, params, algorithm, rel_jct, exact_deadlines",
+    [
+        # Deterministic pipelines: exact, given the artifact's tie-break by job name.
+        ("heavy", 200, "hydra", {"sequencing": "swap"}, "HydraPureHeuristic", 1e-9, True),
+        ("light", 300, "hydra", {}, "HydraBABWithHeuristic_5", 1e-9, True),
+        ("heavy", 300, "hydra", {}, "HydraBABWithHeuristic_5", 1e-9, True),
+        # AlloX: the optimum Σ completion is unique, the matching (hence deadlines) is not.
+        ("light", 200, "allox", {}, "Allox", 1e-9, False),
+        ("heavy", 200, "allox", {}, "Allox", 1e-9, False),
+        # Greedy SJF: the artifact frees a GPU up to 1 s late (its 1-s minimum time step).
+        ("light", 200, "sjf-het", {"compat": True}, "Gavel", 1e-3, True),
+        ("heavy", 200, "sjf-het", {"compat": True}, "Gavel", 1e-3, True),
+    ],
+)
+def test_matches_the_authors_runs(case, n, policy, params, algorithm, rel_jct, exact_deadlines):
     """Average JCT (and, where the algorithm fixes them, the violated-deadline count) of the
     first n jobs of the light/heavy case on 45 GPUs match the artifact's published run.
 
@@ -320,17 +352,21 @@ def test_matches_the_authors_runs(case, n, policy, params, algorithm, rel_jct,
     the next one."""
     work = _first(case, n)
     if policy == "hydra":
-        params = {**params, "tie_break": dict(zip(work.jobs["job_id"], work.jobs["job_name"],
-                                                  strict=True))}
-    summary = dlsched.simulate(work, f"configs/clusters/hydra-{case}.yaml", policy=policy,
-                               **params).summary()
+        params = {
+            **params,
+            "tie_break": dict(zip(work.jobs["job_id"], work.jobs["job_name"], strict=True)),
+        }
+    summary = dlsched.simulate(
+        work, f"configs/clusters/hydra-{case}.yaml", policy=policy, **params
+    ).summary()
     theirs = _anchor(case, algorithm, n)
     assert summary["jobs_completed"] == theirs["finished_jobs_count"] == n
     assert summary["avg_jct"] == pytest.approx(theirs["average_jct_seconds"], rel=rel_jct)
     if exact_deadlines:
         assert summary["deadlines_missed"] == theirs["ddl_violated_jobs_count"]
         assert summary["total_tardiness"] == pytest.approx(
-            theirs["total_ddl_violation_duration_seconds"], rel=rel_jct, abs=1.0)
+            theirs["total_ddl_violation_duration_seconds"], rel=rel_jct, abs=1.0
+        )
 
 
 @pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors/hydra not present")
@@ -340,9 +376,12 @@ def test_edf_compat_brackets_the_authors_random_run():
     `compat` runs on the first 100 light jobs bracket its average JCT and violation count."""
     work = _first("light", 100)
     theirs = _anchor("light", "Chronus", 100)
-    runs = [dlsched.simulate(work, "configs/clusters/hydra-light.yaml", policy="edf",
-                             compat=True, tie_seed=s).summary()
-            for s in range(8)]
+    runs = [
+        dlsched.simulate(
+            work, "configs/clusters/hydra-light.yaml", policy="edf", compat=True, tie_seed=s
+        ).summary()
+        for s in range(8)
+    ]
     jcts = [r["avg_jct"] for r in runs]
     missed = [r["deadlines_missed"] for r in runs]
     assert min(jcts) <= theirs["average_jct_seconds"] <= max(jcts)

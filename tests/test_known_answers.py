@@ -22,12 +22,16 @@ RESNET18_128 = "ResNet-18 (batch size 128)"
 def cluster(gpu_type: str = "V100", count: int = 1, gpus_per_node: int = 4) -> dlsched.Cluster:
     """`count` nodes of `gpus_per_node` GPUs of one type."""
     return dlsched.Cluster.from_dict(
-        {"name": "c", "nodes": [{"gpu_type": gpu_type, "count": count,
-                                 "gpus_per_node": gpus_per_node}]})
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": gpu_type, "count": count, "gpus_per_node": gpus_per_node}],
+        }
+    )
 
 
-def workload(*rows: tuple, columns: tuple[str, ...] = ("job_id", "submit_time", "num_gpus",
-                                                       "duration")) -> pd.DataFrame:
+def workload(
+    *rows: tuple, columns: tuple[str, ...] = ("job_id", "submit_time", "num_gpus", "duration")
+) -> pd.DataFrame:
     """A job table with only the given columns (validation fills the optional ones)."""
     return pd.DataFrame(list(rows), columns=list(columns))
 
@@ -55,8 +59,12 @@ def test_fifo_head_of_line_blocks_jobs_that_would_fit():
     """FIFO: b waits for a; c and d wait for b although 2 GPUs are free during 2..100."""
     # a 0→100; b needs all 4 → 100→110; c, d start when b ends: c 110→120, d 110→310.
     result = dlsched.simulate(HOL, cluster(), "fifo")
-    assert times(result) == {"a": (0.0, 100.0), "b": (100.0, 110.0), "c": (110.0, 120.0),
-                             "d": (110.0, 310.0)}
+    assert times(result) == {
+        "a": (0.0, 100.0),
+        "b": (100.0, 110.0),
+        "c": (110.0, 120.0),
+        "d": (110.0, 310.0),
+    }
 
 
 def test_fifo_greedy_backfill_starts_later_jobs_as_soon_as_they_fit():
@@ -64,8 +72,12 @@ def test_fifo_greedy_backfill_starts_later_jobs_as_soon_as_they_fit():
     # c 2→12, d 3→203 on the 2 GPUs a leaves free; at 100 only 3 GPUs are free (d holds one),
     # so b starts when d ends: 203→213.
     result = dlsched.simulate(HOL, cluster(), "fifo", backfill="greedy")
-    assert times(result) == {"a": (0.0, 100.0), "b": (203.0, 213.0), "c": (2.0, 12.0),
-                             "d": (3.0, 203.0)}
+    assert times(result) == {
+        "a": (0.0, 100.0),
+        "b": (203.0, 213.0),
+        "c": (2.0, 12.0),
+        "d": (3.0, 203.0),
+    }
 
 
 def test_fifo_easy_backfill_admits_a_short_job_but_not_a_long_one():
@@ -74,8 +86,12 @@ def test_fifo_easy_backfill_admits_a_short_job_but_not_a_long_one():
     # c: 2 + 10 = 12 <= 100 → starts at 2. d: 3 + 200 = 203 > 100 and needs 1 > 0 spare → waits.
     # b 100→110, then d 110→310.
     result = dlsched.simulate(HOL, cluster(), "fifo", backfill="easy")
-    assert times(result) == {"a": (0.0, 100.0), "b": (100.0, 110.0), "c": (2.0, 12.0),
-                             "d": (110.0, 310.0)}
+    assert times(result) == {
+        "a": (0.0, 100.0),
+        "b": (100.0, 110.0),
+        "c": (2.0, 12.0),
+        "d": (110.0, 310.0),
+    }
 
 
 def test_fifo_easy_reservation_counts_jobs_started_in_the_same_call():
@@ -128,24 +144,31 @@ def test_srtf_preempts_longer_jobs_without_overhead():
 
 def test_srtf_restart_costs_the_restart_overhead():
     """SRTF, 5 s restart overhead: b resumes 12→(17+49)=66, a resumes 66→(71+99)=170."""
-    result = dlsched.simulate(THREE_ON_ONE_GPU, cluster(gpus_per_node=1), "srtf",
-                              restart_overhead_s=5.0)
+    result = dlsched.simulate(
+        THREE_ON_ONE_GPU, cluster(gpus_per_node=1), "srtf", restart_overhead_s=5.0
+    )
     finish = result.jobs.set_index("job_id")["finish_time"].to_dict()
     assert finish == {"a": 170.0, "b": 66.0, "c": 12.0}
     restarts = result.events[result.events["event"] == "restart"]
     assert restarts[["time", "job_id", "overhead_s"]].values.tolist() == [
-        [12.0, "b", 5.0], [66.0, "a", 5.0]]
+        [12.0, "b", 5.0],
+        [66.0, "a", 5.0],
+    ]
 
 
 def test_srtf_first_start_is_free_and_overhead_holds_gpus():
     """SRTF, 5 s overhead: first starts cost 0; GPU-seconds include the overhead paid."""
     # a held 0→1 and 66→170: 1 + 104 = 105 = 100 + 5. b: 1→2 and 12→66: 1 + 54 = 55 = 50 + 5.
-    result = dlsched.simulate(THREE_ON_ONE_GPU, cluster(gpus_per_node=1), "srtf",
-                              restart_overhead_s=5.0)
+    result = dlsched.simulate(
+        THREE_ON_ONE_GPU, cluster(gpus_per_node=1), "srtf", restart_overhead_s=5.0
+    )
     starts = result.events[result.events["event"] == "start"]
     assert starts["overhead_s"].tolist() == [0.0, 0.0, 0.0]
     assert result.jobs.set_index("job_id")["gpu_seconds"].to_dict() == {
-        "a": 105.0, "b": 55.0, "c": 10.0}
+        "a": 105.0,
+        "b": 55.0,
+        "c": 10.0,
+    }
 
 
 def test_srtf_does_not_preempt_a_job_with_equal_remaining_time():
@@ -175,9 +198,15 @@ def test_srtf_restarts_a_preempted_job_at_once_on_idle_gpus_of_another_type():
     # by name), v (100 s) a V100. p ends at 10. At 20 j (4 GPUs, 10 s) needs every V100: v
     # (80 s left) is preempted, and the P100 is free: v 20→100 there, j 20→30.
     jobs = workload(("p", 0, 1, 10.0), ("v", 0, 1, 100.0), ("j", 20, 4, 10.0))
-    hardware = dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
-        {"gpu_type": "P100", "count": 1, "gpus_per_node": 1}]})
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
+                {"gpu_type": "P100", "count": 1, "gpus_per_node": 1},
+            ],
+        }
+    )
     result = dlsched.simulate(jobs, hardware, "srtf")
     assert job(result, "j")["finish_time"] == 30.0
     assert job(result, "v")["finish_time"] == 100.0
@@ -189,8 +218,7 @@ def test_srtf_counts_no_progress_during_a_restart_overhead():
     # c (200 s) arrives at 22 and waits (200 > 99): a scheduling call during the overhead.
     # d (95 s) arrives at 30: a still has 99 s of work > 95 → preempted. d 30→125; then a
     # (99) before c (200): a restarts at 125, overhead to 135, ends 234; c 234→434.
-    jobs = workload(("a", 0, 1, 100.0), ("b", 1, 1, 20.0), ("c", 22, 1, 200.0),
-                    ("d", 30, 1, 95.0))
+    jobs = workload(("a", 0, 1, 100.0), ("b", 1, 1, 20.0), ("c", 22, 1, 200.0), ("d", 30, 1, 95.0))
     result = dlsched.simulate(jobs, cluster(gpus_per_node=1), "srtf", restart_overhead_s=10.0)
     assert times(result)["d"] == (30.0, 125.0)
     assert job(result, "a")["preemptions"] == 2
@@ -210,25 +238,30 @@ def test_srtf_with_noisy_estimator_finishes_every_job():
 
 # ---- heterogeneous speed (Gavel's table) ---------------------------------------------------
 
+
 def test_job_on_a_slower_gpu_takes_steps_over_its_rate():
     """Gavel: 1000 steps of ResNet-18/64 on one K80 end at 10 + 1000 / rate(K80)."""
     rate = ProfileTable.gavel().throughput(RESNET18_64, "k80", 1)  # ≈ 7.05 steps/s
-    jobs = workload((1, 10.0, 1, 1000.0, RESNET18_64),
-                    columns=("job_id", "submit_time", "num_gpus", "total_steps", "model"))
+    jobs = workload(
+        (1, 10.0, 1, 1000.0, RESNET18_64),
+        columns=("job_id", "submit_time", "num_gpus", "total_steps", "model"),
+    )
     result = dlsched.simulate(jobs, cluster("K80", gpus_per_node=1), throughput="gavel")
     assert job(result, 1)["finish_time"] == pytest.approx(10.0 + 1000.0 / rate, rel=1e-12)
 
 
 DURATION_ON_V100 = workload(
     (1, 0.0, 1, 300.0, RESNET18_64, "v100"),
-    columns=("job_id", "submit_time", "num_gpus", "duration", "model", "gpu_type"))
+    columns=("job_id", "submit_time", "num_gpus", "duration", "model", "gpu_type"),
+)
 
 
 def test_duration_job_replayed_on_its_own_gpu_type_reproduces_its_duration():
     """Gavel: a 300 s job traced on V100, replayed alone on a V100, takes 300 s."""
     # steps = 300 × rate(V100); time on V100 = steps / rate(V100) = 300 (to rounding).
-    result = dlsched.simulate(DURATION_ON_V100, cluster("V100", gpus_per_node=1),
-                              throughput="gavel")
+    result = dlsched.simulate(
+        DURATION_ON_V100, cluster("V100", gpus_per_node=1), throughput="gavel"
+    )
     assert job(result, 1)["finish_time"] == pytest.approx(300.0, rel=1e-12)
 
 
@@ -236,8 +269,7 @@ def test_duration_job_replayed_on_a_slower_type_scales_by_the_rate_ratio():
     """Gavel: the same job on a K80 takes 300 × rate(V100) / rate(K80) ≈ 1025 s."""
     table = ProfileTable.gavel()
     ratio = table.throughput(RESNET18_64, "v100", 1) / table.throughput(RESNET18_64, "k80", 1)
-    result = dlsched.simulate(DURATION_ON_V100, cluster("K80", gpus_per_node=1),
-                              throughput="gavel")
+    result = dlsched.simulate(DURATION_ON_V100, cluster("K80", gpus_per_node=1), throughput="gavel")
     assert job(result, 1)["finish_time"] == pytest.approx(300.0 * ratio, rel=1e-12)
 
 
@@ -247,8 +279,10 @@ def test_job_spread_over_nodes_runs_at_the_unconsolidated_rate():
     spread = table.measured(RESNET18_128, "v100", 8, consolidated=False)  # ≈ 61.1 steps/s
     together = table.measured(RESNET18_128, "v100", 8, consolidated=True)  # ≈ 162.1 steps/s
     assert spread is not None and spread != together
-    jobs = workload((1, 0.0, 8, 6000.0, RESNET18_128),
-                    columns=("job_id", "submit_time", "num_gpus", "total_steps", "model"))
+    jobs = workload(
+        (1, 0.0, 8, 6000.0, RESNET18_128),
+        columns=("job_id", "submit_time", "num_gpus", "total_steps", "model"),
+    )
     result = dlsched.simulate(jobs, cluster("V100", count=2, gpus_per_node=4), throughput="gavel")
     assert job(result, 1)["finish_time"] == pytest.approx(6000.0 / spread, rel=1e-12)
     start = result.events[result.events["event"] == "start"]
@@ -256,6 +290,7 @@ def test_job_spread_over_nodes_runs_at_the_unconsolidated_rate():
 
 
 # ---- engine semantics -----------------------------------------------------------------------
+
 
 def test_jobs_submitted_at_one_instant_share_one_scheduling_call():
     """Three jobs submitted at t=0 give one scheduling call; starts come in job-id order."""
@@ -287,6 +322,7 @@ def test_integer_job_ids_break_ties_numerically():
 
 # ---- jobs that can never run ----------------------------------------------------------------
 
+
 def test_job_larger_than_the_cluster_raises_naming_num_gpus():
     """Strict: a 5-GPU job on a 4-GPU cluster raises TraceError naming field num_gpus."""
     jobs = workload(("a", 0, 1, 10.0), ("big", 0, 5, 10.0))
@@ -298,10 +334,7 @@ def test_job_larger_than_the_cluster_raises_naming_num_gpus():
 def test_job_larger_than_the_cluster_is_unschedulable_when_lenient(tmp_path):
     """Lenient: the 5-GPU job is reported unschedulable; a 0→10 and b 10→20 still finish."""
     path = tmp_path / "jobs.csv"
-    path.write_text("job_id,submit_time,num_gpus,duration\n"
-                    "a,0,1,10\n"
-                    "big,0,5,10\n"
-                    "b,1,4,10\n")
+    path.write_text("job_id,submit_time,num_gpus,duration\na,0,1,10\nbig,0,5,10\nb,1,4,10\n")
     result = dlsched.simulate(dlsched.load_trace(path, lenient=True), cluster(), "fifo")
     status = result.jobs.set_index("job_id")["status"].to_dict()
     assert status == {"a": "finished", "big": "unschedulable", "b": "finished"}
@@ -313,8 +346,10 @@ def test_job_larger_than_the_cluster_is_unschedulable_when_lenient(tmp_path):
 
 def test_unknown_model_under_gavel_raises_naming_model():
     """Gavel: a model the table lacks raises TraceError naming field model."""
-    jobs = workload((1, 0.0, 1, 100.0, "NoSuchNet"),
-                    columns=("job_id", "submit_time", "num_gpus", "duration", "model"))
+    jobs = workload(
+        (1, 0.0, 1, 100.0, "NoSuchNet"),
+        columns=("job_id", "submit_time", "num_gpus", "duration", "model"),
+    )
     with pytest.raises(TraceError, match="model") as caught:
         dlsched.simulate(jobs, cluster("V100"), throughput="gavel")
     assert caught.value.field == "model"
@@ -322,10 +357,14 @@ def test_unknown_model_under_gavel_raises_naming_model():
 
 # ---- metrics --------------------------------------------------------------------------------
 
+
 def test_deadline_summary_counts_misses_and_tardiness():
     """Deadlines 150 and 150 on one GPU: a ends 100 (met), b ends 200 (50 s late)."""
-    jobs = workload(("a", 0, 1, 100.0, 150.0), ("b", 0, 1, 100.0, 150.0),
-                    columns=("job_id", "submit_time", "num_gpus", "duration", "deadline"))
+    jobs = workload(
+        ("a", 0, 1, 100.0, 150.0),
+        ("b", 0, 1, 100.0, 150.0),
+        columns=("job_id", "submit_time", "num_gpus", "duration", "deadline"),
+    )
     result = dlsched.simulate(jobs, cluster(gpus_per_node=1), "fifo")
     summary = result.summary()
     assert summary["deadlines_missed"] == 1
@@ -359,8 +398,12 @@ def test_summary_numbers_on_two_jobs():
 
 def test_result_round_trips_through_save_and_load(tmp_path):
     """save() then load() gives back equal jobs, events, timeline and meta."""
-    jobs = workload(("x", 0, 1, 100.0, 150.0), ("y", 1, 1, 50.0, None), ("z", 2, 1, 10.0, 13.0),
-                    columns=("job_id", "submit_time", "num_gpus", "duration", "deadline"))
+    jobs = workload(
+        ("x", 0, 1, 100.0, 150.0),
+        ("y", 1, 1, 50.0, None),
+        ("z", 2, 1, 10.0, 13.0),
+        columns=("job_id", "submit_time", "num_gpus", "duration", "deadline"),
+    )
     result = dlsched.simulate(jobs, cluster(gpus_per_node=1), "srtf", restart_overhead_s=5.0)
     assert result.jobs["preemptions"].sum() > 0  # the event log has preempt and restart rows
     result.save(tmp_path / "run")

@@ -21,8 +21,14 @@ class Probe:
     def schedule(self, view):
         est = view.estimator
         for state in view.pending.values():
-            self.seen.append((view.now, state.job_id, est.throughput(state.spec, "v100"),
-                              est.throughput(state.spec, "k80")))
+            self.seen.append(
+                (
+                    view.now,
+                    state.job_id,
+                    est.throughput(state.spec, "v100"),
+                    est.throughput(state.spec, "k80"),
+                )
+            )
         alloc = view.allocation()
         for state in sorted(view.pending.values(), key=lambda s: s.spec.index):
             gpus = view.place(state, gpu_type="k80")
@@ -32,8 +38,15 @@ class Probe:
 
 
 def cluster():
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "K80", "gpus_per_node": 1}, {"gpu_type": "V100", "gpus_per_node": 1}]})
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "K80", "gpus_per_node": 1},
+                {"gpu_type": "V100", "gpus_per_node": 1},
+            ],
+        }
+    )
 
 
 def test_prior_is_agnostic_then_the_measured_rate_is_used():
@@ -42,9 +55,16 @@ def test_prior_is_agnostic_then_the_measured_rate_is_used():
     agnostic prior = the reference-type (K80, from the trace) rate."""
     table = ProfileTable.gavel()
     k80 = table.throughput(MODEL, "k80", 1)
-    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 100.0], "num_gpus": [1, 1],
-                         "duration": [1000.0, 1000.0], "model": [MODEL, MODEL],
-                         "gpu_type": ["K80", "K80"]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0.0, 100.0],
+            "num_gpus": [1, 1],
+            "duration": [1000.0, 1000.0],
+            "model": [MODEL, MODEL],
+            "gpu_type": ["K80", "K80"],
+        }
+    )
     probe = Probe()
     estimator = LearnedEstimator(min_observation_s=60.0)
     dlsched.simulate(jobs, cluster(), probe, throughput="gavel", estimator=estimator)
@@ -57,8 +77,16 @@ def test_prior_is_agnostic_then_the_measured_rate_is_used():
 
 
 def test_a_stint_shorter_than_the_observation_window_teaches_nothing():
-    jobs = pd.DataFrame({"job_id": ["a"], "submit_time": [0.0], "num_gpus": [1],
-                         "duration": [30.0], "model": [MODEL], "gpu_type": ["K80"]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a"],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "duration": [30.0],
+            "model": [MODEL],
+            "gpu_type": ["K80"],
+        }
+    )
     estimator = LearnedEstimator(min_observation_s=60.0)
     dlsched.simulate(jobs, cluster(), Probe(), throughput="gavel", estimator=estimator)
     assert estimator.observations == 0
@@ -89,8 +117,15 @@ def test_measured_rate_replaces_a_wrong_prior():
             self.seen.append((view.now, view.estimator.throughput(self.spec, "v100")))
             return alloc
 
-    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 500.0], "num_gpus": [1, 1],
-                         "duration": [400.0, 10.0], "model": [MODEL, MODEL]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0.0, 500.0],
+            "num_gpus": [1, 1],
+            "duration": [400.0, 10.0],
+            "model": [MODEL, MODEL],
+        }
+    )
     estimator = LearnedEstimator(prior=Wrong())
     probe = V100First()
     dlsched.simulate(jobs, cluster(), probe, throughput="gavel", estimator=estimator)
@@ -107,7 +142,11 @@ def test_learned_estimator_names():
 
 def test_srtf_with_a_learned_estimator_is_deterministic_and_finishes():
     jobs = dlsched.load_trace("traces/tiresias_60_job.csv")
-    runs = [dlsched.simulate(jobs, "tiresias-60", "srtf", throughput="scaling",
-                             estimator="learned").jobs for _ in range(2)]
+    runs = [
+        dlsched.simulate(
+            jobs, "tiresias-60", "srtf", throughput="scaling", estimator="learned"
+        ).jobs
+        for _ in range(2)
+    ]
     assert (runs[0]["status"] == "finished").all()
     pd.testing.assert_frame_equal(runs[0], runs[1])

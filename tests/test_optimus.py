@@ -34,26 +34,37 @@ class Sublinear(Linear):
     def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
         if colocated:
             return 0.0
-        return n_gpus ** 0.8 * (0.9 if n_nodes > 1 else 1.0)
+        return n_gpus**0.8 * (0.9 if n_nodes > 1 else 1.0)
 
 
 def cluster(nodes=1, per_node=4):
-    return dlsched.Cluster.from_dict({"name": "c", "nodes": [
-        {"gpu_type": "V100", "count": nodes, "gpus_per_node": per_node}]})
+    return dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": nodes, "gpus_per_node": per_node}]}
+    )
 
 
 def gpu_job(key, remaining, speed, order, low=1, high=8):
-    return GreedyJob(key=key, remaining=remaining, speed=lambda p, w: speed(w),
-                     min_workers=low, max_workers=high, order=(order,))
+    return GreedyJob(
+        key=key,
+        remaining=remaining,
+        speed=lambda p, w: speed(w),
+        min_workers=low,
+        max_workers=high,
+        order=(order,),
+    )
 
 
 # ---- the allocation, by hand ---------------------------------------------------------------
 
+
 def three_jobs(high_a=8):
     """A: 120 steps at w steps/s (T = 120/w: gains 60, 20, 10); B: 60 steps at w steps/s
     (gains 30, 10, 5); C: 100 steps at 1 step/s whatever w (gain 0)."""
-    return [gpu_job("A", 120.0, float, 0, high=high_a), gpu_job("B", 60.0, float, 1),
-            gpu_job("C", 100.0, lambda w: 1.0, 2)]
+    return [
+        gpu_job("A", 120.0, float, 0, high=high_a),
+        gpu_job("B", 60.0, float, 1),
+        gpu_job("C", 100.0, lambda w: 1.0, 2),
+    ]
 
 
 def test_marginal_gain_gives_gpus_to_the_largest_time_saved():
@@ -84,21 +95,32 @@ def test_ps_mode_divides_the_gain_by_the_dominant_resource():
     9/48, first on ties): gain / 3. From (1, 1), T = 3: worker → 2.5 (gain 0.5), PS → 2
     (1/3): add a worker. At (1, 2): worker → 2.33 (0.167), PS → 1.5 (1/3): add a PS. At
     (2, 2): worker (0.167) beats PS (0.111) but no GPU is left: stop at (2, 2)."""
-    job = GreedyJob(key="j", remaining=1.0, speed=lambda p, w: 1.0 / (1.0 / w + 2.0 / p),
-                    min_workers=1, max_workers=8, uses_ps=True, order=(0,))
-    out = marginal_gain_allocation([job], {"gpu": 2, "cpu": 16, "mem": 48},
-                                   {"gpu": 1, "cpu": 2, "mem": 8}, {"cpu": 3, "mem": 9})
+    job = GreedyJob(
+        key="j",
+        remaining=1.0,
+        speed=lambda p, w: 1.0 / (1.0 / w + 2.0 / p),
+        min_workers=1,
+        max_workers=8,
+        uses_ps=True,
+        order=(0,),
+    )
+    out = marginal_gain_allocation(
+        [job],
+        {"gpu": 2, "cpu": 16, "mem": 48},
+        {"gpu": 1, "cpu": 2, "mem": 8},
+        {"cpu": 3, "mem": 9},
+    )
     assert out == {"j": (2, 2)}
 
 
 # ---- models --------------------------------------------------------------------------------
 
+
 def test_nnls_recovers_the_loss_curve_from_noiseless_points():
     truth = LossCurve(0.1, 0.5, 0.2)
     epochs = np.arange(1, 9)
     fitted = fit_loss_curve(epochs, truth.loss(epochs))
-    assert (fitted.beta0, fitted.beta1, fitted.beta2) == pytest.approx((0.1, 0.5, 0.2),
-                                                                        rel=1e-6)
+    assert (fitted.beta0, fitted.beta1, fitted.beta2) == pytest.approx((0.1, 0.5, 0.2), rel=1e-6)
     assert fit_loss_curve([1, 2], [1.0, 0.9]) is None  # fewer than 3 points
 
 
@@ -111,8 +133,9 @@ def test_converged_epoch_by_hand():
 
 
 def state_with(total_steps, steps_done, model="m", job_id=0):
-    spec = JobSpec(index=0, job_id=job_id, submit_time=0.0, num_gpus=1,
-                   total_steps=total_steps, model=model)
+    spec = JobSpec(
+        index=0, job_id=job_id, submit_time=0.0, num_gpus=1, total_steps=total_steps, model=model
+    )
     state = JobState(spec)
     state.steps_done = steps_done
     return state
@@ -152,8 +175,7 @@ def test_ps_speed_fit_recovers_theta():
     fitted = PSSpeedModel.fit([(p, w, truth.speed(p, w)) for p, w in design], batch_size=64)
     assert fitted.theta == pytest.approx(truth.theta, rel=1e-6, abs=1e-12)
     async_truth = PSSpeedModel((0.5, 0.2, 0.05, 0.01), sync=False)
-    fitted = PSSpeedModel.fit([(p, w, async_truth.speed(p, w)) for p, w in design],
-                              sync=False)
+    fitted = PSSpeedModel.fit([(p, w, async_truth.speed(p, w)) for p, w in design], sync=False)
     assert fitted.theta == pytest.approx(async_truth.theta, rel=1e-6, abs=1e-12)
     assert PSSpeedModel.fit([(1, 1, 1.0)] * 4) is None  # sync needs 5 samples
 
@@ -172,10 +194,18 @@ def test_pollux_placements_are_packed_on_fewest_nodes_else_even():
 
 # ---- through the engine --------------------------------------------------------------------
 
+
 def two_elastic_jobs():
-    return pd.DataFrame({"job_id": ["A", "B"], "submit_time": [0.0, 50.0],
-                         "num_gpus": [1, 1], "total_steps": [1000.0, 1000.0],
-                         "min_gpus": [1, 1], "max_gpus": [4, 4]})
+    return pd.DataFrame(
+        {
+            "job_id": ["A", "B"],
+            "submit_time": [0.0, 50.0],
+            "num_gpus": [1, 1],
+            "total_steps": [1000.0, 1000.0],
+            "min_gpus": [1, 1],
+            "max_gpus": [4, 4],
+        }
+    )
 
 
 def test_grow_and_shrink_are_charged_the_rescale_overhead():
@@ -188,23 +218,33 @@ def test_grow_and_shrink_are_charged_the_rescale_overhead():
     t=400: A has 20 left, B 400: B's gains 200 and 67 beat A's 10: A 2 → 1, B 2 → 3, both
     re-scaled (10 s): A finishes at 410 + 20 = 430. t=500: B (270 done since 410, 130
     left) alone grows 3 → 4 and finishes at 510 + 130 / 4 = 542.5."""
-    result = dlsched.simulate(two_elastic_jobs(), cluster(), Optimus(mode="gpu",
-                              interval_s=100.0), throughput=Linear(),
-                              overheads=OverheadModel(rescale_s=10.0))
+    result = dlsched.simulate(
+        two_elastic_jobs(),
+        cluster(),
+        Optimus(mode="gpu", interval_s=100.0),
+        throughput=Linear(),
+        overheads=OverheadModel(rescale_s=10.0),
+    )
     jobs = result.jobs.set_index("job_id")
     assert jobs.loc["A", "finish_time"] == pytest.approx(430.0)
     assert jobs.loc["B", "finish_time"] == pytest.approx(542.5)
     assert (jobs.loc["A", "rescales"], jobs.loc["B", "rescales"]) == (2, 2)
     events = result.events[result.events["event"].isin(["start", "rescale"])]
     seen = [(e.time, e.job_id, e.event, e.num_gpus, e.overhead_s) for e in events.itertuples()]
-    assert seen == [(0.0, "A", "start", 4, 0.0), (100.0, "A", "rescale", 2, 10.0),
-                    (100.0, "B", "start", 2, 0.0), (400.0, "A", "rescale", 1, 10.0),
-                    (400.0, "B", "rescale", 3, 10.0), (500.0, "B", "rescale", 4, 10.0)]
+    assert seen == [
+        (0.0, "A", "start", 4, 0.0),
+        (100.0, "A", "rescale", 2, 10.0),
+        (100.0, "B", "start", 2, 0.0),
+        (400.0, "A", "rescale", 1, 10.0),
+        (400.0, "B", "rescale", 3, 10.0),
+        (500.0, "B", "rescale", 4, 10.0),
+    ]
 
 
 def test_a_rigid_job_gets_its_request_or_nothing():
-    jobs = pd.DataFrame({"job_id": ["r"], "submit_time": [0.0], "num_gpus": [3],
-                         "total_steps": [300.0]})
+    jobs = pd.DataFrame(
+        {"job_id": ["r"], "submit_time": [0.0], "num_gpus": [3], "total_steps": [300.0]}
+    )
     result = dlsched.simulate(jobs, cluster(), "optimus", throughput=Linear(), mode="gpu")
     assert result.events[result.events["event"] == "start"]["num_gpus"].tolist() == [3]
     assert result.jobs.iloc[0]["finish_time"] == pytest.approx(100.0)
@@ -212,18 +252,28 @@ def test_a_rigid_job_gets_its_request_or_nothing():
 
 def small_workload(n=14, seed=3):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "job_id": [f"j{i}" for i in range(n)],
-        "submit_time": np.sort(rng.uniform(0, 2000, n)).round(),
-        "num_gpus": rng.choice([1, 2, 4], n),
-        "total_steps": rng.uniform(300, 3000, n).round(),
-        "model": rng.choice(["resnet", "bert"], n), "min_gpus": 1, "max_gpus": 8})
+    return pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(n)],
+            "submit_time": np.sort(rng.uniform(0, 2000, n)).round(),
+            "num_gpus": rng.choice([1, 2, 4], n),
+            "total_steps": rng.uniform(300, 3000, n).round(),
+            "model": rng.choice(["resnet", "bert"], n),
+            "min_gpus": 1,
+            "max_gpus": 8,
+        }
+    )
 
 
-@pytest.mark.parametrize("params", [
-    {"mode": "gpu"}, {"mode": "gpu", "speed": "fit", "placement": "pollux"},
-    {"mode": "ps"}, {"mode": "gpu", "convergence": "model"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"mode": "gpu"},
+        {"mode": "gpu", "speed": "fit", "placement": "pollux"},
+        {"mode": "ps"},
+        {"mode": "gpu", "convergence": "model"},
+    ],
+)
 def test_every_job_finishes_exactly_once(params):
     """2 nodes × 4 GPUs, 14 elastic jobs, rounds every 120 s (the auditor checks the
     engine invariants after every call)."""
@@ -231,21 +281,29 @@ def test_every_job_finishes_exactly_once(params):
     if params.get("convergence") == "model":
         params["convergence"] = ConvergenceModel(seed=1)
     work = small_workload()
-    result = dlsched.simulate(work, cluster(nodes=2), Optimus(interval_s=120.0, **params),
-                              throughput=Sublinear(), overheads=OverheadModel(rescale_s=5.0))
+    result = dlsched.simulate(
+        work,
+        cluster(nodes=2),
+        Optimus(interval_s=120.0, **params),
+        throughput=Sublinear(),
+        overheads=OverheadModel(rescale_s=5.0),
+    )
     assert (result.jobs["status"] == "finished").all()
     finishes = result.events[result.events["event"] == "finish"]["job_id"]
     assert sorted(finishes) == sorted(work["job_id"])
     assert result.jobs["finish_time"].ge(result.jobs["submit_time"]).all()
 
 
-@pytest.mark.parametrize(("plan", "per_node", "ps_nodes"), [
-    ((2, 4), [4, 0], (0, 0)),  # one server holds 4 workers + 2 PS (14 of 32 CPU)
-    ((2, 6), [3, 3], (0, 1)),  # 6 workers need two servers: 3 workers + 1 PS on each
-    ((3, 2), [2, 0], (0, 0, 0)),  # 3 PS + 2 workers fit one server (13 CPU)
-    # 10 PS + 2 workers need 34 CPU: CPU, not GPUs, forces a second server, 5 PS on each
-    ((10, 2), [1, 1], (0,) * 5 + (1,) * 5),
-])
+@pytest.mark.parametrize(
+    ("plan", "per_node", "ps_nodes"),
+    [
+        ((2, 4), [4, 0], (0, 0)),  # one server holds 4 workers + 2 PS (14 of 32 CPU)
+        ((2, 6), [3, 3], (0, 1)),  # 6 workers need two servers: 3 workers + 1 PS on each
+        ((3, 2), [2, 0], (0, 0, 0)),  # 3 PS + 2 workers fit one server (13 CPU)
+        # 10 PS + 2 workers need 34 CPU: CPU, not GPUs, forces a second server, 5 PS on each
+        ((10, 2), [1, 1], (0,) * 5 + (1,) * 5),
+    ],
+)
 def test_ps_placement_uses_the_fewest_servers_evenly(plan, per_node, ps_nodes):
     """2 servers × 4 GPUs (32 virtual CPU each). A job planned (p, w) goes to the fewest
     servers over which its PS tasks and workers can be dealt evenly."""
@@ -263,8 +321,16 @@ def test_ps_placement_uses_the_fewest_servers_evenly(plan, per_node, ps_nodes):
                 seen.setdefault("ps", self.ps_nodes[job_id])
             return placed
 
-    jobs = pd.DataFrame({"job_id": ["j"], "submit_time": [0.0], "num_gpus": [1],
-                         "total_steps": [100.0], "min_gpus": [1], "max_gpus": [8]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["j"],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "total_steps": [100.0],
+            "min_gpus": [1],
+            "max_gpus": [8],
+        }
+    )
     dlsched.simulate(jobs, cluster(nodes=2), Fixed(mode="ps"), throughput=Linear())
     assert seen == {"gpus": per_node, "ps": ps_nodes}
 
@@ -272,8 +338,10 @@ def test_ps_placement_uses_the_fewest_servers_evenly(plan, per_node, ps_nodes):
 def test_ps_mode_with_a_ps_truth_runs_every_job_with_a_ps():
     """f(p, w) fitted from profiling samples of the true PS speed functions: every job
     finishes and every job that held GPUs held a PS task too."""
-    models = {"resnet": PSSpeedModel((0.002, 0.05, 0.08, 0.002, 0.004), batch_size=64),
-              "bert": PSSpeedModel((0.004, 0.05, 0.04, 0.002, 0.004), batch_size=64)}
+    models = {
+        "resnet": PSSpeedModel((0.002, 0.05, 0.08, 0.002, 0.004), batch_size=64),
+        "bert": PSSpeedModel((0.004, 0.05, 0.04, 0.002, 0.004), batch_size=64),
+    }
     seen = []
 
     class Recording(Optimus):
@@ -283,8 +351,9 @@ def test_ps_mode_with_a_ps_truth_runs_every_job_with_a_ps():
             return placed
 
     policy = Recording(mode="ps", interval_s=120.0, speed="fit", ps_models=models)
-    result = dlsched.simulate(small_workload(8), cluster(nodes=2), policy,
-                              throughput=PSThroughput(models))
+    result = dlsched.simulate(
+        small_workload(8), cluster(nodes=2), policy, throughput=PSThroughput(models)
+    )
     assert (result.jobs["status"] == "finished").all()
     assert seen and all(seen)
 
@@ -299,6 +368,7 @@ def test_registry_and_parameter_errors():
 
 # ---- the Pollux artifact's applications ----------------------------------------------------
 
+
 def test_pollux_work_at_the_smallest_batch_is_the_validated_iteration_count():
     """At the smallest validated batch the statistical gain is 1, so the steps to complete
     equal the progress, which the artifact's tables record as ≈ the iterations run."""
@@ -306,6 +376,7 @@ def test_pollux_work_at_the_smallest_batch_is_the_validated_iteration_count():
     if not folder.exists():
         pytest.skip("needs ../shared/traces/sia_pollux")
     from dlsched.perf.ps_speed import PolluxApplication
+
     app = PolluxApplication(folder)
     assert app.max_epochs == 2 and app.max_gpus(384) == 96
     assert app.total_steps(12) == pytest.approx(app.iterations(12, 1), rel=1e-3)

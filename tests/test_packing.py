@@ -35,8 +35,15 @@ def test_packed_jobs_run_at_pair_rates_then_solo():
     pair_b = table.throughput(LARGE, "v100", 1, colocated=[(SMALL, 1)])
     solo_b = table.throughput(LARGE, "v100", 1)
     steps_a, steps_b = 1000.0, 5000.0
-    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 0.0], "num_gpus": [1, 1],
-                         "total_steps": [steps_a, steps_b], "model": [SMALL, LARGE]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0.0, 0.0],
+            "num_gpus": [1, 1],
+            "total_steps": [steps_a, steps_b],
+            "model": [SMALL, LARGE],
+        }
+    )
     result = dlsched.simulate(jobs, one_v100(), PackEverything(), throughput="gavel")
     finish = result.jobs.set_index("job_id")["finish_time"]
     t1 = steps_a / pair_a
@@ -48,8 +55,14 @@ def test_packed_jobs_run_at_pair_rates_then_solo():
 
 def test_packing_needs_a_model_that_measured_the_pair():
     """Under duration replay nobody knows a pair's speed: packing is refused, not guessed."""
-    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 0.0], "num_gpus": [1, 1],
-                         "duration": [10.0, 10.0]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0.0, 0.0],
+            "num_gpus": [1, 1],
+            "duration": [10.0, 10.0],
+        }
+    )
     with pytest.raises(SchedulingError, match="throughput"):
         dlsched.simulate(jobs, one_v100(), PackEverything())
 
@@ -64,7 +77,14 @@ def test_a_third_job_cannot_join_a_packed_gpu():
                 alloc.pack(state, (0,))
             return alloc
 
-    jobs = pd.DataFrame({"job_id": [1, 2, 3], "submit_time": [0.0] * 3, "num_gpus": [1] * 3,
-                         "total_steps": [100.0] * 3, "model": [SMALL, LARGE, SMALL]})
+    jobs = pd.DataFrame(
+        {
+            "job_id": [1, 2, 3],
+            "submit_time": [0.0] * 3,
+            "num_gpus": [1] * 3,
+            "total_steps": [100.0] * 3,
+            "model": [SMALL, LARGE, SMALL],
+        }
+    )
     with pytest.raises(SchedulingError, match="packed"):
         dlsched.simulate(jobs, one_v100(), PackThree(), throughput="gavel")

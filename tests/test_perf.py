@@ -93,7 +93,8 @@ def test_scaling_extrapolates_types_by_speed_ratio(gavel):
     """An unprofiled type runs at the reference rate × its speed ratio."""
     scaling = ScalingModel(gavel, speed={"a100": 2.0})
     assert scaling.throughput(RESNET18, "a100", 1) == pytest.approx(
-        2.0 * gavel.throughput(RESNET18, "v100", 1))
+        2.0 * gavel.throughput(RESNET18, "v100", 1)
+    )
 
 
 def test_scaling_fits_efficiency_below_one(gavel):
@@ -133,10 +134,13 @@ def test_make_throughput_and_estimator_by_name():
 
 
 def _bound(estimator, seed=0, n_jobs=50):
-    cluster = Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": "V100", "count": 1,
-                                                         "gpus_per_node": 4}]})
-    specs = [JobSpec(index=i, job_id=i, submit_time=0.0, num_gpus=1, total_steps=100.0 + i)
-             for i in range(n_jobs)]
+    cluster = Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}]}
+    )
+    specs = [
+        JobSpec(index=i, job_id=i, submit_time=0.0, num_gpus=1, total_steps=100.0 + i)
+        for i in range(n_jobs)
+    ]
     estimator.bind(JobRates(DurationModel()), specs, cluster, np.random.default_rng(seed))
     return estimator, specs
 

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 import dlsched
 
-PROPERTY_SETTINGS = settings(max_examples=60, deadline=None,
-                             suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 # (policy, policy parameters, restart overhead in seconds)
 CONFIGS = {
@@ -42,13 +43,22 @@ TOL = {"rel": 1e-9, "abs": 1e-6}
 @st.composite
 def clusters(draw) -> dlsched.Cluster:
     """1–4 node groups over 1–3 of V100/P100/K80, 1–8 GPUs per node."""
-    types = draw(st.lists(st.sampled_from(["V100", "P100", "K80"]), min_size=1, max_size=3,
-                          unique=True))
-    groups = draw(st.lists(
-        st.fixed_dictionaries({"gpu_type": st.sampled_from(types),
-                               "count": st.integers(1, 3),
-                               "gpus_per_node": st.integers(1, 8)}),
-        min_size=1, max_size=4))
+    types = draw(
+        st.lists(st.sampled_from(["V100", "P100", "K80"]), min_size=1, max_size=3, unique=True)
+    )
+    groups = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "gpu_type": st.sampled_from(types),
+                    "count": st.integers(1, 3),
+                    "gpus_per_node": st.integers(1, 8),
+                }
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
     return dlsched.Cluster.from_dict({"name": "random", "nodes": groups})
 
 
@@ -58,22 +68,40 @@ def workloads(draw, hardware: dlsched.Cluster) -> pd.DataFrame:
     n = draw(st.integers(1, 25))
     biggest = max(hardware.capacity_by_type().values())
     # A small pool of instants, so that several jobs often arrive together.
-    instants = draw(st.lists(st.one_of(st.integers(0, 500),
-                                       st.floats(0, 500, allow_nan=False)),
-                             min_size=1, max_size=n))
+    instants = draw(
+        st.lists(
+            st.one_of(st.integers(0, 500), st.floats(0, 500, allow_nan=False)),
+            min_size=1,
+            max_size=n,
+        )
+    )
     submit = draw(st.lists(st.sampled_from(instants), min_size=n, max_size=n))
     gpus = draw(st.lists(st.integers(1, min(8, biggest)), min_size=n, max_size=n))
-    duration = draw(st.lists(st.one_of(st.integers(1, 1000),
-                                       st.floats(1, 1000, allow_nan=False)),
-                             min_size=n, max_size=n))
+    duration = draw(
+        st.lists(
+            st.one_of(st.integers(1, 1000), st.floats(1, 1000, allow_nan=False)),
+            min_size=n,
+            max_size=n,
+        )
+    )
     if draw(st.booleans()):
-        ids: list[object] = draw(st.lists(st.integers(0, 10**6), min_size=n, max_size=n,
-                                          unique=True))
+        ids: list[object] = draw(
+            st.lists(st.integers(0, 10**6), min_size=n, max_size=n, unique=True)
+        )
     else:
-        ids = draw(st.lists(st.text("abjxyz_", min_size=1, max_size=4), min_size=n,
-                            max_size=n, unique=True))
-    return pd.DataFrame({"job_id": ids, "submit_time": submit, "num_gpus": gpus,
-                         "duration": [float(d) for d in duration]})
+        ids = draw(
+            st.lists(
+                st.text("abjxyz_", min_size=1, max_size=4), min_size=n, max_size=n, unique=True
+            )
+        )
+    return pd.DataFrame(
+        {
+            "job_id": ids,
+            "submit_time": submit,
+            "num_gpus": gpus,
+            "duration": [float(d) for d in duration],
+        }
+    )
 
 
 @st.composite
@@ -89,16 +117,18 @@ def policies(overhead: bool = True) -> st.SearchStrategy[str]:
 
 def run(config: str, jobs: pd.DataFrame, hardware: dlsched.Cluster, **kwargs):
     policy, params, overhead = CONFIGS[config]
-    return dlsched.simulate(jobs, hardware, policy, restart_overhead_s=overhead, audit=True,
-                            **params, **kwargs)
+    return dlsched.simulate(
+        jobs, hardware, policy, restart_overhead_s=overhead, audit=True, **params, **kwargs
+    )
 
 
 def stints(events: pd.DataFrame) -> dict[object, list[tuple[float, float, float]]]:
     """job id → [(held from, held until, overhead)] replayed from the event log."""
     out: dict[object, list[tuple[float, float, float]]] = defaultdict(list)
     open_since: dict[object, tuple[float, float]] = {}
-    for time, kind, job_id, overhead in zip(events["time"], events["event"], events["job_id"],
-                                            events["overhead_s"], strict=True):
+    for time, kind, job_id, overhead in zip(
+        events["time"], events["event"], events["job_id"], events["overhead_s"], strict=True
+    ):
         if kind in STOPS or kind == "migrate":
             since, cost = open_since.pop(job_id)
             out[job_id].append((since, time, cost))
@@ -117,8 +147,9 @@ def instants(result: dlsched.SimulationResult, hardware: dlsched.Cluster):
     held: dict[object, tuple[str, int]] = {}
     pending: dict[object, int] = {}
     for time, group in result.events.groupby("time", sort=True):
-        for kind, job_id, n, gpu_type in zip(group["event"], group["job_id"], group["num_gpus"],
-                                             group["gpu_type"], strict=True):
+        for kind, job_id, n, gpu_type in zip(
+            group["event"], group["job_id"], group["num_gpus"], group["gpu_type"], strict=True
+        ):
             if kind in STOPS or kind == "migrate":
                 old_type, old_n = held.pop(job_id)
                 busy[old_type] -= old_n
@@ -132,6 +163,7 @@ def instants(result: dlsched.SimulationResult, hardware: dlsched.Cluster):
 
 
 # ---- lifecycle ------------------------------------------------------------------------------
+
 
 @PROPERTY_SETTINGS
 @given(scenarios(), policies())
@@ -158,11 +190,11 @@ def test_jct_and_queueing_delay_are_measured_from_submit(scenario, config):
     jobs, hardware = scenario
     table = run(config, jobs, hardware).jobs
     assert table["jct"].tolist() == (table["finish_time"] - table["submit_time"]).tolist()
-    assert table["queueing_delay"].tolist() == (
-        table["start_time"] - table["submit_time"]).tolist()
+    assert table["queueing_delay"].tolist() == (table["start_time"] - table["submit_time"]).tolist()
 
 
 # ---- capacity -------------------------------------------------------------------------------
+
 
 @PROPERTY_SETTINGS
 @given(scenarios(), policies())
@@ -177,6 +209,7 @@ def test_busy_gpus_never_exceed_capacity(scenario, config):
 
 
 # ---- work conservation ----------------------------------------------------------------------
+
 
 @PROPERTY_SETTINGS
 @given(scenarios(), policies(overhead=False))
@@ -206,7 +239,8 @@ def test_overhead_holds_gpus_without_progress(scenario):
         assert [cost for _, _, cost in parts] == [0.0] + [overhead] * (len(parts) - 1)
         assert progress == pytest.approx(duration[job_id], **TOL)
         assert table.at[job_id, "gpu_seconds"] == pytest.approx(
-            table.at[job_id, "num_gpus"] * held, **TOL)
+            table.at[job_id, "num_gpus"] * held, **TOL
+        )
 
 
 @PROPERTY_SETTINGS
@@ -247,6 +281,7 @@ def test_gpu_seconds_equal_the_timeline_integral(scenario, config):
 
 # ---- ordering and determinism ---------------------------------------------------------------
 
+
 @PROPERTY_SETTINGS
 @given(scenarios())
 def test_fifo_never_starts_a_later_job_before_an_earlier_one(scenario):
@@ -258,8 +293,7 @@ def test_fifo_never_starts_a_later_job_before_an_earlier_one(scenario):
 
 
 @PROPERTY_SETTINGS
-@given(scenarios(), policies(), st.sampled_from(["oracle", "noisy"]),
-       st.integers(0, 2**32 - 1))
+@given(scenarios(), policies(), st.sampled_from(["oracle", "noisy"]), st.integers(0, 2**32 - 1))
 def test_same_inputs_and_seed_give_identical_results(scenario, config, estimator, seed):
     """Two runs with one seed give identical jobs, events and timeline (oracle or noisy)."""
     jobs, hardware = scenario

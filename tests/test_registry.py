@@ -9,10 +9,12 @@ from dlsched.errors import SchedulingError
 
 
 def tiny():
-    jobs = pd.DataFrame({"job_id": [1, 2], "submit_time": [0.0, 0.0], "num_gpus": [1, 1],
-                         "duration": [10.0, 20.0]})
-    cluster = dlsched.Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": "V100",
-                                                                 "count": 1, "gpus_per_node": 2}]})
+    jobs = pd.DataFrame(
+        {"job_id": [1, 2], "submit_time": [0.0, 0.0], "num_gpus": [1, 1], "duration": [10.0, 20.0]}
+    )
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
+    )
     return jobs, cluster
 
 
@@ -65,8 +67,9 @@ def test_registered_user_policy_is_found_by_name():
 
     jobs, cluster = tiny()
     assert "test-greedy-once" in policies.names()
-    assert dlsched.simulate(jobs, cluster, policy="test-greedy-once").summary()[
-        "jobs_completed"] == 2
+    assert (
+        dlsched.simulate(jobs, cluster, policy="test-greedy-once").summary()["jobs_completed"] == 2
+    )
 
 
 def test_a_policy_giving_a_gpu_twice_is_stopped():

@@ -11,8 +11,13 @@ from dlsched.cli import main
 from dlsched.experiments import run_experiment
 from dlsched.report import DEADLINE_PLOT, PLOTS, write_report
 
-TWO_TYPES = {"name": "two-types", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
-                                            {"gpu_type": "K80", "count": 1, "gpus_per_node": 4}]}
+TWO_TYPES = {
+    "name": "two-types",
+    "nodes": [
+        {"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
+        {"gpu_type": "K80", "count": 1, "gpus_per_node": 4},
+    ],
+}
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -29,8 +34,14 @@ def test_report_writes_every_table_and_plot(results):
     """CSV, Markdown, and every PNG (with the deadline plot: these jobs have deadlines)."""
     _, out, written = results
     names = {p.name for p in written}
-    assert names == {"summary.csv", "runs.csv", "wall_times.csv", "summary.md",
-                     *PLOTS, DEADLINE_PLOT}
+    assert names == {
+        "summary.csv",
+        "runs.csv",
+        "wall_times.csv",
+        "summary.md",
+        *PLOTS,
+        DEADLINE_PLOT,
+    }
     for name in [*PLOTS, DEADLINE_PLOT]:
         data = (out / name).read_bytes()
         assert data.startswith(PNG) and len(data) > 10_000, name
@@ -62,14 +73,16 @@ def test_same_experiment_twice_gives_byte_identical_summaries(results, tmp_path)
     for key in json.loads((out / "experiment.json").read_text())["points"][:3]:
         a = json.loads((out / "runs" / key["key"] / "summary.json").read_text())
         b = json.loads((tmp_path / "again" / "runs" / key["key"] / "summary.json").read_text())
-        assert {k: v for k, v in a.items() if not k.endswith("wall_s")} == \
-            {k: v for k, v in b.items() if not k.endswith("wall_s")}
+        assert {k: v for k, v in a.items() if not k.endswith("wall_s")} == {
+            k: v for k, v in b.items() if not k.endswith("wall_s")
+        }
 
 
 def test_report_lists_failed_and_missing_runs(tmp_path):
     """A failed run is listed with its error; a run not stored is counted as not run."""
-    path = write_experiment(tmp_path, seeds=1, sweep=None,
-                            policies=["fifo", "sjf", "experiment_helpers:Broken"])
+    path = write_experiment(
+        tmp_path, seeds=1, sweep=None, policies=["fifo", "sjf", "experiment_helpers:Broken"]
+    )
     outcome = run_experiment(path, tmp_path / "out", executor="local")
     sjf = next(p.key for p in outcome.experiment.points if p.policy == "sjf")
     shutil.rmtree(tmp_path / "out" / "runs" / sjf)
@@ -96,8 +109,9 @@ def test_cli_run_then_report(tmp_path, capsys):
 
 def test_cli_run_exits_1_when_a_run_failed(tmp_path, capsys):
     """The grid finishes; the exit status says some runs failed, and where to read why."""
-    path = write_experiment(tmp_path, seeds=1, sweep=None,
-                            policies=["fifo", "experiment_helpers:Broken"])
+    path = write_experiment(
+        tmp_path, seeds=1, sweep=None, policies=["fifo", "experiment_helpers:Broken"]
+    )
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--executor", "local"]) == 1
     assert "failures/" in capsys.readouterr().out
 
@@ -114,8 +128,20 @@ def test_cli_errors_are_sentences(tmp_path, capsys):
 
 def test_compare_prints_policies_side_by_side(capsys):
     """One column per policy, parameters after a colon."""
-    assert main(["compare", "--trace", "traces/tiresias_60_job.csv", "--cluster",
-                 "tiresias-60", "--policies", "fifo,fifo:backfill=greedy,srtf"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--trace",
+                "traces/tiresias_60_job.csv",
+                "--cluster",
+                "tiresias-60",
+                "--policies",
+                "fifo,fifo:backfill=greedy,srtf",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if "fifo:backfill=greedy" in line)
     assert header.split() == ["fifo", "fifo:backfill=greedy", "srtf"]
@@ -124,8 +150,21 @@ def test_compare_prints_policies_side_by_side(capsys):
 
 def test_compare_json(capsys):
     """--json prints {policy: summary}."""
-    assert main(["compare", "--trace", "traces/tiresias_60_job.csv", "--cluster",
-                 "tiresias-60", "--policies", "fifo,srtf", "--json"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--trace",
+                "traces/tiresias_60_job.csv",
+                "--cluster",
+                "tiresias-60",
+                "--policies",
+                "fifo,srtf",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summaries = json.loads(capsys.readouterr().out)
     assert list(summaries) == ["fifo", "srtf"]
     assert summaries["srtf"]["jobs_completed"] == 60

@@ -26,8 +26,7 @@ def by_id(result):
 def test_fractional_jobs_share_one_gpu():
     """Two half-GPU jobs run side by side on one GPU; a third half waits for room."""
     # One GPU. a, b (500 milli each, 10 s) share it 0→10; c (500, 10 s) waits, runs 10→20.
-    table = jobs(("a", 0, 1, 10.0), ("b", 0, 1, 10.0), ("c", 0, 1, 10.0),
-                 gpu_milli=[500, 500, 500])
+    table = jobs(("a", 0, 1, 10.0), ("b", 0, 1, 10.0), ("c", 0, 1, 10.0), gpu_milli=[500, 500, 500])
     result = dlsched.simulate(table, cluster(nodes=[{"gpu_type": "T4", "count": 1}]))
     finish = by_id(result)["finish_time"].to_dict()
     assert finish == {"a": 10.0, "b": 10.0, "c": 20.0}
@@ -37,8 +36,9 @@ def test_fractional_jobs_share_one_gpu():
 def test_fraction_and_whole_job_do_not_mix_on_a_gpu():
     """A whole-GPU job never lands on a GPU that holds fractions."""
     # 2 GPUs. f (300 milli, 10 s) takes GPU 0; w1 (1 GPU) takes GPU 1; w2 must wait for f.
-    table = jobs(("f", 0, 1, 10.0), ("w1", 0, 1, 10.0), ("w2", 0, 1, 10.0),
-                 gpu_milli=[300, 1000, 1000])
+    table = jobs(
+        ("f", 0, 1, 10.0), ("w1", 0, 1, 10.0), ("w2", 0, 1, 10.0), gpu_milli=[300, 1000, 1000]
+    )
     result = dlsched.simulate(table, cluster(nodes=[{"gpu_type": "T4", "gpus_per_node": 2}]))
     assert by_id(result).loc["w2", "start_time"] == 10.0
 
@@ -61,18 +61,30 @@ def test_a_constraint_the_cluster_cannot_meet_names_the_field():
 
 def test_per_type_durations_are_the_truth():
     """A job measured at 100 s on V100 and 300 s on K80 takes exactly that where it runs."""
-    table = jobs(("fast", 0, 1, 100.0), ("slow", 0, 1, 100.0),
-                 duration_v100=[100.0, 100.0], duration_k80=[300.0, 300.0])
-    result = dlsched.simulate(table, cluster(nodes=[{"gpu_type": "V100"}, {"gpu_type": "K80"}]),
-                              policy="fifo")
+    table = jobs(
+        ("fast", 0, 1, 100.0),
+        ("slow", 0, 1, 100.0),
+        duration_v100=[100.0, 100.0],
+        duration_k80=[300.0, 300.0],
+    )
+    result = dlsched.simulate(
+        table, cluster(nodes=[{"gpu_type": "V100"}, {"gpu_type": "K80"}]), policy="fifo"
+    )
     # Both arrive at 0; FIFO places the first on the fastest type (V100), the second on K80.
     assert by_id(result)["finish_time"].to_dict() == {"fast": 100.0, "slow": 300.0}
 
 
-VC_CLUSTER = {"nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "name": "v"},
-                        {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "name": "s"}],
-              "vcs": [{"name": "research", "nodes": ["v-0"]}, {"name": "prod", "nodes": ["v-1"]},
-                      {"name": "guests", "gpus": 2}]}
+VC_CLUSTER = {
+    "nodes": [
+        {"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "name": "v"},
+        {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "name": "s"},
+    ],
+    "vcs": [
+        {"name": "research", "nodes": ["v-0"]},
+        {"name": "prod", "nodes": ["v-1"]},
+        {"name": "guests", "gpus": 2},
+    ],
+}
 
 
 def test_vc_jobs_run_only_on_their_vcs_nodes():
@@ -84,8 +96,7 @@ def test_vc_jobs_run_only_on_their_vcs_nodes():
 
 def test_vc_quota_caps_its_jobs():
     """guests (quota 2 GPUs) run two 1-GPU jobs at once, not three, on the shared node."""
-    table = jobs(("g1", 0, 1, 10.0), ("g2", 0, 1, 10.0), ("g3", 0, 1, 10.0),
-                 vc=["guests"] * 3)
+    table = jobs(("g1", 0, 1, 10.0), ("g2", 0, 1, 10.0), ("g3", 0, 1, 10.0), vc=["guests"] * 3)
     result = dlsched.simulate(table, cluster(**VC_CLUSTER), policy="per-vc", inner="fifo")
     assert by_id(result)["finish_time"].to_dict() == {"g1": 10.0, "g2": 10.0, "g3": 20.0}
 
@@ -101,8 +112,12 @@ def test_per_vc_fifo_does_not_block_across_vcs():
     """Per-VC FIFO: prod's small job starts although research's head job is blocked."""
     # research node busy with r1 (4 GPUs, 100 s); r2 (4 GPUs) blocked behind it. A global
     # FIFO would also hold p1 (prod, submitted after r2); per-VC FIFO starts it at once.
-    table = jobs(("r1", 0, 4, 100.0), ("r2", 1, 4, 10.0), ("p1", 2, 1, 10.0),
-                 vc=["research", "research", "prod"])
+    table = jobs(
+        ("r1", 0, 4, 100.0),
+        ("r2", 1, 4, 10.0),
+        ("p1", 2, 1, 10.0),
+        vc=["research", "research", "prod"],
+    )
     single = by_id(dlsched.simulate(table, cluster(**VC_CLUSTER), policy="fifo"))
     split = by_id(dlsched.simulate(table, cluster(**VC_CLUSTER), policy="per-vc", inner="fifo"))
     assert single.loc["p1", "start_time"] == 100.0
@@ -112,10 +127,10 @@ def test_per_vc_fifo_does_not_block_across_vcs():
 
 def test_per_vc_srtf_preempts_only_within_a_vc():
     """Per-VC SRTF: a short prod job never preempts a research job."""
-    table = jobs(("r1", 0, 4, 100.0), ("p1", 0, 4, 100.0), ("p2", 1, 4, 5.0),
-                 vc=["research", "prod", "prod"])
-    result = by_id(dlsched.simulate(table, cluster(**VC_CLUSTER), policy="per-vc",
-                                    inner="srtf"))
+    table = jobs(
+        ("r1", 0, 4, 100.0), ("p1", 0, 4, 100.0), ("p2", 1, 4, 5.0), vc=["research", "prod", "prod"]
+    )
+    result = by_id(dlsched.simulate(table, cluster(**VC_CLUSTER), policy="per-vc", inner="srtf"))
     assert result.loc["r1", "preemptions"] == 0
     assert result.loc["p1", "preemptions"] == 1
     assert result.loc["p2", "finish_time"] == 6.0
@@ -123,8 +138,12 @@ def test_per_vc_srtf_preempts_only_within_a_vc():
 
 def test_per_type_durations_alone_are_enough_work():
     """Hydra-style jobs with only duration_<type> columns replay those durations exactly."""
-    table = jobs(("fast", 0, 1, float("nan")), ("slow", 0, 1, float("nan")),
-                 duration_v100=[100.0, 100.0], duration_k80=[300.0, 300.0])
+    table = jobs(
+        ("fast", 0, 1, float("nan")),
+        ("slow", 0, 1, float("nan")),
+        duration_v100=[100.0, 100.0],
+        duration_k80=[300.0, 300.0],
+    )
     result = dlsched.simulate(table, cluster(nodes=[{"gpu_type": "V100"}, {"gpu_type": "K80"}]))
     assert by_id(result)["finish_time"].to_dict() == {"fast": 100.0, "slow": 300.0}
 
@@ -142,10 +161,16 @@ def test_srtf_preempts_inside_the_jobs_own_vc():
     arriving at t=10 can only use research's node, so SRTF preempts research's long job (not
     prod's, whose GPUs it could never use): short ends at 10 + 20 = 30, the long research job
     resumes and ends at 500 + 20 = 520, prod's is untouched at 1,000."""
-    table = jobs(("prod-long", 0, 4, 1000.0), ("res-long", 0, 4, 500.0),
-                 ("res-short", 10, 4, 20.0), vc=["prod", "research", "research"])
+    table = jobs(
+        ("prod-long", 0, 4, 1000.0),
+        ("res-long", 0, 4, 500.0),
+        ("res-short", 10, 4, 20.0),
+        vc=["prod", "research", "research"],
+    )
     result = dlsched.simulate(table, cluster(**VC_CLUSTER), policy="srtf")
     assert by_id(result)["finish_time"].to_dict() == {
-        "prod-long": 1000.0, "res-long": 520.0, "res-short": 30.0}
-    assert by_id(result)["preemptions"].to_dict() == {
-        "prod-long": 0, "res-long": 1, "res-short": 0}
+        "prod-long": 1000.0,
+        "res-long": 520.0,
+        "res-short": 30.0,
+    }
+    assert by_id(result)["preemptions"].to_dict() == {"prod-long": 0, "res-long": 1, "res-short": 0}

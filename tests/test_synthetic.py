@@ -17,8 +17,8 @@ def test_same_seed_same_workload_other_seed_other_workload():
 def test_durations_arrivals_and_models_follow_gavels_generator():
     jobs = gavel_poisson(20_000, 6.0, seed=0).jobs
     minutes = jobs["duration"].to_numpy() / 60
-    assert minutes.min() >= 10 ** 1.5 - 1e-9 and minutes.max() <= 10 ** 4 + 1e-9
-    assert abs((minutes < 10 ** 3).mean() - 0.8) < 0.01  # 80 % short jobs
+    assert minutes.min() >= 10**1.5 - 1e-9 and minutes.max() <= 10**4 + 1e-9
+    assert abs((minutes < 10**3).mean() - 0.8) < 0.01  # 80 % short jobs
     gaps = np.diff(jobs["submit_time"].to_numpy())
     assert abs(gaps.mean() - 600.0) < 15  # 6 jobs/h = one every 600 s
     assert set(jobs["model"]) == set(GAVEL_JOB_TYPES)
@@ -38,20 +38,25 @@ def test_gavel_generated_replays_gavels_seeded_draws():
     written replay while building this)."""
     jobs = gavel_generated(4, 4.8, seed=0).jobs
     assert jobs["submit_time"].tolist() == pytest.approx(
-        [0.0, 203.8217274, 793.1456896, 1139.6189130], abs=1e-6)
+        [0.0, 203.8217274, 793.1456896, 1139.6189130], abs=1e-6
+    )
     assert jobs["duration"].tolist() == pytest.approx(
-        [68344.350106, 31016.609146, 2146.608837, 7386.674820], abs=1e-5)
-    assert jobs["model"].tolist() == ["ResNet-18 (batch size 64)", "Transformer (batch size 16)",
-                                      "Recommendation (batch size 2048)",
-                                      "Recommendation (batch size 8192)"]
+        [68344.350106, 31016.609146, 2146.608837, 7386.674820], abs=1e-5
+    )
+    assert jobs["model"].tolist() == [
+        "ResNet-18 (batch size 64)",
+        "Transformer (batch size 16)",
+        "Recommendation (batch size 2048)",
+        "Recommendation (batch size 8192)",
+    ]
     assert jobs["job_id"].tolist() == [0, 1, 2, 3]
 
 
 def test_gavel_generated_is_in_gavels_distribution():
     jobs = gavel_generated(20_000, 6.0, seed=1).jobs
     minutes = jobs["duration"].to_numpy() / 60
-    assert minutes.min() >= 10 ** 1.5 - 1e-9 and minutes.max() <= 10 ** 4 + 1e-9
-    assert abs((minutes < 10 ** 3).mean() - 0.8) < 0.01
+    assert minutes.min() >= 10**1.5 - 1e-9 and minutes.max() <= 10**4 + 1e-9
+    assert abs((minutes < 10**3).mean() - 0.8) < 0.01
     assert abs(np.diff(jobs["submit_time"].to_numpy()).mean() - 600.0) < 15
     assert set(jobs["model"]) == set(GAVEL_JOB_TYPES)
     assert (jobs["num_gpus"] == 1).all() and (jobs["gpu_type"] == "V100").all()

@@ -16,13 +16,13 @@ def jobs(*rows):
 
 
 def model_jobs(*rows):
-    return pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration",
-                                       "model"])
+    return pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration", "model"])
 
 
 def gpus(n, nodes=1, gpu_type="P100"):
-    return Cluster.from_dict({"name": "c", "nodes": [{"gpu_type": gpu_type, "count": nodes,
-                                                      "gpus_per_node": n}]})
+    return Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": gpu_type, "count": nodes, "gpus_per_node": n}]}
+    )
 
 
 def table(result):
@@ -42,8 +42,9 @@ def test_demotion_happens_at_the_exact_crossing_time():
     # a resumes at 60 with 250 s left → 310. The engine is woken for the crossing, not
     # polled: 5 scheduling calls (arrivals at 0 and 40, the crossing at 50, completions at
     # 60 and 310).
-    result = dlsched.simulate(jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2),
-                              "tiresias", thresholds=[100])
+    result = dlsched.simulate(
+        jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2), "tiresias", thresholds=[100]
+    )
     done = table(result)
     assert done.loc["b", "start_time"] == 50.0 and done.loc["b", "finish_time"] == 60.0
     assert done.loc["a", "finish_time"] == 310.0 and done.loc["a", "preemptions"] == 1
@@ -54,8 +55,11 @@ def test_demotion_happens_at_the_exact_crossing_time():
 def test_a_new_job_preempts_a_demoted_one():
     """A fresh job (Q0) preempts a job already demoted to Q1."""
     # a demoted at 100; b arrives at 150 and preempts it: b 150→200, a 200→350.
-    result = table(dlsched.simulate(jobs(("a", 0, 1, 300.0), ("b", 150, 1, 50.0)), gpus(1),
-                                    "tiresias", thresholds=[100]))
+    result = table(
+        dlsched.simulate(
+            jobs(("a", 0, 1, 300.0), ("b", 150, 1, 50.0)), gpus(1), "tiresias", thresholds=[100]
+        )
+    )
     assert result.loc["b", "finish_time"] == 200.0
     assert result.loc["a", "finish_time"] == 350.0
 
@@ -67,9 +71,11 @@ def test_a_job_that_started_first_is_not_preempted_by_a_bigger_one_of_its_queue(
     # (2 GPUs, 200 s) arrives at 2, fits beside a and starts. At 100 a ends: big, never
     # started, ranks behind s (started at 2), so it waits for s to end at 202 instead of
     # preempting it (FIFO by arrival would preempt s at 100).
-    result = table(dlsched.simulate(
-        jobs(("a", 0, 2, 100.0), ("big", 1, 4, 10.0), ("s", 2, 2, 200.0)), gpus(4),
-        "tiresias"))
+    result = table(
+        dlsched.simulate(
+            jobs(("a", 0, 2, 100.0), ("big", 1, 4, 10.0), ("s", 2, 2, 200.0)), gpus(4), "tiresias"
+        )
+    )
     assert result["preemptions"].sum() == 0
     assert result.loc["s", "start_time"] == 2.0
     assert result.loc["big", "start_time"] == 202.0
@@ -85,10 +91,10 @@ def test_starvation_knob_promotes_a_waiting_job():
     # 100 s: promoted at 500, it preempts b3; demoted at 600, b3 finishes 600→620, a resumes
     # at 620 with 1000 − 350 = 650 s left → 1270.
     # Without the knob a waits for b1, b2, b3 and restarts once, at 420 → 1270.
-    trace = jobs(("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 240, 1, 90.0),
-                 ("b3", 330, 1, 90.0))
-    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100],
-                              starvation_knob=1.0)
+    trace = jobs(
+        ("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 240, 1, 90.0), ("b3", 330, 1, 90.0)
+    )
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100], starvation_knob=1.0)
     assert times(result, "a", "restart") == [300.0, 500.0, 620.0]
     assert times(result, "b2", "preempt") == [300.0]
     assert table(result).loc["b3", "finish_time"] == 620.0
@@ -105,7 +111,10 @@ def test_gittins_index_by_hand():
     assert index(10) == pytest.approx((1 / 3) / ((10 + 15 + 15) / 3))
     assert index(1000) == 0.0
     assert list(index.many(pd.Series([0.0, 10.0, 1000.0]).to_numpy())) == [
-        index(0), index(10), index(1000)]
+        index(0),
+        index(10),
+        index(1000),
+    ]
 
 
 def test_gittins_keeps_a_job_likely_to_finish_soon():
@@ -113,10 +122,10 @@ def test_gittins_keeps_a_job_likely_to_finish_soon():
     # Prior: jobs take 100 or 10,000 GPU-s; Δ = 50. c has 60 GPU-s when d arrives:
     # P(S ≤ 110 | S > 60) = 1/2 → index 0.5 / 45 > 0; a new job: P(S ≤ 50) = 0 → index 0.
     # So c is not preempted by d.
-    policy = dlsched.policies.get("tiresias-gittins", thresholds=[1e6], delta=50,
-                                  prior=[100, 10_000])
-    result = table(dlsched.simulate(jobs(("c", 0, 1, 100.0), ("d", 60, 1, 100.0)), gpus(1),
-                                    policy))
+    policy = dlsched.policies.get(
+        "tiresias-gittins", thresholds=[1e6], delta=50, prior=[100, 10_000]
+    )
+    result = table(dlsched.simulate(jobs(("c", 0, 1, 100.0), ("d", 60, 1, 100.0)), gpus(1), policy))
     assert result.loc["c", "finish_time"] == 100.0
     assert result.loc["d", "start_time"] == 100.0
 
@@ -128,8 +137,9 @@ def test_gittins_preempts_a_job_past_the_likely_short_sizes():
     # index 0.004. x (2 GPUs) has 240 GPU-s at t=120: P(S ≤ 390 | S > 240) = 0 → index 0.
     # y (2 GPUs, 50 s) arriving at 120 preempts x: y 120→170, x resumes → 170 + 180 = 350.
     trace = jobs(("x", 0, 2, 300.0), ("y", 120, 2, 50.0))
-    gittins = dlsched.policies.get("tiresias-gittins", thresholds=[1e6], delta=150,
-                                   prior=[100, 10_000])
+    gittins = dlsched.policies.get(
+        "tiresias-gittins", thresholds=[1e6], delta=150, prior=[100, 10_000]
+    )
     result = table(dlsched.simulate(trace, gpus(2), gittins))
     assert result.loc["y", "finish_time"] == 170.0 and result.loc["x", "finish_time"] == 350.0
     las = table(dlsched.simulate(trace, gpus(2), "tiresias", thresholds=[1e6]))
@@ -146,8 +156,7 @@ def test_compat_times_demotions_as_the_authors_simulator():
     # at 33, a has 4 × 33 = 132 ≥ 102 GPU-s and is demoted: b starts at 33.
     trace = jobs(("a", 0, 4, 200.0), ("b", 10, 4, 10.0))
     paper = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102]))
-    compat = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102],
-                                    compat=True))
+    compat = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102], compat=True))
     assert paper.loc["b", "start_time"] == 25.5
     assert compat.loc["b", "start_time"] == 33.0
 
@@ -204,21 +213,28 @@ def test_consolidation_aware_placement_with_measured_spread_throughput():
     # waits for node 0 to empty at 1000 and runs 100 s → 1100. ResNet-50 (bs 64) is measured
     # *faster* spread (1.178×): it starts at 20 and takes 100 / 1.178 s. With best-fit for
     # everyone the transformer spreads at 20 and takes 100 / 0.538 s.
-    fillers = [(f"f{i}", 0, 1, 10.0 if i in (1, 2, 5, 6) else 1000.0,
-                "resnet-50 (batch size 64)") for i in range(1, 9)]
+    fillers = [
+        (f"f{i}", 0, 1, 10.0 if i in (1, 2, 5, 6) else 1000.0, "resnet-50 (batch size 64)")
+        for i in range(1, 9)
+    ]
     cluster = gpus(4, nodes=2, gpu_type="V100")
     transformer = (*fillers, ("t", 20, 4, 100.0, "transformer (batch size 64)"))
     resnet = (*fillers, ("r", 20, 4, 100.0, "resnet-50 (batch size 64)"))
-    aware = table(dlsched.simulate(model_jobs(*transformer), cluster, "tiresias",
-                                   throughput="gavel"))
+    aware = table(
+        dlsched.simulate(model_jobs(*transformer), cluster, "tiresias", throughput="gavel")
+    )
     assert aware.loc["t", "start_time"] == pytest.approx(1000.0)
     assert aware.loc["t", "finish_time"] == pytest.approx(1100.0)
-    spread_ok = table(dlsched.simulate(model_jobs(*resnet), cluster, "tiresias",
-                                       throughput="gavel"))
+    spread_ok = table(
+        dlsched.simulate(model_jobs(*resnet), cluster, "tiresias", throughput="gavel")
+    )
     assert spread_ok.loc["r", "start_time"] == 20.0
     assert spread_ok.loc["r", "finish_time"] == pytest.approx(20 + 100 / 1.178, rel=1e-3)
-    forced = table(dlsched.simulate(model_jobs(*transformer), cluster, "tiresias",
-                                    throughput="gavel", placement="best_fit"))
+    forced = table(
+        dlsched.simulate(
+            model_jobs(*transformer), cluster, "tiresias", throughput="gavel", placement="best_fit"
+        )
+    )
     assert forced.loc["t", "start_time"] == 20.0
     assert forced.loc["t", "finish_time"] == pytest.approx(20 + 100 / 0.538, rel=1e-3)
 
@@ -239,30 +255,40 @@ def _full_walk(policy_class):
 
     class FullWalk(policy_class):
         def _fast_admit(self, view, now, cache):
-            free = {pool: self._capacity[pool] - sum(counts)
-                    for pool, counts in self._held.items()}
+            free = {pool: self._capacity[pool] - sum(counts) for pool, counts in self._held.items()}
             return [], (0, (-float("inf"),), free)
 
     return FullWalk
 
 
-@pytest.mark.parametrize("name, knob", [("tiresias", None), ("tiresias-gittins", None),
-                                        ("tiresias", 2.0), ("tiresias-gittins", 2.0)])
+@pytest.mark.parametrize(
+    "name, knob",
+    [("tiresias", None), ("tiresias-gittins", None), ("tiresias", 2.0), ("tiresias-gittins", 2.0)],
+)
 def test_admitting_into_free_gpus_first_gives_the_walk_s_answer(name, knob):
     """The fast path (admit into free GPUs, walk only from where a waiting job could take a
     lower-priority job's GPUs) decides exactly what the full priority walk decides."""
     rng = np.random.default_rng(7)
     n = 200
-    trace = pd.DataFrame({
-        "job_id": [f"j{i}" for i in range(n)],
-        "submit_time": np.cumsum(rng.exponential(120.0, n)).round(),
-        "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
-        "duration": (60 * 10 ** rng.uniform(0.5, 2, n)).round(),
-        "vc": rng.choice(["a", "b"], n)})
-    cluster = Cluster.from_dict({"name": "two-types", "nodes": [
-        {"gpu_type": "P100", "count": 3, "gpus_per_node": 4},
-        {"gpu_type": "V100", "count": 2, "gpus_per_node": 8}],
-        "vcs": [{"name": "a", "nodes": 2}]})
+    trace = pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(n)],
+            "submit_time": np.cumsum(rng.exponential(120.0, n)).round(),
+            "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
+            "duration": (60 * 10 ** rng.uniform(0.5, 2, n)).round(),
+            "vc": rng.choice(["a", "b"], n),
+        }
+    )
+    cluster = Cluster.from_dict(
+        {
+            "name": "two-types",
+            "nodes": [
+                {"gpu_type": "P100", "count": 3, "gpus_per_node": 4},
+                {"gpu_type": "V100", "count": 2, "gpus_per_node": 8},
+            ],
+            "vcs": [{"name": "a", "nodes": 2}],
+        }
+    )
     policy_class = dlsched.policies.registry.factory(name)
     params = {"thresholds": [500, 3000], "starvation_knob": knob}
     fast = dlsched.simulate(trace, cluster, policy_class(**params))

@@ -241,12 +241,23 @@ def test_unknown_header_says_which_formats_were_tried(tmp_path):
 
 def test_unknown_format_name_lists_known_names():
     """Asking for a format that does not exist lists the ones that do."""
-    with pytest.raises(TraceError, match="known formats: auto, alibaba-gpu-2023, "
-                                         "alibaba-pai-2020, canonical, chronus, gavel"):
+    with pytest.raises(
+        TraceError,
+        match="known formats: auto, alibaba-gpu-2023, alibaba-pai-2020, canonical, chronus, gavel",
+    ):
         load_trace(TRACES / "philly_day.csv", format="philly-json")
     assert set(LOADERS) == {
-        "canonical", "tiresias", "gavel", "philly", "philly-pollux", "alibaba-pai-2020",
-        "alibaba-gpu-2023", "helios", "sia-pollux", "chronus", "hydra",
+        "canonical",
+        "tiresias",
+        "gavel",
+        "philly",
+        "philly-pollux",
+        "alibaba-pai-2020",
+        "alibaba-gpu-2023",
+        "helios",
+        "sia-pollux",
+        "chronus",
+        "hydra",
     }
 
 

@@ -28,12 +28,25 @@ def shared(relative: str) -> Path:
 # name → (nodes, GPUs by type) as stated in the shared READMEs (or the Hydra README)
 STATED = {
     "philly": (552, {"P100": 642, "P40": 1_848}),
-    "alibaba-pai-2020": (1_814, {"P100": 1_596, "T4": 994, "MISC": 2_240, "V100M32": 1_080,
-                                 "V100": 832}),
-    "alibaba-openb-2023": (1_213, {"G2": 4_392, "T4": 842, "P100": 265, "V100M16": 195,
-                                   "G3": 312, "V100M32": 204, "A10": 2}),
-    "alibaba-spot-2026": (4_278, {"A10": 2_494, "GPU-series-1": 1_558, "A100-SXM4-80GB": 3_456,
-                                  "H800": 1_752, "GPU-series-2": 976, "A800-SXM4-80GB": 176}),
+    "alibaba-pai-2020": (
+        1_814,
+        {"P100": 1_596, "T4": 994, "MISC": 2_240, "V100M32": 1_080, "V100": 832},
+    ),
+    "alibaba-openb-2023": (
+        1_213,
+        {"G2": 4_392, "T4": 842, "P100": 265, "V100M16": 195, "G3": 312, "V100M32": 204, "A10": 2},
+    ),
+    "alibaba-spot-2026": (
+        4_278,
+        {
+            "A10": 2_494,
+            "GPU-series-1": 1_558,
+            "A100-SXM4-80GB": 3_456,
+            "H800": 1_752,
+            "GPU-series-2": 976,
+            "A800-SXM4-80GB": 176,
+        },
+    ),
     "helios-venus": (135, {"GPU": 1_080}),
     "helios-earth": (151, {"GPU": 1_208}),
     "hydra-light": (45, {"A100": 15, "V100": 15, "GTX2080Ti": 15}),
@@ -52,18 +65,24 @@ def test_bundled_cluster_loads_with_the_stated_gpus(name):
 
 
 BUILDERS = {
-    "philly": lambda: inv.philly_cluster(shared("philly/cluster_machine_list.csv"),
-                                         shared("philly/philly_vc_nodes.csv")),
+    "philly": lambda: inv.philly_cluster(
+        shared("philly/cluster_machine_list.csv"), shared("philly/philly_vc_nodes.csv")
+    ),
     "alibaba-pai-2020": lambda: inv.pai_2020_cluster(
-        shared("alibaba_pai_v2020/pai_machine_spec.tar.gz")),
+        shared("alibaba_pai_v2020/pai_machine_spec.tar.gz")
+    ),
     "alibaba-openb-2023": lambda: inv.openb_cluster(
-        shared("alibaba_gpu_v2023/openb_node_list_gpu_node.csv.gz")),
+        shared("alibaba_gpu_v2023/openb_node_list_gpu_node.csv.gz")
+    ),
     "alibaba-spot-2026": lambda: inv.spot_2026_cluster(
-        shared("alibaba_spot_gpu_v2026/node_info_df.csv.gz")),
+        shared("alibaba_spot_gpu_v2026/node_info_df.csv.gz")
+    ),
     "helios-venus": lambda: inv.helios_cluster(
-        shared("helios/Venus_cluster_gpu_number.csv.gz"), "helios-venus"),
+        shared("helios/Venus_cluster_gpu_number.csv.gz"), "helios-venus"
+    ),
     "helios-earth": lambda: inv.helios_cluster(
-        shared("helios/Earth_cluster_gpu_number.csv.gz"), "helios-earth"),
+        shared("helios/Earth_cluster_gpu_number.csv.gz"), "helios-earth"
+    ),
 }
 
 
@@ -73,7 +92,10 @@ def test_yaml_is_what_the_builder_makes_from_the_raw_file(name):
     built = Cluster.from_dict(BUILDERS[name]())
     shipped = dlsched.load_cluster(CLUSTERS / f"{name}.yaml")
     assert (shipped.nodes, shipped.vcs, dict(shipped.gpu_types)) == (
-        built.nodes, built.vcs, dict(built.gpu_types))
+        built.nodes,
+        built.vcs,
+        dict(built.gpu_types),
+    )
 
 
 def test_philly_vcs_own_their_node_counts_with_a_proportional_share_of_8_gpu_machines():
@@ -114,8 +136,9 @@ def test_helios_summary_gpus_are_the_mean_of_the_daily_totals():
 
 def test_helios_cluster_of_another_day_and_its_vcs():
     """A date picks that day's VCs; VCs without GPUs that day are left out."""
-    data = inv.helios_cluster(shared("helios/Venus_cluster_gpu_number.csv.gz"), "v",
-                              date="2020-04-01")
+    data = inv.helios_cluster(
+        shared("helios/Venus_cluster_gpu_number.csv.gz"), "v", date="2020-04-01"
+    )
     cluster = Cluster.from_dict(data)
     assert cluster.num_gpus == 968
     assert sum(len(vc.node_indices) for vc in cluster.vcs) * 8 == 968

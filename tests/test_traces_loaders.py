@@ -50,7 +50,17 @@ def test_philly_pollux_has_the_readme_row_count_and_gpu_mix(philly_pollux):
     assert len(w) == 82_247 and w.provenance["format"] == "philly-pollux"
     assert w.provenance["excluded"] == {} and w.provenance["skipped"] == []
     assert w.jobs["num_gpus"].value_counts().to_dict() == {
-        1: 76_627, 2: 1_818, 4: 1_870, 8: 1_643, 12: 7, 16: 199, 24: 7, 32: 67, 64: 6, 128: 3}
+        1: 76_627,
+        2: 1_818,
+        4: 1_870,
+        8: 1_643,
+        12: 7,
+        16: 199,
+        24: 7,
+        32: 67,
+        64: 6,
+        128: 3,
+    }
 
 
 def test_philly_pollux_vcs_span_and_durations_match_the_readme(philly_pollux):
@@ -59,12 +69,18 @@ def test_philly_pollux_vcs_span_and_durations_match_the_readme(philly_pollux):
     counts = jobs["vc"].value_counts()
     assert len(counts) == 15
     assert counts[["6214e9", "11cb48", "6c71a0", "b436b2"]].tolist() == [
-        41_226, 16_091, 9_953, 7_423]
+        41_226,
+        16_091,
+        9_953,
+        7_423,
+    ]
     assert philly_pollux.provenance["time_origin"] == "2017-09-04 10:30:41"
     last = pd.Timestamp("2017-09-04 10:30:41") + pd.Timedelta(seconds=jobs["submit_time"].max())
     assert last == pd.Timestamp("2017-12-22 08:02:11")
-    assert (jobs["submit_time"] < (pd.Timestamp("2017-09-18") - pd.Timestamp(
-        "2017-09-04 10:30:41")).total_seconds()).sum() == 20
+    assert (
+        jobs["submit_time"]
+        < (pd.Timestamp("2017-09-18") - pd.Timestamp("2017-09-04 10:30:41")).total_seconds()
+    ).sum() == 20
     d = jobs["duration"]
     assert (d.min(), d.median(), round(d.mean()), d.max()) == (1, 1_144, 13_136, 4_628_226)
 
@@ -79,8 +95,11 @@ def test_philly_pollux_ids_are_row_positions_so_duplicates_stay(philly_pollux):
 
 def test_philly_pollux_bad_timestamp_names_the_field(tmp_path):
     """An unparsable timestamp is an error on that line; lenient loading skips it."""
-    path = _write(tmp_path / "p.csv", "timestamp,duration,num_gpus,gpu_time,cluster\n"
-                  "2017-10-09 07:01:55,66.0,1,66.0,11cb48\nyesterday,5,1,5,11cb48\n")
+    path = _write(
+        tmp_path / "p.csv",
+        "timestamp,duration,num_gpus,gpu_time,cluster\n"
+        "2017-10-09 07:01:55,66.0,1,66.0,11cb48\nyesterday,5,1,5,11cb48\n",
+    )
     with pytest.raises(TraceError, match=r"p\.csv, row 3, field 'timestamp': .*date and time"):
         load_trace(path, format="philly-pollux")
     w = load_trace(path, format="philly-pollux", lenient=True)
@@ -103,7 +122,10 @@ def test_philly_log_follows_the_official_definitions():
     assert readme["user"] == "ce2f4c" and readme["source_row"] == 1
     two_machines = by_id.loc["application_1506638472019_00002"]
     assert (two_machines["num_gpus"], two_machines["duration"], two_machines["status"]) == (
-        16, 7200.0, "Killed")
+        16,
+        7200.0,
+        "Killed",
+    )
     assert by_id.loc["application_1506638472019_00008", "duration"] == 2 * 3600
 
 
@@ -119,8 +141,12 @@ def test_philly_log_excludes_jobs_without_a_run_time():
     w = load_trace(DATA / "philly_cluster_job_log.json")
     assert w.provenance["rows_read"] == 9
     assert w.provenance["excluded"] == {
-        philly_raw.NO_ATTEMPT: 1, philly_raw.STILL_RUNNING: 1, philly_raw.NO_START: 1,
-        philly_raw.NO_GPUS: 1, philly_raw.ZERO_RUN: 1}
+        philly_raw.NO_ATTEMPT: 1,
+        philly_raw.STILL_RUNNING: 1,
+        philly_raw.NO_START: 1,
+        philly_raw.NO_GPUS: 1,
+        philly_raw.ZERO_RUN: 1,
+    }
 
 
 def test_philly_log_as_json_lines_loads_the_same(tmp_path):
@@ -128,8 +154,9 @@ def test_philly_log_as_json_lines_loads_the_same(tmp_path):
     jobs = json.loads((DATA / "philly_cluster_job_log.json").read_text())
     path = _write(tmp_path / "cluster_job_log", "\n".join(json.dumps(j) for j in jobs))
     assert detect_format(path) == "philly"
-    pd.testing.assert_frame_equal(load_trace(path).jobs,
-                                  load_trace(DATA / "philly_cluster_job_log.json").jobs)
+    pd.testing.assert_frame_equal(
+        load_trace(path).jobs, load_trace(DATA / "philly_cluster_job_log.json").jobs
+    )
 
 
 def _philly_with(tmp_path: Path, position: int, **changes) -> Path:
@@ -149,8 +176,13 @@ def test_philly_log_bad_submitted_time_is_an_error_naming_the_job(tmp_path):
 
 def test_philly_log_negative_run_time_is_an_error(tmp_path):
     """A last attempt ending before the first starts is reported on attempts[-1].end_time."""
-    attempts = [{"start_time": "2017-10-07 03:00:05", "end_time": "2017-10-07 02:00:00",
-                 "detail": [{"ip": "m3", "gpus": ["gpu0"]}]}]
+    attempts = [
+        {
+            "start_time": "2017-10-07 03:00:05",
+            "end_time": "2017-10-07 02:00:00",
+            "detail": [{"ip": "m3", "gpus": ["gpu0"]}],
+        }
+    ]
     path = _philly_with(tmp_path, 3, attempts=attempts)
     with pytest.raises(TraceError, match=r"row 3, field 'attempts\[-1\]\.end_time'"):
         load_trace(path)
@@ -185,13 +217,24 @@ def test_pai_directory_joins_jobs_tasks_and_instances():
     assert w.provenance["format"] == "alibaba-pai-2020" and len(w) == 6
     by_id = w.jobs.set_index("job_id")
     # j2: 3 workers × 50 % packed on 2 GPUs; j7: 2 × 150 % → 2 × 2; j8: 100 % + 50 %
-    assert by_id["num_gpus"].to_dict() == {"j1": 1, "j2": 2, "j3": 8, "j7": 4, "j8": 2,
-                                           "j10": 1}
-    assert by_id["gpu_request"].to_dict() == {"j1": 1.0, "j2": 1.5, "j3": 8.0, "j7": 3.0,
-                                              "j8": 1.5, "j10": 0.25}
+    assert by_id["num_gpus"].to_dict() == {"j1": 1, "j2": 2, "j3": 8, "j7": 4, "j8": 2, "j10": 1}
+    assert by_id["gpu_request"].to_dict() == {
+        "j1": 1.0,
+        "j2": 1.5,
+        "j3": 8.0,
+        "j7": 3.0,
+        "j8": 1.5,
+        "j10": 0.25,
+    }
     # only a job asking for less than one GPU in all is fractional
-    assert by_id["gpu_milli"].to_dict() == {"j1": 1000, "j2": 1000, "j3": 1000, "j7": 1000,
-                                            "j8": 1000, "j10": 250}
+    assert by_id["gpu_milli"].to_dict() == {
+        "j1": 1000,
+        "j2": 1000,
+        "j3": 1000,
+        "j7": 1000,
+        "j8": 1000,
+        "j10": 250,
+    }
     assert by_id.loc["j8", "gpu_type"] is None and by_id.loc["j8", "gpu_types"] == "T4|V100"
     assert by_id.loc["j3", "gpu_type"] == "V100M32" and by_id.loc["j7", "status"] == "Failed"
     assert by_id.loc["j1", "user"] == "uA"
@@ -265,7 +308,10 @@ def test_openb_default_counts_match_the_readme(openb_default):
     excluded = w.provenance["excluded"]
     assert sum(excluded.values()) == 1_088 + 861 and len(w) == 7_064 - 861
     assert w.jobs["status"].value_counts().to_dict() == {
-        "Running": 4_149, "Failed": 1_869, "Succeeded": 185}
+        "Running": 4_149,
+        "Failed": 1_869,
+        "Succeeded": 185,
+    }
     # README, all pods: 1 → 6,989, 2 → 16, 4 → 15, 8 → 44; one 2-GPU pod never ran
     assert w.jobs["num_gpus"].value_counts().to_dict() == {1: 6_129, 8: 44, 2: 15, 4: 15}
     assert w.jobs["submit_time"].max() <= 12_901_761
@@ -300,10 +346,12 @@ def test_openb_multigpu_variant_explains_why_it_cannot_load():
 
 def test_openb_bad_fraction_is_an_error(tmp_path):
     """gpu_milli outside 1..1000 is reported under the source field."""
-    path = _write(tmp_path / "pods.csv",
-                  "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
-                  "creation_time,deletion_time,scheduled_time\n"
-                  "p0,1000,1024,1,1500,,LS,Running,0,100,10\n")
+    path = _write(
+        tmp_path / "pods.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+        "creation_time,deletion_time,scheduled_time\n"
+        "p0,1000,1024,1,1500,,LS,Running,0,100,10\n",
+    )
     with pytest.raises(TraceError, match=r"row 2, field 'gpu_milli': .*1 to 1000"):
         load_trace(path)
 
@@ -315,12 +363,20 @@ def test_helios_log_maps_columns_and_excludes_cpu_jobs():
     """GPU jobs with VC, user and state; CPU-only, never-run and zero-length jobs counted."""
     w = load_trace(DATA / "helios_cluster_log.csv")
     assert w.provenance["format"] == "helios" and len(w) == 6
-    assert w.provenance["excluded"] == {"CPU-only job (gpu_num 0)": 2,
-                                        "no duration (never ran)": 1,
-                                        "zero run time (duration 0)": 1}
+    assert w.provenance["excluded"] == {
+        "CPU-only job (gpu_num 0)": 2,
+        "no duration (never ran)": 1,
+        "zero run time (duration 0)": 1,
+    }
     first = w.jobs.iloc[0]
     assert (first.job_id, first.user, first.vc, first.num_gpus, first.duration, first.status) == (
-        1425511, "uXBbc", "vcJkd", 1, 36_848.0, "COMPLETED")
+        1425511,
+        "uXBbc",
+        "vcJkd",
+        1,
+        36_848.0,
+        "COMPLETED",
+    )
     assert w.provenance["time_origin"] == "2020-06-09 18:41:01"
     assert w.jobs["submit_time"].tolist() == [0.0, 26.0, 27.0, 59.0, 89.0, 179.0]
     assert w.jobs["queueing_delay"].tolist() == [0, 0, 0, 480, 60, 5]
@@ -338,8 +394,11 @@ def test_helios_log_in_small_chunks_gives_the_same_jobs(monkeypatch):
 
 def test_helios_bad_submit_time_names_row_and_field(tmp_path):
     """A malformed submit_time is reported on its line; lenient skips it."""
-    text = (DATA / "helios_cluster_log.csv").read_text().replace(
-        "2020-06-09 18:41:27,2020", "09/06/2020,2020", 1)
+    text = (
+        (DATA / "helios_cluster_log.csv")
+        .read_text()
+        .replace("2020-06-09 18:41:27,2020", "09/06/2020,2020", 1)
+    )
     path = _write(tmp_path / "cluster_log.csv", text)
     with pytest.raises(TraceError, match=r"row 3, field 'submit_time'"):
         load_trace(path)
@@ -356,7 +415,12 @@ def test_chronus_mix1_counts_and_deadlines():
     assert sum(w.provenance["excluded"].values()) == 184 and len(w) == 30_940 - 184
     counts = w.jobs["num_gpus"].value_counts()
     assert (counts[1], counts[4], counts[8], counts[2], counts[16]) == (
-        28_361, 1_173, 876, 205, 124)
+        28_361,
+        1_173,
+        876,
+        205,
+        124,
+    )
     assert w.jobs["vc"].nunique() == 11 and w.jobs["submit_time"].between(1, 20_151).all()
     best = w.jobs["best_effort"] == 1
     assert w.jobs.loc[best, "deadline"].isna().all()
@@ -375,10 +439,13 @@ def test_chronus_mix2_job_types_match_the_readme():
     assert (row["user"], row["vc"], row["deadline"]) == ("vc_6214e9", "6214e9", 7505 + 235)
 
 
-@pytest.mark.parametrize("case, with_deadline, first_row", [
-    ("20_ddl", 0.197, (1020.0, 1540.0, 2595.0)),
-    ("30_ddl", 0.2946, (2141.0, 3621.0, 5452.0)),
-])
+@pytest.mark.parametrize(
+    "case, with_deadline, first_row",
+    [
+        ("20_ddl", 0.197, (1020.0, 1540.0, 2595.0)),
+        ("30_ddl", 0.2946, (2141.0, 3621.0, 5452.0)),
+    ],
+)
 def test_hydra_cases_have_per_type_durations_and_deadlines(case, with_deadline, first_row):
     """5,000 one-GPU jobs at t = 0 with A100/V100/2080Ti durations; the stated deadline share."""
     w = load_trace(shared(f"anchors/hydra/{case}.csv.gz"))
@@ -399,7 +466,12 @@ def test_sia_phoebe_workload_matches_the_readme():
     jobs = w.jobs
     assert w.provenance["format"] == "sia-pollux" and len(jobs) == 30
     assert jobs["model"].value_counts().to_dict() == {
-        "cifar10": 16, "deepspeech2": 6, "bert": 5, "yolov3": 2, "imagenet": 1}
+        "cifar10": 16,
+        "deepspeech2": 6,
+        "bert": 5,
+        "yolov3": 2,
+        "imagenet": 1,
+    }
     assert jobs["num_gpus"].between(2, 14).all() and jobs["num_gpus"].median() == 10
     assert round(jobs["submit_time"].max() / 3600, 2) == 1.76
     assert jobs["duration"].isna().all() and "converges" in w.provenance["work"]
@@ -423,26 +495,32 @@ def test_gavel_per_vc_traces_sum_to_the_readme_total():
 # --- detection ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("relative, expected", [
-    ("traces/philly/philly_jobs_pollux.csv.gz", "philly-pollux"),
-    ("traces/alibaba_gpu_v2023/openb_pod_list_default.csv.gz", "alibaba-gpu-2023"),
-    ("traces/alibaba_gpu_v2023/openb_pod_list_multigpu20.csv.gz", "alibaba-gpu-2023"),
-    ("traces/philly_chronus/trace_job_Philly_SLO.csv.gz", "chronus"),
-    ("anchors/hydra/30_ddl.csv.gz", "hydra"),
-    ("traces/sia_pollux/sia/workloads/saturn/workload-1.csv.gz", "sia-pollux"),
-    ("traces/tiresias/60_job.csv", "tiresias"),
-])
+@pytest.mark.parametrize(
+    "relative, expected",
+    [
+        ("traces/philly/philly_jobs_pollux.csv.gz", "philly-pollux"),
+        ("traces/alibaba_gpu_v2023/openb_pod_list_default.csv.gz", "alibaba-gpu-2023"),
+        ("traces/alibaba_gpu_v2023/openb_pod_list_multigpu20.csv.gz", "alibaba-gpu-2023"),
+        ("traces/philly_chronus/trace_job_Philly_SLO.csv.gz", "chronus"),
+        ("anchors/hydra/30_ddl.csv.gz", "hydra"),
+        ("traces/sia_pollux/sia/workloads/saturn/workload-1.csv.gz", "sia-pollux"),
+        ("traces/tiresias/60_job.csv", "tiresias"),
+    ],
+)
 def test_detect_format_of_shared_files(relative, expected):
     """Each real file is detected as its format from its header."""
     assert detect_format(shared(relative)) == expected
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("philly_cluster_job_log.json", "philly"),
-    ("alibaba_pai", "alibaba-pai-2020"),
-    ("alibaba_pai/pai_job_table.csv", "alibaba-pai-2020"),
-    ("helios_cluster_log.csv", "helios"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("philly_cluster_job_log.json", "philly"),
+        ("alibaba_pai", "alibaba-pai-2020"),
+        ("alibaba_pai/pai_job_table.csv", "alibaba-pai-2020"),
+        ("helios_cluster_log.csv", "helios"),
+    ],
+)
 def test_detect_format_of_hand_made_fixtures(name, expected):
     """Fixtures are detected by content (JSON), directory layout, file name or header."""
     assert detect_format(DATA / name) == expected
@@ -461,8 +539,19 @@ def test_detection_failure_lists_every_format_tried(tmp_path):
     with pytest.raises(TraceError) as info:
         detect_format(path)
     message = str(info.value)
-    for name in ("canonical", "chronus", "tiresias", "philly-pollux", "alibaba-gpu-2023",
-                 "helios", "sia-pollux", "hydra", "philly (JSON", "gavel", "alibaba-pai-2020"):
+    for name in (
+        "canonical",
+        "chronus",
+        "tiresias",
+        "philly-pollux",
+        "alibaba-gpu-2023",
+        "helios",
+        "sia-pollux",
+        "hydra",
+        "philly (JSON",
+        "gavel",
+        "alibaba-pai-2020",
+    ):
         assert name in message
     assert "header: gpus, when" in message
 
@@ -481,13 +570,19 @@ def test_directory_for_a_single_file_format_is_refused(tmp_path):
 
 def test_every_loader_output_round_trips_through_canonical_csv(tmp_path):
     """Hand-made fixtures of each multi-field format reload equal from canonical CSV."""
-    for source in (DATA / "philly_cluster_job_log.json", DATA / "alibaba_pai",
-                   DATA / "helios_cluster_log.csv"):
+    for source in (
+        DATA / "philly_cluster_job_log.json",
+        DATA / "alibaba_pai",
+        DATA / "helios_cluster_log.csv",
+    ):
         w = load_trace(source)
         w.to_csv(tmp_path / "w.csv")
         back = load_trace(tmp_path / "w.csv")
-        pd.testing.assert_frame_equal(back.jobs.drop(columns="source_row"),
-                                      w.jobs.drop(columns="source_row"), check_dtype=False)
+        pd.testing.assert_frame_equal(
+            back.jobs.drop(columns="source_row"),
+            w.jobs.drop(columns="source_row"),
+            check_dtype=False,
+        )
         assert back.jobs["job_id"].dtype == w.jobs["job_id"].dtype
         assert np.array_equal(back.jobs["gpu_milli"], w.jobs["gpu_milli"])
         assert json.loads(json.dumps(w.provenance)) == w.provenance

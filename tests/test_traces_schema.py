@@ -39,8 +39,12 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _table(**columns) -> pd.DataFrame:
-    base = {"job_id": [1, 2], "submit_time": [0.0, 1.0], "num_gpus": [1, 1],
-            "duration": [10.0, 20.0]}
+    base = {
+        "job_id": [1, 2],
+        "submit_time": [0.0, 1.0],
+        "num_gpus": [1, 1],
+        "duration": [10.0, 20.0],
+    }
     base.update(columns)
     return pd.DataFrame(base)
 
@@ -54,9 +58,19 @@ def _validate(table: pd.DataFrame, lenient: bool = False, **kwargs):
 
 def test_new_columns_follow_the_original_eleven():
     """status, gpu_milli and gpu_constraint come after gpu_type; old order unchanged."""
-    assert CANONICAL_COLUMNS[:11] == ("job_id", "submit_time", "num_gpus", "duration",
-                                      "total_steps", "model", "user", "vc", "deadline",
-                                      "priority", "gpu_type")
+    assert CANONICAL_COLUMNS[:11] == (
+        "job_id",
+        "submit_time",
+        "num_gpus",
+        "duration",
+        "total_steps",
+        "model",
+        "user",
+        "vc",
+        "deadline",
+        "priority",
+        "gpu_type",
+    )
     assert CANONICAL_COLUMNS[11:] == ("status", "gpu_milli", "gpu_constraint")
 
 
@@ -68,8 +82,10 @@ def test_defaults_of_the_new_columns():
     assert jobs["gpu_milli"].tolist() == [1000, 1000] and jobs["gpu_milli"].dtype == np.int64
 
 
-@pytest.mark.parametrize("value, words", [(0, "1 to 1000"), (1001, "1 to 1000"),
-                                          (2.5, "whole number"), ("half", "not a number")])
+@pytest.mark.parametrize(
+    "value, words",
+    [(0, "1 to 1000"), (1001, "1 to 1000"), (2.5, "whole number"), ("half", "not a number")],
+)
 def test_gpu_milli_must_be_a_whole_share(value, words):
     """gpu_milli outside 1..1000, fractional or text is a bad row naming the field."""
     with pytest.raises(TraceError, match=f"row 3, field 'gpu_milli'.*{words}"):
@@ -93,8 +109,13 @@ def test_per_type_duration_columns_are_lower_cased_and_placed_after_the_canonica
     """duration_<TYPE> becomes duration_<type>, after the canonical columns, before passthrough."""
     table = _table(note=["a", "b"], duration_V100=[5.0, np.nan], duration_K80=[9.0, 30.0])
     jobs = _validate(table).jobs
-    assert list(jobs.columns) == [*CANONICAL_COLUMNS, "duration_v100", "duration_k80", "note",
-                                  "source_row"]
+    assert list(jobs.columns) == [
+        *CANONICAL_COLUMNS,
+        "duration_v100",
+        "duration_k80",
+        "note",
+        "source_row",
+    ]
     assert duration_columns(jobs.columns) == {"v100": "duration_v100", "k80": "duration_k80"}
     assert duration_column("GTX2080Ti") == "duration_gtx2080ti"
     assert np.isnan(jobs["duration_v100"].iat[1])
@@ -102,8 +123,10 @@ def test_per_type_duration_columns_are_lower_cased_and_placed_after_the_canonica
 
 def test_per_type_durations_alone_are_enough_work(tmp_path):
     """A file with only duration_<type> columns (as Hydra's cases) is valid."""
-    path = _write(tmp_path / "t.csv", "job_id,submit_time,num_gpus,duration_a100,duration_v100\n"
-                                      "0,0,1,100,170\n1,0,1,,300\n")
+    path = _write(
+        tmp_path / "t.csv",
+        "job_id,submit_time,num_gpus,duration_a100,duration_v100\n0,0,1,100,170\n1,0,1,,300\n",
+    )
     jobs = load_trace(path).jobs
     assert jobs["duration"].isna().all() and jobs["duration_v100"].tolist() == [170.0, 300.0]
 
@@ -129,8 +152,14 @@ def test_a_row_without_any_work_is_bad_when_others_have_work():
 
 def test_a_workload_whose_work_the_model_implies_is_accepted():
     """No job has work, every job names its model: valid, and provenance says why."""
-    table = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0, 5], "num_gpus": [2, 4],
-                          "model": ["cifar10", "bert"]})
+    table = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0, 5],
+            "num_gpus": [2, 4],
+            "model": ["cifar10", "bert"],
+        }
+    )
     w = _validate(table)
     assert len(w) == 2 and "implied by each job's model" in w.provenance["work"]
     with pytest.raises(TraceError, match="no model to derive them from"):
@@ -142,10 +171,18 @@ def test_a_workload_whose_work_the_model_implies_is_accepted():
 
 def test_exclusions_drop_rows_whatever_lenient_says_and_count_them():
     """Excluded rows vanish in strict mode too, counted by reason; rows_read counts them."""
-    table = pd.DataFrame({"job_id": [1, 2, 3, 4], "submit_time": [0.0] * 4,
-                          "num_gpus": [1, 0, 0, 1], "duration": [5.0, 5.0, 5.0, np.nan]})
-    exclusions = [RowCheck("num_gpus", "CPU-only", table["num_gpus"].to_numpy() == 0),
-                  RowCheck("duration", "never ran", table["duration"].isna().to_numpy())]
+    table = pd.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4],
+            "submit_time": [0.0] * 4,
+            "num_gpus": [1, 0, 0, 1],
+            "duration": [5.0, 5.0, 5.0, np.nan],
+        }
+    )
+    exclusions = [
+        RowCheck("num_gpus", "CPU-only", table["num_gpus"].to_numpy() == 0),
+        RowCheck("duration", "never ran", table["duration"].isna().to_numpy()),
+    ]
     w = _validate(table, exclusions=exclusions, excluded={"dropped earlier": 7})
     assert w.jobs["job_id"].tolist() == [1]
     assert w.provenance["excluded"] == {"dropped earlier": 7, "CPU-only": 2, "never ran": 1}
@@ -204,8 +241,10 @@ def test_truncated_gzip_raises_trace_error(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a", " ", "\t", "\r", "\n", "x,1", "  b"]), max_size=30),
-       st.integers(1, 9))
+@given(
+    st.lists(st.sampled_from(["a", " ", "\t", "\r", "\n", "x,1", "  b"]), max_size=30),
+    st.integers(1, 9),
+)
 def test_nonblank_line_numbers_agree_with_splitting(parts, block):
     """Streaming in any block size finds exactly the lines with something but blanks."""
     data = "".join(parts).encode()
@@ -259,8 +298,9 @@ def test_round_trip_with_new_columns(table):
             pd.testing.assert_frame_equal(back, expected)
 
 
-@pytest.mark.parametrize("module", [schema, reading, transforms, inventories],
-                         ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [schema, reading, transforms, inventories], ids=lambda m: m.__name__
+)
 def test_docstring_examples_run(module):
     """Every example in the traces modules' docstrings runs as written."""
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -32,10 +32,15 @@ def day():
 
 def small(**extra) -> pd.DataFrame:
     """Four jobs you can follow on paper."""
-    table = {"job_id": [1, 2, 3, 4], "submit_time": [0.0, 10.0, 20.0, 40.0],
-             "num_gpus": [1, 2, 8, 1], "duration": [100.0, 50.0, 10.0, 30.0],
-             "vc": ["a", "b", "a", None], "user": ["u", "v", "u", "w"],
-             "status": ["Pass", "Failed", "Pass", "Killed"]}
+    table = {
+        "job_id": [1, 2, 3, 4],
+        "submit_time": [0.0, 10.0, 20.0, 40.0],
+        "num_gpus": [1, 2, 8, 1],
+        "duration": [100.0, 50.0, 10.0, 30.0],
+        "vc": ["a", "b", "a", None],
+        "user": ["u", "v", "u", "w"],
+        "status": ["Pass", "Failed", "Pass", "Killed"],
+    }
     table.update(extra)
     return pd.DataFrame(table)
 
@@ -56,8 +61,14 @@ def test_time_window_keeps_half_open_interval_and_rebases():
     assert out.jobs["submit_time"].tolist() == [0.0, 10.0]
     assert out.jobs["deadline"].tolist() == [50.0, 15.0]
     entry = out.provenance["transforms"][-1]
-    assert entry == {"name": "time_window", "start_s": 10.0, "end_s": 40.0, "rebase": True,
-                     "jobs_kept": 2, "jobs_dropped": 2}
+    assert entry == {
+        "name": "time_window",
+        "start_s": 10.0,
+        "end_s": 40.0,
+        "rebase": True,
+        "jobs_kept": 2,
+        "jobs_dropped": 2,
+    }
     assert len(w) == 4 and w.provenance["transforms"] == []  # the input is untouched
 
 
@@ -105,8 +116,12 @@ def test_gavel_mix_is_uniform_and_multi_gpu_jobs_get_distributed_types(day):
     assert len(single) == 26 and single.max() < 2.5 * single.min()  # ~2,211 / 26 each
     pd.testing.assert_frame_equal(assign_models(day, seed=3).jobs, jobs)
     assert out.provenance["transforms"][-1] == {
-        "name": "assign_models", "seed": 3, "distribution": "gavel", "overwrite": True,
-        "jobs_assigned": len(day)}
+        "name": "assign_models",
+        "seed": 3,
+        "distribution": "gavel",
+        "overwrite": True,
+        "jobs_assigned": len(day),
+    }
 
 
 def test_gavel_job_types_match_the_bundled_throughput_table():
@@ -145,7 +160,11 @@ def test_assign_deadlines_follows_the_recipe():
     assert none.jobs["deadline"].isna().all()
     entry = out.provenance["transforms"][-1]
     assert (entry["low"], entry["high"], entry["seed"], entry["jobs_with_deadline"]) == (
-        1.2, 3.0, 5, 4)
+        1.2,
+        3.0,
+        5,
+        4,
+    )
 
 
 def test_assign_deadlines_on_a_fraction_is_close_to_it(day):
@@ -158,11 +177,13 @@ def test_assign_deadlines_on_a_fraction_is_close_to_it(day):
 def test_assign_deadlines_uses_fastest_per_type_duration_and_needs_one():
     """Without duration, the fastest duration_<type> is the basis; steps alone are an error."""
     table = small(duration=[np.nan] * 4, duration_a100=[10.0] * 4, duration_v100=[20.0] * 4)
-    out = assign_deadlines(validate_jobs(table, "<t>", lenient=False, fmt="canonical"),
-                           2.0, 2.0, seed=0)
+    out = assign_deadlines(
+        validate_jobs(table, "<t>", lenient=False, fmt="canonical"), 2.0, 2.0, seed=0
+    )
     assert (out.jobs["deadline"] - out.jobs["submit_time"]).tolist() == [20.0] * 4
-    steps_only = validate_jobs(small(duration=[np.nan] * 4, total_steps=[5.0] * 4), "<t>",
-                               lenient=False, fmt="canonical")
+    steps_only = validate_jobs(
+        small(duration=[np.nan] * 4, total_steps=[5.0] * 4), "<t>", lenient=False, fmt="canonical"
+    )
     with pytest.raises(ValueError, match="job 1 has no duration"):
         assign_deadlines(steps_only, 1.0, 2.0, seed=0)
     given = assign_deadlines(steps_only, 1.0, 1.0, seed=0, durations=[1.0, 2.0, 3.0, 4.0])
@@ -170,9 +191,15 @@ def test_assign_deadlines_uses_fastest_per_type_duration_and_needs_one():
 
 
 def _cluster() -> Cluster:
-    return Cluster.from_dict({"name": "tiny", "nodes": [
-        {"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
-        {"gpu_type": "K80", "count": 2, "gpus_per_node": 2}]})
+    return Cluster.from_dict(
+        {
+            "name": "tiny",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4},
+                {"gpu_type": "K80", "count": 2, "gpus_per_node": 2},
+            ],
+        }
+    )
 
 
 def test_cap_gpu_demand_clips_to_the_largest_type_and_keeps_gpu_time():
@@ -204,7 +231,8 @@ def test_tile_makes_labelled_time_shifted_copies():
     assert len(jobs) == 12 and jobs["job_id"].is_unique
     offset = 40 + 40 / 3
     assert jobs.loc[jobs["tile"] == 2, "submit_time"].tolist() == pytest.approx(
-        [2 * offset + t for t in (0, 10, 20, 40)])
+        [2 * offset + t for t in (0, 10, 20, 40)]
+    )
     assert sorted(jobs.loc[jobs["tile"] == 1, "job_id"]) == [5, 6, 7, 8]
     assert out.provenance["tiled"] is True
     assert out.provenance["transforms"][-1]["tiled"] is True
@@ -215,10 +243,13 @@ def test_tile_makes_labelled_time_shifted_copies():
 def test_tile_with_text_ids_and_zero_offset(day):
     """Text ids get '#i'; offset 0 stacks the copies at the same times."""
     out = tile(day.head(5), 2, offset_s=0)
-    assert out.jobs["job_id"].tolist()[:2] == [day.jobs["job_id"].iat[0],
-                                               day.jobs["job_id"].iat[0] + "#1"]
-    assert (out.jobs["submit_time"].to_numpy()[::2] == out.jobs["submit_time"].to_numpy()[1::2]
-            ).all()
+    assert out.jobs["job_id"].tolist()[:2] == [
+        day.jobs["job_id"].iat[0],
+        day.jobs["job_id"].iat[0] + "#1",
+    ]
+    assert (
+        out.jobs["submit_time"].to_numpy()[::2] == out.jobs["submit_time"].to_numpy()[1::2]
+    ).all()
 
 
 def test_filter_jobs_by_vc_user_status_and_predicate():
@@ -233,16 +264,24 @@ def test_filter_jobs_by_vc_user_status_and_predicate():
     out = filter_jobs(w, predicate=big)
     assert out.jobs["job_id"].tolist() == [2, 3]
     assert out.provenance["transforms"][-1] == {
-        "name": "filter_jobs", "predicate": "test_filter_jobs_by_vc_user_status_and_predicate"
-        ".<locals>.big", "jobs_kept": 2, "jobs_dropped": 2}
+        "name": "filter_jobs",
+        "predicate": "test_filter_jobs_by_vc_user_status_and_predicate.<locals>.big",
+        "jobs_kept": 2,
+        "jobs_dropped": 2,
+    }
 
 
 def test_chained_transforms_record_every_step_and_stay_json(day):
     """A pipeline's provenance lists each step in order and survives json.dumps."""
-    out = tile(assign_deadlines(assign_models(sample_jobs(time_window(day, 0, 43_200), 500,
-                                                          seed=1), seed=2), 1.5, 2.0, seed=3),
-               2)
-    assert names(out) == ["time_window", "sample_jobs", "assign_models", "assign_deadlines",
-                          "tile"]
+    out = tile(
+        assign_deadlines(
+            assign_models(sample_jobs(time_window(day, 0, 43_200), 500, seed=1), seed=2),
+            1.5,
+            2.0,
+            seed=3,
+        ),
+        2,
+    )
+    assert names(out) == ["time_window", "sample_jobs", "assign_models", "assign_deadlines", "tile"]
     assert json.loads(json.dumps(out.provenance)) == out.provenance
     assert out.jobs["submit_time"].is_monotonic_increasing and len(out) == 1000

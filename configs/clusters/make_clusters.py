@@ -27,21 +27,29 @@ SHARED = Path("../shared/traces")
 OUT = Path("configs/clusters")
 
 BUILDS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    "philly": lambda s: inv.philly_cluster(s / "philly/cluster_machine_list.csv",
-                                           s / "philly/philly_vc_nodes.csv"),
+    "philly": lambda s: inv.philly_cluster(
+        s / "philly/cluster_machine_list.csv", s / "philly/philly_vc_nodes.csv"
+    ),
     "alibaba-pai-2020": lambda s: inv.pai_2020_cluster(
-        s / "alibaba_pai_v2020/pai_machine_spec.tar.gz"),
+        s / "alibaba_pai_v2020/pai_machine_spec.tar.gz"
+    ),
     "alibaba-openb-2023": lambda s: inv.openb_cluster(
-        s / "alibaba_gpu_v2023/openb_node_list_gpu_node.csv.gz"),
+        s / "alibaba_gpu_v2023/openb_node_list_gpu_node.csv.gz"
+    ),
     "alibaba-spot-2026": lambda s: inv.spot_2026_cluster(
-        s / "alibaba_spot_gpu_v2026/node_info_df.csv.gz"),
+        s / "alibaba_spot_gpu_v2026/node_info_df.csv.gz"
+    ),
     "helios-venus": lambda s: inv.helios_cluster(
-        s / "helios/Venus_cluster_gpu_number.csv.gz", "helios-venus",
-        source="S-Lab-System-Group/HeliosData data/Venus/cluster_gpu_number.csv, CC BY 4.0"),
+        s / "helios/Venus_cluster_gpu_number.csv.gz",
+        "helios-venus",
+        source="S-Lab-System-Group/HeliosData data/Venus/cluster_gpu_number.csv, CC BY 4.0",
+    ),
     "helios-earth": lambda s: inv.helios_cluster(
-        s / "helios/Earth_cluster_gpu_number.csv.gz", "helios-earth",
+        s / "helios/Earth_cluster_gpu_number.csv.gz",
+        "helios-earth",
         source="S-Lab-System-Group/HeliosArtifact analysis/2_cluster characterization/"
-               "Earth_vcs/Earth_gpu_number.csv, MIT"),
+        "Earth_vcs/Earth_gpu_number.csv, MIT",
+    ),
     "hydra-light": lambda s: inv.hydra_cluster("light"),
     "hydra-heavy": lambda s: inv.hydra_cluster("heavy"),
 }
@@ -72,8 +80,7 @@ def to_yaml(cluster: dict[str, Any]) -> str:
 
 
 def _flow(value: Any) -> str:
-    return yaml.safe_dump(value, default_flow_style=True, sort_keys=False,
-                          width=10**9).strip()
+    return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**9).strip()
 
 
 def _quoted(value: Any) -> str:

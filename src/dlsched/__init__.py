@@ -17,6 +17,12 @@ from dlsched.metrics import SimulationResult
 from dlsched.traces import Workload, load_trace
 
 __all__ = [
-    "Cluster", "SimulationResult", "Workload", "__version__", "bundled_trace", "load_cluster",
-    "load_trace", "simulate",
+    "Cluster",
+    "SimulationResult",
+    "Workload",
+    "__version__",
+    "bundled_trace",
+    "load_cluster",
+    "load_trace",
+    "simulate",
 ]

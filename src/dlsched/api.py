@@ -25,18 +25,20 @@ from dlsched.traces import Workload, load_trace, validate_jobs
 __version__ = "0.1.0"
 
 
-def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
-             cluster: Cluster | str | os.PathLike[str],
-             policy: str | Any = "fifo",
-             throughput: str | ThroughputModel = "duration",
-             estimator: str | OracleEstimator = "oracle",
-             seed: int = 0,
-             restart_overhead_s: float = 0.0,
-             *,
-             overheads: OverheadModel | str | None = None,
-             audit: bool | None = None,
-             on_progress: Callable[[float], None] | None = None,
-             **policy_params: Any) -> SimulationResult:
+def simulate(
+    workload: Workload | str | os.PathLike[str] | pd.DataFrame,
+    cluster: Cluster | str | os.PathLike[str],
+    policy: str | Any = "fifo",
+    throughput: str | ThroughputModel = "duration",
+    estimator: str | OracleEstimator = "oracle",
+    seed: int = 0,
+    restart_overhead_s: float = 0.0,
+    *,
+    overheads: OverheadModel | str | None = None,
+    audit: bool | None = None,
+    on_progress: Callable[[float], None] | None = None,
+    **policy_params: Any,
+) -> SimulationResult:
     """Replay `workload` on `cluster` under `policy` and return the result.
 
     - `policy`: a registered name (`dlsched.policies.names()`) or a policy instance;
@@ -63,8 +65,10 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         chosen = policies.get(policy, **policy_params)
     else:
         if policy_params:
-            raise ValueError(f"policy parameters {sorted(policy_params)} were given with a "
-                             "policy instance; configure the instance instead")
+            raise ValueError(
+                f"policy parameters {sorted(policy_params)} were given with a "
+                "policy instance; configure the instance instead"
+            )
         chosen = policy
     truth = make_throughput(throughput)
     estimate = make_estimator(estimator)
@@ -77,8 +81,18 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")
     lenient = bool(work.provenance.get("lenient", False))
     specs, unschedulable = build_specs(work, hardware, truth, lenient)
-    sim = Simulator(specs, hardware, chosen, truth, estimate, costs, seed=seed, audit=audit,
-                    skip=set(unschedulable), on_progress=on_progress)
+    sim = Simulator(
+        specs,
+        hardware,
+        chosen,
+        truth,
+        estimate,
+        costs,
+        seed=seed,
+        audit=audit,
+        skip=set(unschedulable),
+        on_progress=on_progress,
+    )
     sim.run()
     meta = {
         "dlsched_version": __version__,
@@ -88,8 +102,11 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
         "cluster": hardware.name,
         "cluster_source": hardware.source,
         "cluster_gpus": hardware.num_gpus,
-        "gpu_cost_per_hour": {t.name: t.cost_per_hour for t in hardware.gpu_types.values()
-                              if t.cost_per_hour is not None},
+        "gpu_cost_per_hour": {
+            t.name: t.cost_per_hour
+            for t in hardware.gpu_types.values()
+            if t.cost_per_hour is not None
+        },
         "throughput": getattr(truth, "name", type(truth).__name__),
         "estimator": repr(estimate),
         "seed": seed,
@@ -108,9 +125,13 @@ def simulate(workload: Workload | str | os.PathLike[str] | pd.DataFrame,
     result.meta["sim_wall_s"] = time.perf_counter() - wall
     stuck = len(specs) - len(unschedulable) - sim.finished
     if stuck:
-        warnings.warn(f"{stuck} of {len(specs)} jobs never finished: the policy stopped "
-                      "starting them while nothing else could happen (their status is "
-                      "'unfinished' in result.jobs)", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{stuck} of {len(specs)} jobs never finished: the policy stopped "
+            "starting them while nothing else could happen (their status is "
+            "'unfinished' in result.jobs)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result
 
 
@@ -125,5 +146,6 @@ def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> 
         return validate_jobs(workload, "<DataFrame>", lenient=False, fmt="canonical")
     if isinstance(workload, (str, Path, os.PathLike)):
         return load_trace(workload)
-    raise TypeError(f"workload must be a Workload, a trace path or a DataFrame, "
-                    f"got {type(workload).__name__}")
+    raise TypeError(
+        f"workload must be a Workload, a trace path or a DataFrame, got {type(workload).__name__}"
+    )

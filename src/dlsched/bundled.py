@@ -28,8 +28,10 @@ def resolve_cluster(path_or_name: str | Path) -> Path:
     if candidate.exists():
         return candidate
     known = sorted(p.stem for p in (bundled_root() / "configs" / "clusters").glob("*.yaml"))
-    raise FileNotFoundError(f"{path}: no such cluster file, and no bundled cluster of that name "
-                            f"(bundled: {', '.join(known) or 'none'})")
+    raise FileNotFoundError(
+        f"{path}: no such cluster file, and no bundled cluster of that name "
+        f"(bundled: {', '.join(known) or 'none'})"
+    )
 
 
 def bundled_trace(name: str) -> Path:

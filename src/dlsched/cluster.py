@@ -100,8 +100,11 @@ class Cluster:
 
     def max_gpus_per_node(self, gpu_type: str | None = None) -> int:
         """The largest node, of one type or of any."""
-        sizes = [len(n.gpu_ids) for n in self.nodes
-                 if gpu_type is None or n.gpu_type == type_key(gpu_type)]
+        sizes = [
+            len(n.gpu_ids)
+            for n in self.nodes
+            if gpu_type is None or n.gpu_type == type_key(gpu_type)
+        ]
         return max(sizes, default=0)
 
     def display_name(self, gpu_type: str) -> str:
@@ -109,8 +112,9 @@ class Cluster:
         return self.gpu_types[type_key(gpu_type)].name
 
     def __repr__(self) -> str:
-        types = ", ".join(f"{c} {self.gpu_types[k].name}"
-                          for k, c in self.capacity_by_type().items())
+        types = ", ".join(
+            f"{c} {self.gpu_types[k].name}" for k, c in self.capacity_by_type().items()
+        )
         return f"Cluster({self.name!r}: {len(self.nodes)} nodes, {self.num_gpus} GPUs: {types})"
 
     @classmethod
@@ -151,8 +155,12 @@ def _parse(data: Any, source: str) -> Cluster:
         types[type_key(tname)] = GpuType(
             str(tname),
             _opt_positive(props.get("memory_gb"), fail, f"gpu_types.{tname}.memory_gb"),
-            _opt_positive(props.get("cost_per_hour"), fail, f"gpu_types.{tname}.cost_per_hour",
-                          allow_zero=True),
+            _opt_positive(
+                props.get("cost_per_hour"),
+                fail,
+                f"gpu_types.{tname}.cost_per_hour",
+                allow_zero=True,
+            ),
         )
 
     groups: list[tuple[str, dict]] = []
@@ -183,8 +191,9 @@ def _parse(data: Any, source: str) -> Cluster:
         tname = str(group["gpu_type"])
         tkey = type_key(tname)
         if tkey not in types:
-            types[tkey] = GpuType(tname, _opt_positive(group.get("memory_gb"), fail,
-                                                       f"{key}.memory_gb"))
+            types[tkey] = GpuType(
+                tname, _opt_positive(group.get("memory_gb"), fail, f"{key}.memory_gb")
+            )
         count = _positive_int(group.get("count", 1), fail, f"{key}.count")
         per_node = _positive_int(group.get("gpus_per_node", 1), fail, f"{key}.gpus_per_node")
         rack_name = str(group.get("rack", rack if rack is not None else "rack0"))
@@ -197,8 +206,14 @@ def _parse(data: Any, source: str) -> Cluster:
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
     vcs = _parse_vcs(data.get("vcs"), nodes, fail)
-    return Cluster(name=name, gpu_types=types, nodes=tuple(nodes),
-                   description=str(data.get("description", "")), source=source, vcs=vcs)
+    return Cluster(
+        name=name,
+        gpu_types=types,
+        nodes=tuple(nodes),
+        description=str(data.get("description", "")),
+        source=source,
+        vcs=vcs,
+    )
 
 
 def _parse_vcs(raw: Any, nodes: list[Node], fail: Any) -> tuple[VirtualCluster, ...]:
@@ -227,15 +242,20 @@ def _parse_vcs(raw: Any, nodes: list[Node], fail: Any) -> tuple[VirtualCluster, 
         elif wanted is not None:
             count = _positive_int(wanted, fail, f"{key}.nodes")
             only = type_key(vc["gpu_type"]) if "gpu_type" in vc else None
-            free = [n.index for n in nodes
-                    if n.index not in owned and (only is None or n.gpu_type == only)]
+            free = [
+                n.index
+                for n in nodes
+                if n.index not in owned and (only is None or n.gpu_type == only)
+            ]
             if len(free) < count:
                 raise fail(f"{key}.nodes", f"wants {count} nodes, only {len(free)} are unowned")
             indices = free[:count]
         for index in indices:
             if index in owned:
-                raise fail(f"{key}.nodes", f"node {nodes[index].name!r} already belongs to "
-                                           f"VC {owned[index]!r}")
+                raise fail(
+                    f"{key}.nodes",
+                    f"node {nodes[index].name!r} already belongs to VC {owned[index]!r}",
+                )
             owned[index] = name
         quota = vc.get("gpus")
         if quota is not None:
@@ -255,8 +275,10 @@ def _positive_int(value: Any, fail: Any, key: str) -> int:
 def _opt_positive(value: Any, fail: Any, key: str, allow_zero: bool = False) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        value > 0 or (allow_zero and value == 0)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (value > 0 or (allow_zero and value == 0))
     ):
         raise fail(key, f"must be a positive number, got {value!r}")
     return float(value)

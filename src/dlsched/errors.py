@@ -14,8 +14,14 @@ class ConfigError(DlschedError, ValueError):
 class TraceError(DlschedError, ValueError):
     """A trace row is malformed; the message names the file, the row and the field."""
 
-    def __init__(self, message: str, *, path: str | None = None, row: int | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        row: int | None = None,
+        field: str | None = None,
+    ) -> None:
         where = []
         if path is not None:
             where.append(str(path))

@@ -60,10 +60,26 @@ class JobState:
     """A job at run time. Read it through the methods that take `now`."""
 
     __slots__ = (
-        "spec", "status", "gpus", "rate", "steps_done", "credited_at", "progress_from",
-        "held_since", "attained_service_s", "start_time", "finish_time", "preemptions",
-        "migrations", "restarts", "last_run_s", "queued_since", "gpu_seconds_by_type",
-        "version", "rescales", "held_s",
+        "spec",
+        "status",
+        "gpus",
+        "rate",
+        "steps_done",
+        "credited_at",
+        "progress_from",
+        "held_since",
+        "attained_service_s",
+        "start_time",
+        "finish_time",
+        "preemptions",
+        "migrations",
+        "restarts",
+        "last_run_s",
+        "queued_since",
+        "gpu_seconds_by_type",
+        "version",
+        "rescales",
+        "held_s",
     )
 
     def __init__(self, spec: JobSpec) -> None:
@@ -119,5 +135,7 @@ class JobState:
         return len(self.gpus) * self.spec.gpu_milli / 1000
 
     def __repr__(self) -> str:
-        return (f"JobState({self.spec.job_id!r}, {self.status}, gpus={len(self.gpus)}/"
-                f"{self.spec.num_gpus}, steps={self.steps_done:.1f}/{self.spec.total_steps:.1f})")
+        return (
+            f"JobState({self.spec.job_id!r}, {self.status}, gpus={len(self.gpus)}/"
+            f"{self.spec.num_gpus}, steps={self.steps_done:.1f}/{self.spec.total_steps:.1f})"
+        )

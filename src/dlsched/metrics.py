@@ -37,7 +37,7 @@ class SimulationResult:
     def summary(self, job_window: tuple[int, int] | None = None) -> dict[str, Any]:
         """Headline metrics. `job_window=(a, b)` restricts job metrics to jobs a..b-1 in
         submit order (to leave out warm-up and drain, as Gavel and Blox do)."""
-        jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0]:job_window[1]]
+        jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)
         out: dict[str, Any] = {
@@ -64,8 +64,12 @@ class SimulationResult:
         }
         prices = self.meta.get("gpu_cost_per_hour") or {}
         if prices:
-            out["cost"] = float(sum(jobs[f"gpu_seconds_{name}"].sum() * price / 3600
-                                    for name, price in prices.items()))
+            out["cost"] = float(
+                sum(
+                    jobs[f"gpu_seconds_{name}"].sum() * price / 3600
+                    for name, price in prices.items()
+                )
+            )
         if "deadline" in jobs.columns and jobs["deadline"].notna().any():
             with_deadline = jobs[jobs["deadline"].notna()]
             met = with_deadline["deadline_met"].fillna(False).astype(bool)
@@ -90,8 +94,9 @@ class SimulationResult:
         self.jobs.to_parquet(out / "jobs.parquet", index=False)
         self.events.to_parquet(out / "events.parquet", index=False)
         self.timeline.to_parquet(out / "timeline.parquet", index=False)
-        (out / "meta.json").write_text(json.dumps(self.meta, indent=2, sort_keys=True,
-                                                  default=str) + "\n")
+        (out / "meta.json").write_text(
+            json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n"
+        )
         (out / "summary.json").write_text(json.dumps(self.summary(), indent=2) + "\n")
         return out
 
@@ -108,8 +113,10 @@ class SimulationResult:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"SimulationResult({self.meta.get('policy')!r} on {self.meta.get('cluster')!r}: "
-                f"{s['jobs_completed']}/{s['jobs_total']} jobs, avg JCT {s['avg_jct']:.1f} s)")
+        return (
+            f"SimulationResult({self.meta.get('policy')!r} on {self.meta.get('cluster')!r}: "
+            f"{s['jobs_completed']}/{s['jobs_total']} jobs, avg JCT {s['avg_jct']:.1f} s)"
+        )
 
 
 def _mean(values: np.ndarray) -> float:
@@ -134,44 +141,51 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
     nan = math.nan
     submit = np.fromiter((s.spec.submit_time for s in states), float, n)
     start = np.fromiter((nan if s.start_time is None else s.start_time for s in states), float, n)
-    finish = np.fromiter((nan if s.finish_time is None else s.finish_time for s in states),
-                         float, n)
+    finish = np.fromiter(
+        (nan if s.finish_time is None else s.finish_time for s in states), float, n
+    )
     gpu_seconds = np.fromiter((s.attained_service_s for s in states), float, n)
     status = [
-        "unschedulable" if s.spec.index in unschedulable
+        "unschedulable"
+        if s.spec.index in unschedulable
         else (FINISHED if s.status == FINISHED else "unfinished")
         for s in states
     ]
-    jobs = pd.DataFrame({
-        "job_id": [s.spec.job_id for s in states],
-        "submit_time": submit,
-        "start_time": start,
-        "finish_time": finish,
-        "jct": finish - submit,
-        "queueing_delay": start - submit,
-        "num_gpus": np.fromiter((s.spec.num_gpus for s in states), np.int64, n),
-        "gpu_seconds": gpu_seconds,
-        "preemptions": np.fromiter((s.preemptions for s in states), np.int64, n),
-        "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
-        "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
-        "rescales": np.fromiter((s.rescales for s in states), np.int64, n),
-        "status": status,
-        "model": [s.spec.model for s in states],
-        "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
-    })
+    jobs = pd.DataFrame(
+        {
+            "job_id": [s.spec.job_id for s in states],
+            "submit_time": submit,
+            "start_time": start,
+            "finish_time": finish,
+            "jct": finish - submit,
+            "queueing_delay": start - submit,
+            "num_gpus": np.fromiter((s.spec.num_gpus for s in states), np.int64, n),
+            "gpu_seconds": gpu_seconds,
+            "preemptions": np.fromiter((s.preemptions for s in states), np.int64, n),
+            "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
+            "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
+            "rescales": np.fromiter((s.rescales for s in states), np.int64, n),
+            "status": status,
+            "model": [s.spec.model for s in states],
+            "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
+        }
+    )
     jobs["pending_s"] = jobs["jct"] - _held_seconds(states)
     for gpu_type in sorted(cluster.gpu_types):
         jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = np.fromiter(
-            (s.gpu_seconds_by_type.get(gpu_type, 0.0) for s in states), float, n)
-    deadlines = np.fromiter((nan if s.spec.deadline is None else s.spec.deadline
-                             for s in states), float, n)
+            (s.gpu_seconds_by_type.get(gpu_type, 0.0) for s in states), float, n
+        )
+    deadlines = np.fromiter(
+        (nan if s.spec.deadline is None else s.spec.deadline for s in states), float, n
+    )
     if not np.isnan(deadlines).all():
         jobs["deadline"] = deadlines
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
         jobs["tardiness"] = np.where(np.isnan(deadlines), nan, lateness)
         jobs["deadline_met"] = pd.array(
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
-            dtype="boolean")
+            dtype="boolean",
+        )
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
     timeline = pd.DataFrame(sim.timeline, columns=sim.timeline_columns)
     return SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)

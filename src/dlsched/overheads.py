@@ -36,12 +36,15 @@ class OverheadModel:
                 raise ValueError(f"overhead {name} must be >= 0 seconds, got {value!r}")
         tiers = tuple((int(n), float(s)) for n, s in self.restart_by_gpus)
         if any(s < 0 for _, s in tiers) or [n for n, _ in tiers] != sorted({n for n, _ in tiers}):
-            raise ValueError("restart_by_gpus must be (GPUs, seconds >= 0) tiers with strictly "
-                             f"increasing GPU counts, got {self.restart_by_gpus!r}")
+            raise ValueError(
+                "restart_by_gpus must be (GPUs, seconds >= 0) tiers with strictly "
+                f"increasing GPU counts, got {self.restart_by_gpus!r}"
+            )
         models = tuple((str(m).strip().lower(), float(s)) for m, s in self.restart_by_model)
         if any(s < 0 for _, s in models):
-            raise ValueError("restart_by_model seconds must be >= 0, got "
-                             f"{self.restart_by_model!r}")
+            raise ValueError(
+                f"restart_by_model seconds must be >= 0, got {self.restart_by_model!r}"
+            )
         object.__setattr__(self, "restart_by_gpus", tiers)
         object.__setattr__(self, "restart_by_model", models)
         object.__setattr__(self, "_by_model", dict(models))
@@ -78,8 +81,7 @@ PRESETS: dict[str, OverheadModel] = {
     "none": OverheadModel(),
     # Pollux (Qiao et al., OSDI 2021): its artifact's simulator charges a flat 30 s on every
     # (re)allocation, the first start included (restart, move or re-scale alike).
-    "pollux": OverheadModel(restart_s=30.0, migration_s=30.0, rescale_s=30.0,
-                            first_start_s=30.0),
+    "pollux": OverheadModel(restart_s=30.0, migration_s=30.0, rescale_s=30.0, first_start_s=30.0),
     # Gandiva (Xiao et al., OSDI 2018, §4): framework-level suspend/resume "about a second",
     # migration "a few seconds" with its optimised checkpointing; the exact constants are
     # not re-verified (../shared/notes/policies.md §3.3), so these are labelled defaults.
@@ -87,14 +89,21 @@ PRESETS: dict[str, OverheadModel] = {
     # Helios (Hu et al., SC 2021) QSSF simulator: a preempted job's checkpoint-restart adds
     # 7 s for 1 GPU, 30 s up to 8 GPUs, 60 s beyond (`Policy.ckpt_overhead` in
     # S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/policies/policy.py).
-    "helios": OverheadModel(restart_by_gpus=((1, 7.0), (8, 30.0))
-                            + ((2**31 - 1, 60.0),)),
+    "helios": OverheadModel(restart_by_gpus=((1, 7.0), (8, 30.0)) + ((2**31 - 1, 60.0),)),
     # Sia (Jayaram Subramanya et al., SOSP 2023) simulator: re-allocation costs a per-model
     # restart time, 30 s for others (`Application.rescale_time` in siasosp23/artifacts,
     # sia-simulator/applications.py, commit 37c68be).
-    "sia": OverheadModel(restart_s=30.0, restart_by_model=(
-        ("cifar10", 50.0), ("deepspeech2", 25.0), ("bert", 120.0), ("yolov3", 80.0),
-        ("imagenet", 250.0), ("ncf", 15.0))),
+    "sia": OverheadModel(
+        restart_s=30.0,
+        restart_by_model=(
+            ("cifar10", 50.0),
+            ("deepspeech2", 25.0),
+            ("bert", 120.0),
+            ("yolov3", 80.0),
+            ("imagenet", 250.0),
+            ("ncf", 15.0),
+        ),
+    ),
 }
 
 
@@ -107,5 +116,6 @@ def make_overheads(spec: OverheadModel | str | None, restart_s: float = 0.0) -> 
     try:
         return PRESETS[spec]
     except KeyError:
-        raise ValueError(f"unknown overhead preset {spec!r}; presets: "
-                         f"{', '.join(sorted(PRESETS))}") from None
+        raise ValueError(
+            f"unknown overhead preset {spec!r}; presets: {', '.join(sorted(PRESETS))}"
+        ) from None

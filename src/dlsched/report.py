@@ -36,13 +36,24 @@ from dlsched.cluster import Cluster
 from dlsched.experiments.store import ResultsStore
 
 LOAD_AXIS = "workload.arrival_rate_scale"
-PLOTS = ("jct_cdf.png", "avg_jct_vs_load.png", "queueing_delay.png", "gpu_utilization.png",
-         "policy_bars.png")
+PLOTS = (
+    "jct_cdf.png",
+    "avg_jct_vs_load.png",
+    "queueing_delay.png",
+    "gpu_utilization.png",
+    "policy_bars.png",
+)
 DEADLINE_PLOT = "deadline_satisfaction.png"
-_MD_METRICS = (("avg_jct", "avg JCT (s)"), ("p95_jct", "p95 JCT (s)"), ("makespan", "makespan (s)"),
-               ("avg_queueing_delay", "avg queueing (s)"), ("utilization", "utilisation"),
-               ("preemptions", "preemptions"), ("deadline_satisfaction", "deadlines met"),
-               ("cost", "cost"))
+_MD_METRICS = (
+    ("avg_jct", "avg JCT (s)"),
+    ("p95_jct", "p95 JCT (s)"),
+    ("makespan", "makespan (s)"),
+    ("avg_queueing_delay", "avg queueing (s)"),
+    ("utilization", "utilisation"),
+    ("preemptions", "preemptions"),
+    ("deadline_satisfaction", "deadlines met"),
+    ("cost", "cost"),
+)
 _MAX_PANELS = 6
 
 
@@ -78,12 +89,19 @@ def collect(results_dir: str | os.PathLike[str]) -> ReportData:
     rows = []
     for point in manifest["points"]:
         key = point["key"]
-        row: dict[str, Any] = {"policy": point["policy"], "replicate": point["replicate"],
-                               **{a: point["axes"].get(a) for a in axes}, "key": key}
+        row: dict[str, Any] = {
+            "policy": point["policy"],
+            "replicate": point["replicate"],
+            **{a: point["axes"].get(a) for a in axes},
+            "key": key,
+        }
         if store.is_finished(key):
             row["status"] = "finished"
-            row["load"] = (point["axes"][load_axis] if load_axis in axes else
-                           store.run_config(key)["workload"]["arrival_rate_scale"])
+            row["load"] = (
+                point["axes"][load_axis]
+                if load_axis in axes
+                else store.run_config(key)["workload"]["arrival_rate_scale"]
+            )
             row.update(store.run_summary(key))
         else:
             row["status"] = "failed" if key in failures else "missing"
@@ -94,8 +112,14 @@ def collect(results_dir: str | os.PathLike[str]) -> ReportData:
     variants = list(dict.fromkeys(cells["variant"]))
     if "load" not in cells.columns:
         cells["load"] = math.nan
-    return ReportData(store, manifest, cells, load_axis, variants,
-                      {k: v for k, v in failures.items() if k in set(cells["key"])})
+    return ReportData(
+        store,
+        manifest,
+        cells,
+        load_axis,
+        variants,
+        {k: v for k, v in failures.items() if k in set(cells["key"])},
+    )
 
 
 def _load_axis(manifest: dict[str, Any]) -> str:
@@ -120,8 +144,11 @@ def _short(value: Any) -> str:
 def _metric_columns(data: ReportData) -> list[str]:
     skip = {"policy", "replicate", "key", "status", "load", "variant", *data.axes}
     cells = data.cells
-    return [c for c in cells.columns if c not in skip and not c.endswith("wall_s")
-            and pd.api.types.is_numeric_dtype(cells[c])]
+    return [
+        c
+        for c in cells.columns
+        if c not in skip and not c.endswith("wall_s") and pd.api.types.is_numeric_dtype(cells[c])
+    ]
 
 
 def summary_table(data: ReportData) -> pd.DataFrame:
@@ -132,8 +159,12 @@ def summary_table(data: ReportData) -> pd.DataFrame:
     groups = ["policy", *axes]
     if done.empty:
         return pd.DataFrame(columns=[*groups, "runs", *metrics])
-    order = {v: i for i, v in enumerate(dict.fromkeys(
-        tuple(r) for r in data.cells[groups].astype(str).itertuples(index=False)))}
+    order = {
+        v: i
+        for i, v in enumerate(
+            dict.fromkeys(tuple(r) for r in data.cells[groups].astype(str).itertuples(index=False))
+        )
+    }
     out = []
     for values, group in done.groupby([done[g].astype(str) for g in groups], sort=False):
         first = group.iloc[0]
@@ -158,13 +189,20 @@ def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
     table.to_csv(root / "summary.csv", index=False)
     runs = data.cells.drop(columns=[c for c in data.cells.columns if c.endswith("wall_s")])
     runs.to_csv(root / "runs.csv", index=False)
-    walls = data.cells[[c for c in ("policy", "replicate", "key", "sim_wall_s",
-                                    "scheduler_wall_s") if c in data.cells.columns]]
+    walls = data.cells[
+        [
+            c
+            for c in ("policy", "replicate", "key", "sim_wall_s", "scheduler_wall_s")
+            if c in data.cells.columns
+        ]
+    ]
     walls.to_csv(root / "wall_times.csv", index=False)
     written += [root / "summary.csv", root / "runs.csv", root / "wall_times.csv"]
     plots = [name for name in PLOTS]
-    if "deadline_satisfaction" in data.cells.columns and \
-            data.cells["deadline_satisfaction"].notna().any():
+    if (
+        "deadline_satisfaction" in data.cells.columns
+        and data.cells["deadline_satisfaction"].notna().any()
+    ):
         plots.append(DEADLINE_PLOT)
     if not data.done.empty:
         jobs = _job_tables(data)
@@ -189,19 +227,30 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     if m.get("description"):
         lines += [m["description"], ""]
     counts = cells.drop_duplicates("key")["status"].value_counts()
-    lines += [f"{len(cells)} grid cells, {m['runs']} distinct runs: "
-              f"{counts.get('finished', 0)} finished, {counts.get('failed', 0)} failed, "
-              f"{counts.get('missing', 0)} not run. Policies: {', '.join(m['policies'])}; "
-              f"replicates: {len(m['replicates'])} (root seed {m['seed']}).", ""]
+    lines += [
+        f"{len(cells)} grid cells, {m['runs']} distinct runs: "
+        f"{counts.get('finished', 0)} finished, {counts.get('failed', 0)} failed, "
+        f"{counts.get('missing', 0)} not run. Policies: {', '.join(m['policies'])}; "
+        f"replicates: {len(m['replicates'])} (root seed {m['seed']}).",
+        "",
+    ]
     if m["axes"]:
-        lines += ["Sweep: " + "; ".join(f"`{a}` ∈ {{{', '.join(_short(v) for v in values)}}}"
-                                        for a, values in m["axes"]), ""]
+        lines += [
+            "Sweep: "
+            + "; ".join(
+                f"`{a}` ∈ {{{', '.join(_short(v) for v in values)}}}" for a, values in m["axes"]
+            ),
+            "",
+        ]
     axes = [name for name, _ in m["axes"]]
     metrics = [(k, label) for k, label in _MD_METRICS if k in table.columns]
     header = ["policy", *axes, "runs", *(label for _, label in metrics)]
-    lines += ["Means over replicates.", "", "| " + " | ".join(header) + " |",
-              "|" + "|".join("---" if i < 1 + len(axes) else "---:"
-                             for i in range(len(header))) + "|"]
+    lines += [
+        "Means over replicates.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header))) + "|",
+    ]
     for row in table.to_dict("records"):
         cells_md = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
         for key, _ in metrics:
@@ -212,13 +261,20 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         lines += ["## Failed runs", ""]
         for key, failure in sorted(data.failures.items()):
             labels = cells[cells["key"] == key].iloc[0]
-            lines.append(f"- `{key}` ({labels['variant']}, replicate {labels['replicate']}): "
-                         f"{failure['error']} — traceback in `failures/{key}.json`")
+            lines.append(
+                f"- `{key}` ({labels['variant']}, replicate {labels['replicate']}): "
+                f"{failure['error']} — traceback in `failures/{key}.json`"
+            )
         lines.append("")
     missing = cells[cells["status"] == "missing"].drop_duplicates("key")
     if len(missing):
-        lines += ["## Not run yet", "", f"{len(missing)} runs are not stored; "
-                  "`dlsched run` the experiment again to finish them.", ""]
+        lines += [
+            "## Not run yet",
+            "",
+            f"{len(missing)} runs are not stored; "
+            "`dlsched run` the experiment again to finish them.",
+            "",
+        ]
     if plots:
         lines += ["## Plots", ""]
         lines += [f"![{name.removesuffix('.png')}]({name})" for name in plots]
@@ -264,12 +320,22 @@ def _load_label(data: ReportData) -> str:
 def _job_tables(data: ReportData) -> pd.DataFrame:
     frames = []
     for row in data.done.drop_duplicates(["key", "variant", "load"]).to_dict("records"):
-        jobs = pd.read_parquet(data.store.run_dir(row["key"]) / "jobs.parquet",
-                               columns=["jct", "queueing_delay", "status"])
+        jobs = pd.read_parquet(
+            data.store.run_dir(row["key"]) / "jobs.parquet",
+            columns=["jct", "queueing_delay", "status"],
+        )
         jobs = jobs[jobs["status"] == "finished"]
-        frames.append(pd.DataFrame({"variant": row["variant"], "load": row["load"],
-                                    "replicate": row["replicate"], "jct": jobs["jct"],
-                                    "queueing_delay": jobs["queueing_delay"]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "variant": row["variant"],
+                    "load": row["load"],
+                    "replicate": row["replicate"],
+                    "jct": jobs["jct"],
+                    "queueing_delay": jobs["queueing_delay"],
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -298,8 +364,13 @@ def _legend(fig: Figure, axes: Sequence[Any]) -> None:
     if labels:
         longest = max(len(label) for label in labels)
         fits = max(1, int(fig.get_figwidth() * 11 // (longest + 6)))  # ~11 characters/inch
-        fig.legend([handles[label] for label in labels], labels, loc="outside lower center",
-                   ncols=min(len(labels), 4, fits), frameon=False)
+        fig.legend(
+            [handles[label] for label in labels],
+            labels,
+            loc="outside lower center",
+            ncols=min(len(labels), 4, fits),
+            frameon=False,
+        )
 
 
 def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
@@ -312,8 +383,13 @@ def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
             jct = np.sort(here.loc[here["variant"] == variant, "jct"].to_numpy(dtype=float))
             if len(jct):
                 fraction = np.arange(len(jct) + 1) / len(jct)
-                ax.step(np.concatenate([jct[:1], jct]), fraction, where="post",
-                        color=colors[variant], label=variant)
+                ax.step(
+                    np.concatenate([jct[:1], jct]),
+                    fraction,
+                    where="post",
+                    color=colors[variant],
+                    label=variant,
+                )
         _log_x(ax, here["jct"])
         ax.set_xlabel("job completion time (s)")
         ax.set_ylabel("fraction of jobs")
@@ -331,8 +407,7 @@ def _log_x(ax: Any, values: pd.Series) -> None:
     ax.set_xscale("log")
     positive = values[values > 0]
     span = math.log10(positive.max() / positive.min()) if len(positive) else 0.0
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if span <= 2.5
-                                          else (1.0,)))
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if span <= 2.5 else (1.0,)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -345,8 +420,9 @@ def _compact(value: float) -> str:
     return f"{value:g}"
 
 
-def _by_load(data: ReportData, metric: str
-             ) -> dict[str, tuple[list[Any], list[float], list[float]]]:
+def _by_load(
+    data: ReportData, metric: str
+) -> dict[str, tuple[list[Any], list[float], list[float]]]:
     """variant → (loads, mean, standard deviation) of `metric` over replicates."""
     done = data.done
     out = {}
@@ -365,8 +441,15 @@ def _line_vs_load(data: ReportData, ax: Any, metric: str, scale: float = 1.0) ->
     categorical = _categorical(data)
     for variant, (loads, mean, sd) in _by_load(data, metric).items():
         x = [_loads(data).index(v) for v in loads] if categorical else loads
-        ax.errorbar(x, np.array(mean) * scale, yerr=np.array(sd) * scale, marker="o",
-                    capsize=3, color=colors[variant], label=variant)
+        ax.errorbar(
+            x,
+            np.array(mean) * scale,
+            yerr=np.array(sd) * scale,
+            marker="o",
+            capsize=3,
+            color=colors[variant],
+            label=variant,
+        )
     if categorical:
         ax.set_xticks(range(len(_loads(data))), [_short(v) for v in _loads(data)])
     ax.set_xlabel(_load_label(data))
@@ -377,8 +460,9 @@ def _plot_vs_load(data: ReportData, path: Path) -> None:
     fig, (ax,) = _figure(1, width=6.4, height=4.2)
     _line_vs_load(data, ax, "avg_jct")
     ax.set_ylabel("average JCT (s)")
-    ax.set_title(f"{data.manifest['name']}: average JCT vs load (mean ± sd over replicates)",
-                 fontsize=10)
+    ax.set_title(
+        f"{data.manifest['name']}: average JCT vs load (mean ± sd over replicates)", fontsize=10
+    )
     _legend(fig, [ax])
     fig.savefig(path, dpi=110)
 
@@ -435,24 +519,34 @@ def _plot_utilization(data: ReportData, path: Path) -> None:
             name = cluster.display_name(gpu_type)
             if name not in timeline.columns:
                 continue
-            ax.step(timeline["time"] / scale, timeline[name] / capacity[gpu_type], where="post",
-                    color=f"C{type_names.index(name) % 10}", label=name)
+            ax.step(
+                timeline["time"] / scale,
+                timeline[name] / capacity[gpu_type],
+                where="post",
+                color=f"C{type_names.index(name) % 10}",
+                label=name,
+            )
         ax.set_ylim(0, 1.05)
         ax.set_xlabel(f"time ({unit})")
         ax.set_ylabel("busy fraction of GPUs")
         sizes = ", ".join(f"{capacity[t]} {cluster.display_name(t)}" for t in sorted(capacity))
         ax.set_title(f"{row['variant']} ({sizes})", fontsize=10)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{data.manifest['name']}: GPU utilisation by type over time "
-                 f"({_load_label(data)} = {_short(top)}, first replicate)")
+    fig.suptitle(
+        f"{data.manifest['name']}: GPU utilisation by type over time "
+        f"({_load_label(data)} = {_short(top)}, first replicate)"
+    )
     _legend(fig, axes)
     fig.savefig(path, dpi=110)
 
 
 def _plot_bars(data: ReportData, path: Path) -> None:
-    metrics = [("avg_jct", "average JCT (s)", 1.0), ("makespan", "makespan (s)", 1.0),
-               ("avg_queueing_delay", "average queueing delay (s)", 1.0),
-               ("utilization", "GPU utilisation (%)", 100.0)]
+    metrics = [
+        ("avg_jct", "average JCT (s)", 1.0),
+        ("makespan", "makespan (s)", 1.0),
+        ("avg_queueing_delay", "average queueing delay (s)", 1.0),
+        ("utilization", "GPU utilisation (%)", 100.0),
+    ]
     loads = _loads(data)
     fig, axes = _figure(4, width=5.2, height=3.6)
     width = 0.8 / max(1, len(loads))
@@ -465,8 +559,15 @@ def _plot_bars(data: ReportData, path: Path) -> None:
                 values = mine[metric].dropna() if metric in mine.columns else pd.Series([])
                 means.append(float(values.mean()) * scale if len(values) else 0.0)
                 sds.append(float(values.std(ddof=1)) * scale if len(values) > 1 else 0.0)
-            ax.bar(x + (j - (len(loads) - 1) / 2) * width, means, width, yerr=sds, capsize=2,
-                   color=f"C{j}", label=f"{_load_label(data)} = {_short(load)}")
+            ax.bar(
+                x + (j - (len(loads) - 1) / 2) * width,
+                means,
+                width,
+                yerr=sds,
+                capsize=2,
+                color=f"C{j}",
+                label=f"{_load_label(data)} = {_short(load)}",
+            )
         ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
         ax.set_ylabel(label)
         ax.grid(axis="y", alpha=0.3)
@@ -486,8 +587,13 @@ def _plot_deadlines(data: ReportData, path: Path) -> None:
             mine = data.done[(data.done["variant"] == variant) & (data.done["load"] == load)]
             met = mine["deadline_satisfaction"].dropna()
             values.append(100 * float(met.mean()) if len(met) else 0.0)
-        ax.bar(x + (j - (len(loads) - 1) / 2) * width, values, width, color=f"C{j}",
-               label=f"{_load_label(data)} = {_short(load)}")
+        ax.bar(
+            x + (j - (len(loads) - 1) / 2) * width,
+            values,
+            width,
+            color=f"C{j}",
+            label=f"{_load_label(data)} = {_short(load)}",
+        )
     ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
     ax.set_ylim(0, 105)
     ax.set_ylabel("jobs meeting their deadline (%)")

@@ -36,8 +36,7 @@ class Allocation(MutableMapping):
         else:
             state = self._sim.active.get(job)  # type: ignore[arg-type]
             if state is None:
-                raise SchedulingError(
-                    f"job {job!r} is not pending or running at t={self._sim.now}")
+                raise SchedulingError(f"job {job!r} is not pending or running at t={self._sim.now}")
         if state.status == FINISHED:
             raise SchedulingError(f"job {state.job_id!r} has already finished")
         return state
@@ -71,8 +70,9 @@ class Allocation(MutableMapping):
         low, high = state.spec.gpu_range
         if not low <= len(gpus) <= high or len(set(gpus)) != len(gpus):
             wanted = f"{low}" if low == high else f"{low} to {high}"
-            raise SchedulingError(f"job {state.job_id!r} needs {wanted} distinct GPUs, the "
-                                  f"policy gave {gpus}")
+            raise SchedulingError(
+                f"job {state.job_id!r} needs {wanted} distinct GPUs, the policy gave {gpus}"
+            )
         current = self._current(state)
         if current == gpus:
             return
@@ -82,8 +82,9 @@ class Allocation(MutableMapping):
         quota = self._sim.vc_quota.get(spec.vc)  # type: ignore[arg-type]
         share = len(gpus) * spec.gpu_milli / 1000
         if quota is not None and self._ledger.vc_used.get(spec.vc, 0.0) + share > quota + 1e-9:
-            raise SchedulingError(f"job {state.job_id!r} would take VC {spec.vc!r} past its "
-                                  f"quota of {quota} GPUs")
+            raise SchedulingError(
+                f"job {state.job_id!r} would take VC {spec.vc!r} past its quota of {quota} GPUs"
+            )
         self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc, pack=pack)
         self._changed[state] = gpus
 

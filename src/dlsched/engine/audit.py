@@ -43,8 +43,10 @@ class Auditor:
             self._fail(f"job {state.job_id!r} finished twice")
         self.finished_ids.add(state.job_id)
         if state.finish_time is None or state.finish_time < spec.submit_time:
-            self._fail(f"job {state.job_id!r} finished at {state.finish_time} before its "
-                       f"submit time {spec.submit_time}")
+            self._fail(
+                f"job {state.job_id!r} finished at {state.finish_time} before its "
+                f"submit time {spec.submit_time}"
+            )
 
     def after_schedule(self) -> None:
         self._check_time()
@@ -61,8 +63,7 @@ class Auditor:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
             low, high = spec.gpu_range
             if not low <= len(state.gpus) <= high:
-                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, may hold {low} to "
-                           f"{high}")
+                self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, may hold {low} to {high}")
             for gpu in state.gpus:
                 if spec.fractional:
                     if expected[gpu] >= 0:
@@ -93,7 +94,8 @@ class Auditor:
         if expected != ledger.owner:
             self._fail("the ledger's owners differ from the running jobs' GPUs")
         if {g: sorted(j) for g, j in packed.items()} != {
-                g: sorted(j) for g, j in ledger.packed_jobs.items()}:
+            g: sorted(j) for g, j in ledger.packed_jobs.items()
+        }:
             self._fail(f"packed GPUs {ledger.packed_jobs} != {packed}")
         if any(load > 1000 for load in shared.values()) or shared != ledger.shared_load:
             self._fail(f"shared GPU loads {ledger.shared_load} != {shared} or over 1000")

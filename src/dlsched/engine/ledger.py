@@ -36,8 +36,9 @@ class Ledger:
         self.node_free: list[list[int]] = [list(node.gpu_ids) for node in cluster.nodes]
         self.node_type: list[str] = [node.gpu_type for node in cluster.nodes]
         owner_vc = {i: vc.name for vc in cluster.vcs for i in vc.node_indices}
-        self.node_pool: list[Pool] = [(node.gpu_type, owner_vc.get(node.index))
-                                      for node in cluster.nodes]
+        self.node_pool: list[Pool] = [
+            (node.gpu_type, owner_vc.get(node.index)) for node in cluster.nodes
+        ]
         self.gpu_node = cluster.gpu_node
         self.gpu_type = cluster.gpu_type_of
         self.capacity = cluster.capacity_by_type()
@@ -51,7 +52,8 @@ class Ledger:
         for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
             sizes[pool] = max(sizes.get(pool, 0), len(node.gpu_ids))
         self.buckets: dict[Pool, list[set[int]]] = {
-            pool: [set() for _ in range(size + 1)] for pool, size in sizes.items()}
+            pool: [set() for _ in range(size + 1)] for pool, size in sizes.items()
+        }
         for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
             self.buckets[pool][len(node.gpu_ids)].add(node.index)
         # Fractional use: load (thousandths) and holders of each SHARED GPU, and per pool
@@ -110,8 +112,14 @@ class Ledger:
             return list(self.shared_jobs[gpu])
         return []
 
-    def take(self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE,
-             vc: str | None = None, pack: bool = False) -> None:
+    def take(
+        self,
+        job_index: int,
+        gpus: tuple[int, ...],
+        milli: int = WHOLE,
+        vc: str | None = None,
+        pack: bool = False,
+    ) -> None:
         """Give `gpus` to a job: whole (they must be free, or with `pack` free or held whole by
         one other job), or a `milli` share of one GPU."""
         owner = self.owner
@@ -119,15 +127,19 @@ class Ledger:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
             if pack and (milli != WHOLE or owner[gpu] < FREE or owner[gpu] == job_index):
-                raise SchedulingError(f"GPU {gpu} cannot take job index {job_index} packed "
-                                      f"(only two whole-GPU jobs may share a GPU)")
+                raise SchedulingError(
+                    f"GPU {gpu} cannot take job index {job_index} packed "
+                    f"(only two whole-GPU jobs may share a GPU)"
+                )
             if milli == WHOLE and not pack and owner[gpu] != FREE:
                 raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
             if milli < WHOLE and owner[gpu] >= 0:
                 raise SchedulingError(f"GPU {gpu} is held whole by job index {owner[gpu]}")
             if milli < WHOLE and self.shared_load.get(gpu, 0) + milli > WHOLE:
-                raise SchedulingError(f"GPU {gpu} has {WHOLE - self.shared_load[gpu]} of 1000 "
-                                      f"left, a job asks for {milli}")
+                raise SchedulingError(
+                    f"GPU {gpu} has {WHOLE - self.shared_load[gpu]} of 1000 "
+                    f"left, a job asks for {milli}"
+                )
         for gpu in gpus:
             if milli == WHOLE and owner[gpu] >= 0:  # packing onto a GPU held whole
                 self.packed_jobs[gpu] = [owner[gpu], job_index]
@@ -152,13 +164,17 @@ class Ledger:
         if vc is not None:
             self.vc_used[vc] = self.vc_used.get(vc, 0.0) + len(gpus) * milli / WHOLE
 
-    def give_back(self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE,
-                  vc: str | None = None) -> None:
+    def give_back(
+        self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE, vc: str | None = None
+    ) -> None:
         """Free what `take` gave the job."""
         owner = self.owner
         for gpu in gpus:
-            held = (owner[gpu] == job_index or job_index in self.packed_jobs.get(gpu, ())
-                    if milli == WHOLE else job_index in self.shared_jobs.get(gpu, ()))
+            held = (
+                owner[gpu] == job_index or job_index in self.packed_jobs.get(gpu, ())
+                if milli == WHOLE
+                else job_index in self.shared_jobs.get(gpu, ())
+            )
             if not held:
                 raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")
         for gpu in gpus:

@@ -56,10 +56,19 @@ def _no_full_collections() -> Iterator[None]:
 class Simulator:
     """Replays job specs on a cluster under a policy. Use `dlsched.simulate` for the API."""
 
-    def __init__(self, specs: list[JobSpec], cluster: Cluster, policy: object,
-                 truth: ThroughputModel, estimator: OracleEstimator, overheads: OverheadModel,
-                 seed: int = 0, audit: bool = False, skip: set[int] | None = None,
-                 on_progress: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[JobSpec],
+        cluster: Cluster,
+        policy: object,
+        truth: ThroughputModel,
+        estimator: OracleEstimator,
+        overheads: OverheadModel,
+        seed: int = 0,
+        audit: bool = False,
+        skip: set[int] | None = None,
+        on_progress: Callable[[float], None] | None = None,
+    ) -> None:
         self.specs = specs
         self.cluster = cluster
         self._display = {key: t.name for key, t in cluster.gpu_types.items()}
@@ -71,8 +80,9 @@ class Simulator:
         self.skip = skip or set()
         self.states = [JobState(spec) for spec in specs]
         self.ledger = Ledger(cluster)
-        self.vc_quota: dict[str, int] = {vc.name: vc.quota_gpus for vc in cluster.vcs
-                                         if vc.quota_gpus is not None}
+        self.vc_quota: dict[str, int] = {
+            vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
+        }
         self.pending: dict[object, JobState] = {}
         self.running: dict[object, JobState] = {}
         self.active: dict[object, JobState] = {}
@@ -101,6 +111,7 @@ class Simulator:
         self._auditor = None
         if audit:
             from dlsched.engine.audit import Auditor
+
             self._auditor = Auditor(self)
 
     # ---- public -----------------------------------------------------------------------
@@ -134,14 +145,32 @@ class Simulator:
             while i < n and specs[i].submit_time == t:
                 state = self.states[i]
                 if i in self.skip:  # can never run: reported, never queued
-                    self.events.append((self.now, "unschedulable", state.job_id,
-                                        state.spec.num_gpus, None, math.nan, math.nan))
+                    self.events.append(
+                        (
+                            self.now,
+                            "unschedulable",
+                            state.job_id,
+                            state.spec.num_gpus,
+                            None,
+                            math.nan,
+                            math.nan,
+                        )
+                    )
                     i += 1
                     continue
                 self.pending[state.job_id] = state
                 self.active[state.job_id] = state
-                self.events.append((self.now, "submit", state.job_id, state.spec.num_gpus,
-                                    None, math.nan, math.nan))
+                self.events.append(
+                    (
+                        self.now,
+                        "submit",
+                        state.job_id,
+                        state.spec.num_gpus,
+                        None,
+                        math.nan,
+                        math.nan,
+                    )
+                )
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
@@ -255,9 +284,11 @@ class Simulator:
             kind = "restart"
         gpu_type, rate = self._rate(spec, new)
         if not rate > 0:
-            raise SchedulingError(f"the policy placed job {job_id!r} on {len(new)} x "
-                                  f"{self.cluster.display_name(gpu_type)}, where its throughput "
-                                  "is 0 (it cannot run there)")
+            raise SchedulingError(
+                f"the policy placed job {job_id!r} on {len(new)} x "
+                f"{self.cluster.display_name(gpu_type)}, where its throughput "
+                "is 0 (it cannot run there)"
+            )
         state.gpus = new
         state.rate = rate
         state.held_since = now
@@ -270,14 +301,17 @@ class Simulator:
         self._plan_completion(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
-        self.events.append((now, kind, job_id, len(new), self._display[gpu_type], rate,
-                            overhead))
+        self.events.append((now, kind, job_id, len(new), self._display[gpu_type], rate, overhead))
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
         cluster = self.cluster
         n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
-        self._observe_stint(state, gpu_type, n_nodes,  # type: ignore[misc]
-                            bool(self._partners(state.spec, state.gpus)))
+        self._observe_stint(
+            state,
+            gpu_type,
+            n_nodes,  # type: ignore[misc]
+            bool(self._partners(state.spec, state.gpus)),
+        )
 
     def _plan_completion(self, state: JobState) -> None:
         """Schedule the exact completion of the job's current stint at its current rate."""
@@ -311,11 +345,19 @@ class Simulator:
         ledger = self.ledger
         if spec.fractional or not ledger.packed_jobs:
             return ()  # a fraction is a reservation: its neighbours do not slow it
-        others = {i for g in gpus if ledger.owner[g] == PACKED
-                  for i in ledger.packed_jobs[g] if i != spec.index}
+        others = {
+            i
+            for g in gpus
+            if ledger.owner[g] == PACKED
+            for i in ledger.packed_jobs[g]
+            if i != spec.index
+        }
         states = self.states
-        return tuple(sorted((self.specs[i].model, len(states[i].gpus) or self.specs[i].num_gpus)
-                            for i in others))
+        return tuple(
+            sorted(
+                (self.specs[i].model, len(states[i].gpus) or self.specs[i].num_gpus) for i in others
+            )
+        )
 
     def _rate(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[str, float]:
         cluster = self.cluster
@@ -326,8 +368,9 @@ class Simulator:
         n_nodes = len({cluster.gpu_node[g] for g in gpus})
         partners = self._partners(spec, gpus)
         # A gang spread over several types runs at its slowest type.
-        rate, gpu_type = min((self.rates.rate(spec, t, len(gpus), n_nodes, partners), t)
-                             for t in sorted(types))
+        rate, gpu_type = min(
+            (self.rates.rate(spec, t, len(gpus), n_nodes, partners), t) for t in sorted(types)
+        )
         return gpu_type, rate
 
     def _rerate_neighbours(self, gpus: set[int], skip: set[int]) -> None:
@@ -344,8 +387,10 @@ class Simulator:
             if rate == state.rate:
                 continue
             if not rate > 0:
-                raise SchedulingError(f"job {state.job_id!r} cannot run beside its new "
-                                      "co-located partner (throughput 0)")
+                raise SchedulingError(
+                    f"job {state.job_id!r} cannot run beside its new "
+                    "co-located partner (throughput 0)"
+                )
             if self._observe_stop is not None:
                 self._observe_stop(state, now)
             state.steps_done = state.steps_done_at(now)
@@ -355,8 +400,17 @@ class Simulator:
             self._plan_completion(state)
             if self._observe_stint is not None:
                 self._tell_stint(state, gpu_type)
-            self.events.append((now, "rerate", state.job_id, len(state.gpus),
-                                self.cluster.display_name(gpu_type), rate, 0.0))
+            self.events.append(
+                (
+                    now,
+                    "rerate",
+                    state.job_id,
+                    len(state.gpus),
+                    self.cluster.display_name(gpu_type),
+                    rate,
+                    0.0,
+                )
+            )
 
     def _completion_due(self, event: simpy.Timeout) -> None:
         self._complete(*event.value)

@@ -28,8 +28,9 @@ from dlsched.traces import Workload
 _DURATION_PREFIX = "duration_"
 
 
-def reference_type(spec_type: str | None, truth: ThroughputModel, model: str | None,
-                   cluster: Cluster) -> str:
+def reference_type(
+    spec_type: str | None, truth: ThroughputModel, model: str | None, cluster: Cluster
+) -> str:
     """The GPU type a traced duration was measured on."""
     if spec_type:
         return type_key(spec_type)
@@ -52,8 +53,9 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenient: bool
-                ) -> tuple[list[JobSpec], dict[int, str]]:
+def build_specs(
+    work: Workload, cluster: Cluster, truth: ThroughputModel, lenient: bool
+) -> tuple[list[JobSpec], dict[int, str]]:
     """Job specs in submit order and the jobs that can never run (index → reason).
 
     Raises `TraceError` naming the file, row and field for such a job unless `lenient`."""
@@ -73,29 +75,41 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
 
     type_columns = [c for c in df.columns if c.startswith(_DURATION_PREFIX)]
     measured = [df[c].tolist() for c in type_columns]
-    measured_types = [type_key(c[len(_DURATION_PREFIX):]) for c in type_columns]
+    measured_types = [type_key(c[len(_DURATION_PREFIX) :]) for c in type_columns]
 
     def why_not(spec: JobSpec) -> tuple[str, str] | None:
         """(reason, field) when the job can never run on this cluster."""
         n, vc = spec.gpu_range[0], (spec.vc if spec.vc in owning else None)
-        allowed = [t for t in sorted(cluster.gpu_types)
-                   if spec.gpu_constraint is None or t in spec.gpu_constraint]
+        allowed = [
+            t
+            for t in sorted(cluster.gpu_types)
+            if spec.gpu_constraint is None or t in spec.gpu_constraint
+        ]
         if not allowed:
-            return (f"may only use GPU types {'|'.join(spec.gpu_constraint or ())}, which "
-                    f"cluster {cluster.name!r} does not have", "gpu_constraint")
+            return (
+                f"may only use GPU types {'|'.join(spec.gpu_constraint or ())}, which "
+                f"cluster {cluster.name!r} does not have",
+                "gpu_constraint",
+            )
         room = {t: pools.get((t, vc), 0) for t in allowed}
         if max(room.values()) < n:
             where = f"VC {vc!r}'s nodes" if vc else "the nodes no VC owns"
             best = max(room.items(), key=lambda kv: kv[1])
-            return (f"asks for {n} GPUs, but {where} in cluster {cluster.name!r} have at most "
-                    f"{best[1]} of one allowed type ({cluster.display_name(best[0])})",
-                    "num_gpus")
+            return (
+                f"asks for {n} GPUs, but {where} in cluster {cluster.name!r} have at most "
+                f"{best[1]} of one allowed type ({cluster.display_name(best[0])})",
+                "num_gpus",
+            )
         share = n * spec.gpu_milli / 1000
         if spec.vc in quota and quota[spec.vc] < share:
-            return (f"asks for {share:g} GPUs, more than VC {spec.vc!r}'s quota of "
-                    f"{quota[spec.vc]}", "num_gpus")
-        problem: tuple[str, str] = ("cannot run on any allowed GPU type of the cluster "
-                                    "(throughput 0)", "model")
+            return (
+                f"asks for {share:g} GPUs, more than VC {spec.vc!r}'s quota of {quota[spec.vc]}",
+                "num_gpus",
+            )
+        problem: tuple[str, str] = (
+            "cannot run on any allowed GPU type of the cluster (throughput 0)",
+            "model",
+        )
         for t in allowed:
             if room[t] < n:
                 continue
@@ -110,25 +124,61 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
     specs: list[JobSpec] = []
     unschedulable: dict[int, str] = {}
     rows = column("source_row")
-    columns = zip(column("job_id"), column("submit_time"), column("num_gpus"),
-                  column("duration", math.nan), column("total_steps", math.nan),
-                  column("model"), column("user"), column("vc"), column("deadline", math.nan),
-                  column("priority", 1.0), column("gpu_type"), column("gpu_milli", 1000),
-                  column("gpu_constraint"), column("status"), column("min_gpus", math.nan),
-                  column("max_gpus", math.nan), rows, strict=True)
-    for index, (job_id, submit, n, duration, steps, model, user, vc, deadline, priority,
-                gpu_type, milli, constraint, status, min_n, max_n, row) in enumerate(columns):
+    columns = zip(
+        column("job_id"),
+        column("submit_time"),
+        column("num_gpus"),
+        column("duration", math.nan),
+        column("total_steps", math.nan),
+        column("model"),
+        column("user"),
+        column("vc"),
+        column("deadline", math.nan),
+        column("priority", 1.0),
+        column("gpu_type"),
+        column("gpu_milli", 1000),
+        column("gpu_constraint"),
+        column("status"),
+        column("min_gpus", math.nan),
+        column("max_gpus", math.nan),
+        rows,
+        strict=True,
+    )
+    for index, (
+        job_id,
+        submit,
+        n,
+        duration,
+        steps,
+        model,
+        user,
+        vc,
+        deadline,
+        priority,
+        gpu_type,
+        milli,
+        constraint,
+        status,
+        min_n,
+        max_n,
+        row,
+    ) in enumerate(columns):
         model, gpu_type, constraint_text = _text(model), _text(gpu_type), _text(constraint)
-        per_type = tuple((t, float(values[index])) for t, values in
-                         zip(measured_types, measured, strict=True)
-                         if not math.isnan(values[index]))
+        per_type = tuple(
+            (t, float(values[index]))
+            for t, values in zip(measured_types, measured, strict=True)
+            if not math.isnan(values[index])
+        )
         reason, field = None, ""
         if per_type and math.isnan(steps):
             steps = duration if not math.isnan(duration) else min(d for _, d in per_type)
         elif math.isnan(steps) and math.isnan(duration):
-            reason, field = ("has no work measure (duration, total_steps or duration_<type>); "
-                             "its run time must come from a convergence model, which the "
-                             "trace implies through its model name", "duration")
+            reason, field = (
+                "has no work measure (duration, total_steps or duration_<type>); "
+                "its run time must come from a convergence model, which the "
+                "trace implies through its model name",
+                "duration",
+            )
             steps = 0.0
         elif math.isnan(steps):
             ref = reference_type(gpu_type, truth, model, cluster)
@@ -139,23 +189,36 @@ def build_specs(work: Workload, cluster: Cluster, truth: ThroughputModel, lenien
                     ref_rate[key] = truth.throughput(model, ref, int(n), nodes)
                 steps = duration * ref_rate[key]
                 if not steps > 0:
-                    reason, field = (f"has throughput 0 on its reference GPU type {ref!r}",
-                                     "model")
+                    reason, field = (f"has throughput 0 on its reference GPU type {ref!r}", "model")
             except UnknownModelError as exc:
                 reason, field = str(exc), exc.field
             if reason is not None:
                 steps = 0.0
-        milli = 1000 if milli is None or (isinstance(milli, float) and math.isnan(milli)) \
+        milli = (
+            1000
+            if milli is None or (isinstance(milli, float) and math.isnan(milli))
             else int(milli)
+        )
         spec = JobSpec(
-            index=index, job_id=job_id, submit_time=float(submit), num_gpus=int(n),
-            total_steps=float(steps), model=model, user=_text(user), vc=_text(vc),
-            deadline=_number(deadline), priority=float(priority),
-            gpu_type=type_key(gpu_type) if gpu_type else None, duration=_number(duration),
-            source_row=None if row is None else int(row), gpu_milli=milli,
-            gpu_constraint=(tuple(type_key(t) for t in constraint_text.split("|"))
-                            if constraint_text else None),
-            type_durations=per_type or None, status=_text(status),
+            index=index,
+            job_id=job_id,
+            submit_time=float(submit),
+            num_gpus=int(n),
+            total_steps=float(steps),
+            model=model,
+            user=_text(user),
+            vc=_text(vc),
+            deadline=_number(deadline),
+            priority=float(priority),
+            gpu_type=type_key(gpu_type) if gpu_type else None,
+            duration=_number(duration),
+            source_row=None if row is None else int(row),
+            gpu_milli=milli,
+            gpu_constraint=(
+                tuple(type_key(t) for t in constraint_text.split("|")) if constraint_text else None
+            ),
+            type_durations=per_type or None,
+            status=_text(status),
             min_gpus=None if _number(min_n) is None else int(min_n),
             max_gpus=None if _number(max_n) is None else int(max_n),
         )

@@ -83,8 +83,11 @@ class ClusterView:
         A type is left out when the job's `gpu_constraint` excludes it, when its pool has
         fewer GPUs than the job needs (its `min_gpus` when elastic), or when the estimated
         throughput there is 0."""
-        key = ((job.model, job.num_gpus, job.min_gpus, job.vc, job.gpu_constraint)
-               if job.type_durations is None else job.index)
+        key = (
+            (job.model, job.num_gpus, job.min_gpus, job.vc, job.gpu_constraint)
+            if job.type_durations is None
+            else job.index
+        )
         ranked = self._ranked.get(key)
         if ranked is None:
             capacity = self._sim.ledger.pool_capacity
@@ -97,8 +100,11 @@ class ClusterView:
                 if capacity.get(self.pool(job, gpu_type), 0) < fewest:
                     continue
                 try:
-                    rate = self.estimator.throughput(job, gpu_type, min(job.num_gpus, max(
-                        fewest, capacity.get(self.pool(job, gpu_type), 0))))
+                    rate = self.estimator.throughput(
+                        job,
+                        gpu_type,
+                        min(job.num_gpus, max(fewest, capacity.get(self.pool(job, gpu_type), 0))),
+                    )
                 except UnknownModelError:
                     rate = 0.0
                 if rate > 0:
@@ -131,9 +137,13 @@ class ClusterView:
         used = self._sim.ledger.vc_used.get(job.vc, 0.0)  # type: ignore[arg-type]
         return used + n * job.gpu_milli / 1000 <= quota + 1e-9
 
-    def place(self, job: JobSpec | JobState, gpu_type: str | None = None,
-              strategy: str = "consolidated", n_gpus: int | None = None
-              ) -> tuple[int, ...] | None:
+    def place(
+        self,
+        job: JobSpec | JobState,
+        gpu_type: str | None = None,
+        strategy: str = "consolidated",
+        n_gpus: int | None = None,
+    ) -> tuple[int, ...] | None:
         """GPU ids for the job on free GPUs of one type, or None if it does not fit now.
 
         With no `gpu_type`, types are tried fastest first (`rank_types`). VC ownership and

@@ -35,8 +35,23 @@ from dlsched.experiments.store import ResultsStore, StoreBusyError
 from dlsched.experiments.transforms import scale_arrivals
 
 __all__ = [
-    "EXECUTORS", "Experiment", "ExperimentOutcome", "GridPoint", "PolicyChoice",
-    "ResultsStore", "Run", "RunOutcome", "StoreBusyError", "canonical_json", "execute_run",
-    "load_experiment", "parse_experiment", "resolve_experiment", "run_experiment", "run_key",
-    "run_seed", "scale_arrivals", "simulate_config",
+    "EXECUTORS",
+    "Experiment",
+    "ExperimentOutcome",
+    "GridPoint",
+    "PolicyChoice",
+    "ResultsStore",
+    "Run",
+    "RunOutcome",
+    "StoreBusyError",
+    "canonical_json",
+    "execute_run",
+    "load_experiment",
+    "parse_experiment",
+    "resolve_experiment",
+    "run_experiment",
+    "run_key",
+    "run_seed",
+    "scale_arrivals",
+    "simulate_config",
 ]

@@ -38,14 +38,35 @@ from dlsched.perf import THROUGHPUT_MODELS, make_estimator
 from dlsched.perf.estimator import NoisyEstimator
 from dlsched.traces import LOADERS, detect_format
 
-TOP_KEYS = ("name", "description", "cluster", "workload", "throughput", "estimator",
-            "restart_overhead_s", "policies", "seed", "seeds", "sweep")
+TOP_KEYS = (
+    "name",
+    "description",
+    "cluster",
+    "workload",
+    "throughput",
+    "estimator",
+    "restart_overhead_s",
+    "policies",
+    "seed",
+    "seeds",
+    "sweep",
+)
 WORKLOAD_KEYS = ("trace", "format", "lenient", "transforms", "arrival_rate_scale")
 ESTIMATOR_KEYS = ("name", "sigma", "sigma_throughput")
 POLICY_KEYS = ("name", "label", "params")
-SWEEPABLE = ("cluster", "workload.trace", "workload.format", "workload.lenient",
-             "workload.transforms", "workload.arrival_rate_scale", "throughput", "estimator",
-             "estimator.sigma", "estimator.sigma_throughput", "restart_overhead_s")
+SWEEPABLE = (
+    "cluster",
+    "workload.trace",
+    "workload.format",
+    "workload.lenient",
+    "workload.transforms",
+    "workload.arrival_rate_scale",
+    "throughput",
+    "estimator",
+    "estimator.sigma",
+    "estimator.sigma_throughput",
+    "restart_overhead_s",
+)
 """Sweep axes besides ``params.<name>`` (a policy parameter, set on every policy that takes it)."""
 
 KEY_CHARS = 16
@@ -110,8 +131,9 @@ class Experiment:
 
 def canonical_json(value: Any) -> str:
     """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
 
 
 def run_key(config: Mapping[str, Any]) -> str:
@@ -176,25 +198,31 @@ def resolve_experiment(path: str | os.PathLike[str]) -> Path:
     if not given.parent.parts and bundled.is_file():
         return bundled
     known = sorted(p.stem for p in folder.glob("*.yaml"))
-    raise ConfigError(f"{given}: no such experiment file, and no bundled experiment of that "
-                      f"name (bundled: {', '.join(known) or 'none'})")
+    raise ConfigError(
+        f"{given}: no such experiment file, and no bundled experiment of that "
+        f"name (bundled: {', '.join(known) or 'none'})"
+    )
 
 
 def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None) -> Experiment:
     """Validate an experiment given as parsed YAML and expand its grid."""
     ctx = _Context(source)
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: an experiment file must be a mapping with at least "
-                          "'cluster', 'workload' and 'policies'")
+        raise ConfigError(
+            f"{source}: an experiment file must be a mapping with at least "
+            "'cluster', 'workload' and 'policies'"
+        )
     unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
         hint = _did_you_mean(unknown[0], TOP_KEYS)
-        raise ctx.error(str(unknown[0]), f"is not an experiment key{hint}; the keys are "
-                        f"{', '.join(TOP_KEYS)}")
+        raise ctx.error(
+            str(unknown[0]), f"is not an experiment key{hint}; the keys are {', '.join(TOP_KEYS)}"
+        )
     for required in ("cluster", "workload", "policies"):
         if required not in data:
-            raise ctx.error(required, "is missing; an experiment needs 'cluster', 'workload' "
-                            "and 'policies'")
+            raise ctx.error(
+                required, "is missing; an experiment needs 'cluster', 'workload' and 'policies'"
+            )
     name = data.get("name", Path(source).stem if source != "<dict>" else "experiment")
     if not isinstance(name, str) or not name.strip() or "/" in name or name.startswith("."):
         raise ctx.error("name", f"must be a non-empty name without '/', got {name!r}")
@@ -207,14 +235,16 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
         "workload": _workload(data["workload"], ctx),
         "throughput": _throughput(data.get("throughput", "duration"), ctx, "throughput"),
         "estimator": _estimator(data.get("estimator", "oracle"), ctx, "estimator"),
-        "restart_overhead_s": _non_negative(data.get("restart_overhead_s", 0.0), ctx,
-                                            "restart_overhead_s"),
+        "restart_overhead_s": _non_negative(
+            data.get("restart_overhead_s", 0.0), ctx, "restart_overhead_s"
+        ),
     }
     choices = _policies(data["policies"], ctx)
     seed = data.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ctx.error("seed", f"must be an integer >= 0 (the experiment's root seed), "
-                        f"got {seed!r}")
+        raise ctx.error(
+            "seed", f"must be an integer >= 0 (the experiment's root seed), got {seed!r}"
+        )
     replicates = _replicates(data.get("seeds", 1), ctx)
     axes, resolved_axes = _sweep(data.get("sweep") or {}, ctx, choices)
 
@@ -223,20 +253,35 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
     seeds = {r: run_seed(seed, r) for r in replicates}
     values_by_axis = [range(len(values)) for _, values in resolved_axes]
     for combo in itertools.product(*values_by_axis):
-        setting = [(axis, resolved[i], shown[i], f"sweep.{axis}[{i}]")
-                   for (axis, resolved), i, (_, shown) in zip(resolved_axes, combo, axes,
-                                                              strict=True)]
+        setting = [
+            (axis, resolved[i], shown[i], f"sweep.{axis}[{i}]")
+            for (axis, resolved), i, (_, shown) in zip(resolved_axes, combo, axes, strict=True)
+        ]
         for choice in choices:
             for replicate in replicates:
                 config = _combine(base, choice, seeds[replicate], setting, ctx)
                 key = run_key(config)
                 runs.setdefault(key, Run(key, config))
-                points.append(GridPoint(key, choice.label, replicate,
-                                        tuple((axis, shown) for axis, _, shown, _ in setting)))
-    return Experiment(name=name, description=description, source=source,
-                      text=text if text is not None else yaml.safe_dump(data, sort_keys=False),
-                      policies=tuple(choices), seed=seed, replicates=replicates,
-                      axes=tuple(axes), points=tuple(points), runs=runs)
+                points.append(
+                    GridPoint(
+                        key,
+                        choice.label,
+                        replicate,
+                        tuple((axis, shown) for axis, _, shown, _ in setting),
+                    )
+                )
+    return Experiment(
+        name=name,
+        description=description,
+        source=source,
+        text=text if text is not None else yaml.safe_dump(data, sort_keys=False),
+        policies=tuple(choices),
+        seed=seed,
+        replicates=replicates,
+        axes=tuple(axes),
+        points=tuple(points),
+        runs=runs,
+    )
 
 
 # ---- one field each ---------------------------------------------------------------------
@@ -250,8 +295,11 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
         try:
             path = local if local.is_file() else resolve_cluster(value)
         except FileNotFoundError as exc:
-            raise ctx.error(key, f"{exc}; give a bundled cluster name, a cluster YAML path "
-                            "relative to the experiment file, or an inline mapping") from None
+            raise ctx.error(
+                key,
+                f"{exc}; give a bundled cluster name, a cluster YAML path "
+                "relative to the experiment file, or an inline mapping",
+            ) from None
         try:
             data = yaml.safe_load(path.read_text())
         except (OSError, yaml.YAMLError) as exc:
@@ -260,8 +308,11 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
             data.setdefault("name", path.stem)
         where = str(path)
     else:
-        raise ctx.error(key, f"must be a bundled cluster name, a cluster YAML path or a mapping "
-                        f"with 'nodes', got {value!r}")
+        raise ctx.error(
+            key,
+            f"must be a bundled cluster name, a cluster YAML path or a mapping "
+            f"with 'nodes', got {value!r}",
+        )
     try:
         Cluster.from_dict(data, where)
     except ConfigError as exc:
@@ -279,9 +330,12 @@ def _workload(value: Any, ctx: _Context) -> dict[str, Any]:
         raise ctx.error("workload", "must be a mapping with at least 'trace' (or a trace path)")
     for k in value:
         if k not in WORKLOAD_KEYS:
-            raise ctx.error(f"workload.{k}", f"is not a workload key"
-                            f"{_did_you_mean(k, WORKLOAD_KEYS)}; the keys are "
-                            f"{', '.join(WORKLOAD_KEYS)}")
+            raise ctx.error(
+                f"workload.{k}",
+                f"is not a workload key"
+                f"{_did_you_mean(k, WORKLOAD_KEYS)}; the keys are "
+                f"{', '.join(WORKLOAD_KEYS)}",
+            )
     if "trace" not in value:
         raise ctx.error("workload.trace", "is missing; name a trace file")
     return {
@@ -289,24 +343,30 @@ def _workload(value: Any, ctx: _Context) -> dict[str, Any]:
         "format": _format(value.get("format", "auto"), ctx, "workload.format"),
         "lenient": _bool(value.get("lenient", False), ctx, "workload.lenient"),
         "transforms": _transforms(value.get("transforms", []), ctx, "workload.transforms"),
-        "arrival_rate_scale": _positive(value.get("arrival_rate_scale", 1.0), ctx,
-                                        "workload.arrival_rate_scale"),
+        "arrival_rate_scale": _positive(
+            value.get("arrival_rate_scale", 1.0), ctx, "workload.arrival_rate_scale"
+        ),
     }
 
 
 def _trace(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     if not isinstance(value, str) or not value.strip():
         raise ctx.error(key, f"must be a trace file path, got {value!r}")
-    candidates = [Path(value)] if Path(value).is_absolute() else [
-        ctx.folder / value, Path.cwd() / value, bundled_trace(value),
-        bundled_root() / value]
+    candidates = (
+        [Path(value)]
+        if Path(value).is_absolute()
+        else [ctx.folder / value, Path.cwd() / value, bundled_trace(value), bundled_root() / value]
+    )
     for candidate in candidates:
         if candidate.is_file():
             path = candidate.resolve()
             return {"path": str(path), "name": path.name, "sha256": file_sha256(str(path))}
     looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
-    raise ctx.error(key, f"trace file {value!r} not found (looked at {looked}); give a path "
-                    "relative to the experiment file or the name of a bundled trace")
+    raise ctx.error(
+        key,
+        f"trace file {value!r} not found (looked at {looked}); give a path "
+        "relative to the experiment file or the name of a bundled trace",
+    )
 
 
 def file_sha256(path: str) -> str:
@@ -341,7 +401,7 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
         if isinstance(item, dict) and "name" in item:
             name, args = item["name"], {k: v for k, v in item.items() if k != "name"}
         elif isinstance(item, dict) and len(item) == 1:
-            (name, arg), = item.items()
+            ((name, arg),) = item.items()
             if name in TRANSFORMS and len(TRANSFORMS[name][1]) == 1:
                 args = {next(iter(TRANSFORMS[name][1])): arg}
             else:
@@ -380,8 +440,9 @@ def _detect(path: str, ctx: _Context, key: str) -> str:
 
 def _throughput(value: Any, ctx: _Context, key: str) -> str:
     if value not in THROUGHPUT_MODELS:
-        raise ctx.error(key, f"unknown throughput model {value!r}; choose one of "
-                        f"{', '.join(THROUGHPUT_MODELS)}")
+        raise ctx.error(
+            key, f"unknown throughput model {value!r}; choose one of {', '.join(THROUGHPUT_MODELS)}"
+        )
     return str(value)
 
 
@@ -397,19 +458,25 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
             try:
                 spec["sigma"] = float(arg)
             except ValueError:
-                raise ctx.error(key, f"the sigma after 'noisy:' must be a number, got "
-                                f"{arg!r}") from None
+                raise ctx.error(
+                    key, f"the sigma after 'noisy:' must be a number, got {arg!r}"
+                ) from None
     elif isinstance(value, dict):
         for k in value:
             if k not in ESTIMATOR_KEYS:
-                raise ctx.error(f"{key}.{k}", f"is not an estimator key; the keys are "
-                                f"{', '.join(ESTIMATOR_KEYS)}")
+                raise ctx.error(
+                    f"{key}.{k}",
+                    f"is not an estimator key; the keys are {', '.join(ESTIMATOR_KEYS)}",
+                )
         spec = dict(value)
         if not isinstance(spec.get("name"), str):
             raise ctx.error(f"{key}.name", "is missing; use 'oracle' or 'noisy'")
     else:
-        raise ctx.error(key, f"must be 'oracle', 'noisy', 'noisy:<sigma>' or a mapping "
-                        f"{{name, sigma, sigma_throughput}}, got {value!r}")
+        raise ctx.error(
+            key,
+            f"must be 'oracle', 'noisy', 'noisy:<sigma>' or a mapping "
+            f"{{name, sigma, sigma_throughput}}, got {value!r}",
+        )
     return _estimator_spec(spec, ctx, key)
 
 
@@ -417,15 +484,21 @@ def _estimator_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, 
     name = spec["name"]
     if name == "noisy":
         default = NoisyEstimator()
-        return {"name": "noisy",
-                "sigma": _non_negative(spec.get("sigma", default.sigma), ctx, f"{key}.sigma"),
-                "sigma_throughput": _non_negative(spec.get("sigma_throughput",
-                                                           default.sigma_throughput),
-                                                  ctx, f"{key}.sigma_throughput")}
+        return {
+            "name": "noisy",
+            "sigma": _non_negative(spec.get("sigma", default.sigma), ctx, f"{key}.sigma"),
+            "sigma_throughput": _non_negative(
+                spec.get("sigma_throughput", default.sigma_throughput),
+                ctx,
+                f"{key}.sigma_throughput",
+            ),
+        }
     extra = sorted(set(spec) - {"name"})
     if extra:
-        raise ctx.error(f"{key}.{extra[0]}", f"only the noisy estimator takes {extra[0]!r}; "
-                        "set name: noisy or remove it")
+        raise ctx.error(
+            f"{key}.{extra[0]}",
+            f"only the noisy estimator takes {extra[0]!r}; set name: noisy or remove it",
+        )
     try:
         make_estimator(name)
     except (TypeError, ValueError) as exc:
@@ -437,8 +510,9 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value:
-        raise ctx.error("policies", "must be a non-empty list of policy names or "
-                        "{name, label, params} mappings")
+        raise ctx.error(
+            "policies", "must be a non-empty list of policy names or {name, label, params} mappings"
+        )
     choices = []
     for i, item in enumerate(value):
         where = f"policies[{i}]"
@@ -448,8 +522,9 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
             raise ctx.error(where, "must be a policy name or a {name, label, params} mapping")
         for k in item:
             if k not in POLICY_KEYS:
-                raise ctx.error(f"{where}.{k}", f"is not a policy key; the keys are "
-                                f"{', '.join(POLICY_KEYS)}")
+                raise ctx.error(
+                    f"{where}.{k}", f"is not a policy key; the keys are {', '.join(POLICY_KEYS)}"
+                )
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise ctx.error(f"{where}.name", "is missing; see `dlsched policies` for the names")
@@ -465,9 +540,12 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
     labels = [c.label for c in choices]
     for i, label in enumerate(labels):
         if label in labels[:i]:
-            raise ctx.error(f"policies[{i}]", f"has the same label {label!r} as "
-                            f"policies[{labels.index(label)}]; give one of them a distinct "
-                            "'label'")
+            raise ctx.error(
+                f"policies[{i}]",
+                f"has the same label {label!r} as "
+                f"policies[{labels.index(label)}]; give one of them a distinct "
+                "'label'",
+            )
     return choices
 
 
@@ -495,8 +573,9 @@ def policy_factory(name: str) -> Callable[..., Any]:
 
 def _accepts(name: str, param: str) -> bool:
     parameters = inspect.signature(policy_factory(name)).parameters
-    return param in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD
-                                      for p in parameters.values())
+    return param in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: str) -> None:
@@ -511,36 +590,53 @@ def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: st
 def _replicates(value: Any, ctx: _Context) -> tuple[int, ...]:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return tuple(range(value))
-    if isinstance(value, list) and value and all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value) \
-            and len(set(value)) == len(value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        and len(set(value)) == len(value)
+    ):
         return tuple(value)
-    raise ctx.error("seeds", f"must be how many seeded replicates to run (an integer >= 1) or "
-                    f"a list of distinct replicate numbers >= 0, got {value!r}")
+    raise ctx.error(
+        "seeds",
+        f"must be how many seeded replicates to run (an integer >= 1) or "
+        f"a list of distinct replicate numbers >= 0, got {value!r}",
+    )
 
 
-def _sweep(value: Any, ctx: _Context, choices: Sequence[PolicyChoice]
-           ) -> tuple[list[tuple[str, tuple[Any, ...]]], list[tuple[str, list[Any]]]]:
+def _sweep(
+    value: Any, ctx: _Context, choices: Sequence[PolicyChoice]
+) -> tuple[list[tuple[str, tuple[Any, ...]]], list[tuple[str, list[Any]]]]:
     """(axis, values as shown in reports) and (axis, resolved values), in file order."""
     if not isinstance(value, dict):
-        raise ctx.error("sweep", "must be a mapping of axis to a list of values, e.g. "
-                        "{workload.arrival_rate_scale: [1, 2]}")
+        raise ctx.error(
+            "sweep",
+            "must be a mapping of axis to a list of values, e.g. "
+            "{workload.arrival_rate_scale: [1, 2]}",
+        )
     shown_axes: list[tuple[str, tuple[Any, ...]]] = []
     resolved_axes: list[tuple[str, list[Any]]] = []
     for axis, values in value.items():
         key = f"sweep.{axis}"
-        if not isinstance(axis, str) or not (axis in SWEEPABLE or (
-                axis.startswith("params.") and len(axis) > len("params."))):
-            raise ctx.error(key, f"cannot be swept{_did_you_mean(axis, SWEEPABLE)}; sweep one of "
-                            f"{', '.join(SWEEPABLE)} or params.<name> (a policy parameter)")
+        if not isinstance(axis, str) or not (
+            axis in SWEEPABLE or (axis.startswith("params.") and len(axis) > len("params."))
+        ):
+            raise ctx.error(
+                key,
+                f"cannot be swept{_did_you_mean(axis, SWEEPABLE)}; sweep one of "
+                f"{', '.join(SWEEPABLE)} or params.<name> (a policy parameter)",
+            )
         if not isinstance(values, list) or not values:
             raise ctx.error(key, "must be a non-empty list of values")
         if axis.startswith("params."):
             param = axis.removeprefix("params.")
             if not any(_accepts(c.name, param) for c in choices):
-                raise ctx.error(key, f"no policy of this experiment takes a parameter "
-                                f"{param!r}; check the spelling against the policies' "
-                                "parameters")
+                raise ctx.error(
+                    key,
+                    f"no policy of this experiment takes a parameter "
+                    f"{param!r}; check the spelling against the policies' "
+                    "parameters",
+                )
         resolved = [_axis_value(axis, v, ctx, f"{key}[{i}]") for i, v in enumerate(values)]
         shown = tuple(_shown(axis, v, r) for v, r in zip(values, resolved, strict=True))
         if len(set(map(canonical_json, resolved))) != len(resolved):
@@ -586,8 +682,13 @@ def _shown(axis: str, raw: Any, resolved: Any) -> Any:
     return canonical_json(resolved)
 
 
-def _combine(base: Mapping[str, Any], choice: PolicyChoice, seed: int,
-             setting: Sequence[tuple[str, Any, Any, str]], ctx: _Context) -> dict[str, Any]:
+def _combine(
+    base: Mapping[str, Any],
+    choice: PolicyChoice,
+    seed: int,
+    setting: Sequence[tuple[str, Any, Any, str]],
+    ctx: _Context,
+) -> dict[str, Any]:
     """The resolved config of one cell."""
     config = json.loads(canonical_json(base))  # a deep copy
     params = dict(choice.params)
@@ -600,8 +701,11 @@ def _combine(base: Mapping[str, Any], choice: PolicyChoice, seed: int,
                 param_key = key
         elif section == "estimator" and leaf:
             if config["estimator"]["name"] != "noisy":
-                raise ctx.error(key, f"sets the noise of the estimator, but the estimator is "
-                                f"{config['estimator']['name']!r}; set estimator: noisy")
+                raise ctx.error(
+                    key,
+                    f"sets the noise of the estimator, but the estimator is "
+                    f"{config['estimator']['name']!r}; set estimator: noisy",
+                )
             config["estimator"][leaf] = value
         elif leaf:
             config[section][leaf] = value
@@ -657,5 +761,8 @@ def _json_safe(value: Any, ctx: _Context, key: str) -> Any:
     try:
         return json.loads(canonical_json(value))
     except (TypeError, ValueError):
-        raise ctx.error(key, "must hold only plain YAML values (numbers, text, true/false, "
-                        "lists and mappings with text keys)") from None
+        raise ctx.error(
+            key,
+            "must hold only plain YAML values (numbers, text, true/false, "
+            "lists and mappings with text keys)",
+        ) from None

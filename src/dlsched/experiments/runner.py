@@ -86,25 +86,30 @@ class ExperimentOutcome:
         return not self.failed
 
     def __repr__(self) -> str:
-        return (f"ExperimentOutcome({self.experiment.name!r}: {len(self.experiment.runs)} runs, "
-                f"{len(self.finished)} finished, {len(self.skipped)} skipped, "
-                f"{len(self.failed)} failed → {str(self.store.root)!r})")
+        return (
+            f"ExperimentOutcome({self.experiment.name!r}: {len(self.experiment.runs)} runs, "
+            f"{len(self.finished)} finished, {len(self.skipped)} skipped, "
+            f"{len(self.failed)} failed → {str(self.store.root)!r})"
+        )
 
 
 # ---- one run ----------------------------------------------------------------------------
 @lru_cache(maxsize=8)
 def _load(path: str, sha256: str, fmt: str, lenient: bool) -> Workload:
     if file_sha256(path) != sha256:
-        raise DlschedError(f"{path}: the trace changed after the experiment was expanded "
-                           f"(its SHA-256 is no longer {sha256[:12]}…); run the experiment again")
+        raise DlschedError(
+            f"{path}: the trace changed after the experiment was expanded "
+            f"(its SHA-256 is no longer {sha256[:12]}…); run the experiment again"
+        )
     return load_trace(path, format=fmt, lenient=lenient)
 
 
 def build_workload(config: Mapping[str, Any]) -> Workload:
     """The workload of a resolved run config: the pinned trace, then its transforms."""
     spec = config["workload"]
-    workload = _load(spec["trace"]["path"], spec["trace"]["sha256"], spec["format"],
-                     spec["lenient"])
+    workload = _load(
+        spec["trace"]["path"], spec["trace"]["sha256"], spec["format"], spec["lenient"]
+    )
     workload = apply_transforms(workload, spec["transforms"])
     if spec["arrival_rate_scale"] != 1.0:
         workload = scale_arrivals(workload, spec["arrival_rate_scale"])
@@ -118,8 +123,9 @@ def build_estimator(spec: Mapping[str, Any]) -> OracleEstimator:
     return make_estimator(spec["name"])
 
 
-def simulate_config(config: Mapping[str, Any],
-                    on_progress: Callable[[float], None] | None = None) -> SimulationResult:
+def simulate_config(
+    config: Mapping[str, Any], on_progress: Callable[[float], None] | None = None
+) -> SimulationResult:
     """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result."""
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
@@ -127,14 +133,25 @@ def simulate_config(config: Mapping[str, Any],
     policy: Any = name
     if ":" in name:  # an import path: instantiate here, since the registry does not know it
         policy, params = policy_factory(name)(**params), {}
-    return simulate(workload, cluster, policy=policy, throughput=config["throughput"],
-                    estimator=build_estimator(config["estimator"]), seed=config["seed"],
-                    restart_overhead_s=config["restart_overhead_s"], on_progress=on_progress,
-                    **params)
+    return simulate(
+        workload,
+        cluster,
+        policy=policy,
+        throughput=config["throughput"],
+        estimator=build_estimator(config["estimator"]),
+        seed=config["seed"],
+        restart_overhead_s=config["restart_overhead_s"],
+        on_progress=on_progress,
+        **params,
+    )
 
 
-def execute_run(key: str, config: Mapping[str, Any], store_root: str,
-                on_progress: Callable[[float], None] | None = None) -> RunOutcome:
+def execute_run(
+    key: str,
+    config: Mapping[str, Any],
+    store_root: str,
+    on_progress: Callable[[float], None] | None = None,
+) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
     Runs in a worker. Only ``Exception`` is recorded: Ctrl-C and worker shutdown pass through
@@ -169,17 +186,24 @@ def manifest(experiment: Experiment) -> dict[str, Any]:
         "replicates": list(experiment.replicates),
         "policies": [c.label for c in experiment.policies],
         "axes": [[name, list(values)] for name, values in experiment.axes],
-        "points": [{"key": p.key, "policy": p.policy, "replicate": p.replicate,
-                    "axes": dict(p.axes)} for p in experiment.points],
+        "points": [
+            {"key": p.key, "policy": p.policy, "replicate": p.replicate, "axes": dict(p.axes)}
+            for p in experiment.points
+        ],
         "runs": len(experiment.runs),
         "dlsched_version": __version__,
     }
 
 
-def run_experiment(experiment: Experiment | str | os.PathLike[str],
-                   out: str | os.PathLike[str] | None = None, *, workers: int | None = None,
-                   executor: str = "process", address: str | None = None,
-                   progress: bool | None = None) -> ExperimentOutcome:
+def run_experiment(
+    experiment: Experiment | str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    workers: int | None = None,
+    executor: str = "process",
+    address: str | None = None,
+    progress: bool | None = None,
+) -> ExperimentOutcome:
     """Run every run of an experiment's grid that is not stored yet.
 
     - `out`: the experiment's results directory (default ``results/<name>``).
@@ -206,9 +230,15 @@ def run_experiment(experiment: Experiment | str | os.PathLike[str],
         store.write_manifest(manifest(exp), exp.text)
         pending = [run for key, run in exp.runs.items() if not store.is_finished(key)]
         outcome.skipped = [key for key in exp.runs if store.is_finished(key)]
-        bar = tqdm(total=len(exp.runs), initial=len(outcome.skipped), unit="run",
-                   desc=exp.name, disable=None if progress is None else not progress,
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = tqdm(
+            total=len(exp.runs),
+            initial=len(outcome.skipped),
+            unit="run",
+            desc=exp.name,
+            disable=None if progress is None else not progress,
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
 
         def record(result: RunOutcome) -> None:
             if result.status == "failed":
@@ -233,12 +263,19 @@ def run_experiment(experiment: Experiment | str | os.PathLike[str],
     return outcome
 
 
-def _run_in_process(pending: Iterable[Run], store: ResultsStore,
-                    record: Callable[[RunOutcome], None], single: bool) -> None:
+def _run_in_process(
+    pending: Iterable[Run], store: ResultsStore, record: Callable[[RunOutcome], None], single: bool
+) -> None:
     for run in pending:
         if single:  # one long run: show its progress over simulated time
-            with tqdm(unit="sim s", unit_scale=True, desc="  simulated time", leave=False,
-                      file=sys.stderr, dynamic_ncols=True) as clock:
+            with tqdm(
+                unit="sim s",
+                unit_scale=True,
+                desc="  simulated time",
+                leave=False,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            ) as clock:
                 seen = [0.0]
 
                 def tick(now: float, clock: tqdm = clock, seen: list[float] = seen) -> None:
@@ -259,14 +296,16 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _run_on_pool(pending: list[Run], store: ResultsStore, workers: int,
-                 record: Callable[[RunOutcome], None]) -> int:
+def _run_on_pool(
+    pending: list[Run], store: ResultsStore, workers: int, record: Callable[[RunOutcome], None]
+) -> int:
     """Run on a local process pool, replacing it when a worker dies; return how often."""
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(waiting)),
-                                   mp_context=_pool_context())
+        pool = ProcessPoolExecutor(
+            max_workers=min(workers, len(waiting)), mp_context=_pool_context()
+        )
         futures = {}
         try:
             for run in waiting.values():
@@ -293,8 +332,10 @@ def _run_on_pool(pending: list[Run], store: ResultsStore, workers: int,
             breaks += 1
             if breaks > POOL_RESTARTS:
                 for run in list(waiting.values()):
-                    message = (f"a worker process died {breaks} times while this run waited or "
-                               "ran (killed, or out of memory?); run it alone with --workers 1")
+                    message = (
+                        f"a worker process died {breaks} times while this run waited or "
+                        "ran (killed, or out of memory?); run it alone with --workers 1"
+                    )
                     store.record_failure(run.key, run.config, message, "")
                     record(RunOutcome(run.key, "failed", message))
                 return breaks
@@ -317,34 +358,45 @@ def _driver_failure(store: ResultsStore, run: Run, exc: BaseException) -> RunOut
     return RunOutcome(run.key, "failed", _one_line(exc))
 
 
-def _run_on_dask(pending: list[Run], store: ResultsStore, workers: int, address: str | None,
-                 record: Callable[[RunOutcome], None]) -> None:
+def _run_on_dask(
+    pending: list[Run],
+    store: ResultsStore,
+    workers: int,
+    address: str | None,
+    record: Callable[[RunOutcome], None],
+) -> None:
     try:
         from distributed import Client, LocalCluster
         from distributed import as_completed as dask_completed
     except ImportError:
-        raise MissingExtraError("the dask executor needs Dask distributed: "
-                                "pip install 'dlsched[dask]'") from None
+        raise MissingExtraError(
+            "the dask executor needs Dask distributed: pip install 'dlsched[dask]'"
+        ) from None
     if not pending:
         return
     cluster = None
     if address is None:
         # dashboard on a free port: never "8787 in use" next to another cluster
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
     try:
         client = Client(address or cluster, timeout="10s")
     except OSError as exc:  # includes timeouts
         if cluster is not None:
             cluster.close()
-        raise DaskUnreachableError(f"cannot reach the Dask scheduler at {address}: {exc}; "
-                                   "start one (`dask scheduler`, then `dask worker ADDRESS` on "
-                                   "each machine) or leave out --address for a local "
-                                   "cluster") from None
+        raise DaskUnreachableError(
+            f"cannot reach the Dask scheduler at {address}: {exc}; "
+            "start one (`dask scheduler`, then `dask worker ADDRESS` on "
+            "each machine) or leave out --address for a local "
+            "cluster"
+        ) from None
     root = str(store.root.resolve())
     try:
-        futures = {client.submit(execute_run, run.key, run.config, root, pure=False): run
-                   for run in pending}
+        futures = {
+            client.submit(execute_run, run.key, run.config, root, pure=False): run
+            for run in pending
+        }
         try:
             for future in dask_completed(list(futures)):
                 run = futures[future]
@@ -360,4 +412,3 @@ def _run_on_dask(pending: list[Run], store: ResultsStore, workers: int, address:
         client.close()
         if cluster is not None:
             cluster.close()
-

@@ -30,8 +30,14 @@ from dlsched.api import __version__
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
-RUN_FILES = ("config.json", "summary.json", "meta.json", "jobs.parquet", "events.parquet",
-             "timeline.parquet")
+RUN_FILES = (
+    "config.json",
+    "summary.json",
+    "meta.json",
+    "jobs.parquet",
+    "events.parquet",
+    "timeline.parquet",
+)
 _TMP_PREFIX = ".tmp-"
 
 
@@ -63,8 +69,11 @@ class ResultsStore:
         """Keys of every finished run in the store, sorted."""
         if not self.runs_dir.is_dir():
             return []
-        return sorted(p.name for p in self.runs_dir.iterdir()
-                      if not p.name.startswith(".") and (p / "config.json").is_file())
+        return sorted(
+            p.name
+            for p in self.runs_dir.iterdir()
+            if not p.name.startswith(".") and (p / "config.json").is_file()
+        )
 
     def load_run(self, key: str) -> SimulationResult:
         """The stored result of run `key`."""
@@ -82,15 +91,16 @@ class ResultsStore:
         """Failed runs: key → ``{key, config, error, traceback}``."""
         if not self.failures_dir.is_dir():
             return {}
-        return {p.stem: json.loads(p.read_text())
-                for p in sorted(self.failures_dir.glob("*.json"))}
+        return {p.stem: json.loads(p.read_text()) for p in sorted(self.failures_dir.glob("*.json"))}
 
     def read_manifest(self) -> dict[str, Any]:
         """The grid of the experiment last run into this store."""
         path = self.root / "experiment.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{self.root}: not a results directory (no experiment.json); "
-                                    "give the directory that `dlsched run` wrote")
+            raise FileNotFoundError(
+                f"{self.root}: not a results directory (no experiment.json); "
+                "give the directory that `dlsched run` wrote"
+            )
         return json.loads(path.read_text())  # type: ignore[no-any-return]
 
     # ---- writing ----------------------------------------------------------------------
@@ -107,9 +117,10 @@ class ResultsStore:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise StoreBusyError(f"{self.root}: another `dlsched run` is writing to this "
-                                     "results directory; wait for it or use another --out") \
-                    from None
+                raise StoreBusyError(
+                    f"{self.root}: another `dlsched run` is writing to this "
+                    "results directory; wait for it or use another --out"
+                ) from None
             try:
                 yield
             finally:
@@ -117,9 +128,13 @@ class ResultsStore:
 
     def clean_partial(self) -> int:
         """Remove what interrupted runs left behind; return how many leftovers there were."""
-        leftovers = [p for folder in (self.root, self.runs_dir, self.failures_dir)
-                     if folder.is_dir() for p in folder.iterdir()
-                     if p.name.startswith(_TMP_PREFIX)]
+        leftovers = [
+            p
+            for folder in (self.root, self.runs_dir, self.failures_dir)
+            if folder.is_dir()
+            for p in folder.iterdir()
+            if p.name.startswith(_TMP_PREFIX)
+        ]
         for path in leftovers:
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
@@ -130,8 +145,9 @@ class ResultsStore:
     def write_manifest(self, manifest: Mapping[str, Any], text: str) -> None:
         """Record the grid (``experiment.json``) and the experiment file (``experiment.yaml``)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.root / "experiment.json",
-                      json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        _write_atomic(
+            self.root / "experiment.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+        )
         _write_atomic(self.root / "experiment.yaml", text)
 
     def write_run(self, key: str, config: Mapping[str, Any], result: SimulationResult) -> Path:
@@ -162,14 +178,21 @@ class ResultsStore:
         self.clear_failure(key)
         return final
 
-    def record_failure(self, key: str, config: Mapping[str, Any], error: str,
-                       traceback_text: str) -> None:
+    def record_failure(
+        self, key: str, config: Mapping[str, Any], error: str, traceback_text: str
+    ) -> None:
         """Record that run `key` failed, with its traceback (replacing an older record)."""
         self.failures_dir.mkdir(parents=True, exist_ok=True)
-        record = {"key": key, "config": config, "error": error, "traceback": traceback_text,
-                  "dlsched_version": __version__}
-        _write_atomic(self.failures_dir / f"{key}.json",
-                      json.dumps(record, indent=2, sort_keys=True) + "\n")
+        record = {
+            "key": key,
+            "config": config,
+            "error": error,
+            "traceback": traceback_text,
+            "dlsched_version": __version__,
+        }
+        _write_atomic(
+            self.failures_dir / f"{key}.json", json.dumps(record, indent=2, sort_keys=True) + "\n"
+        )
 
     def clear_failure(self, key: str) -> None:
         """Forget an older failure of run `key` (it has now finished)."""
@@ -178,8 +201,9 @@ class ResultsStore:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    handle = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f"{_TMP_PREFIX}{path.name}-",
-                                         delete=False)
+    handle = tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, prefix=f"{_TMP_PREFIX}{path.name}-", delete=False
+    )
     try:
         with handle:
             handle.write(text)

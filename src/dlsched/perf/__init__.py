@@ -15,8 +15,9 @@ def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
     """A throughput model from its name (`duration`, `gavel`, `scaling`) or as given."""
     if not isinstance(spec, str):
         if not isinstance(spec, ThroughputModel):
-            raise TypeError(f"throughput must be one of {THROUGHPUT_MODELS} or a "
-                            f"ThroughputModel, got {spec!r}")
+            raise TypeError(
+                f"throughput must be one of {THROUGHPUT_MODELS} or a ThroughputModel, got {spec!r}"
+            )
         return spec
     name = spec.strip().lower()
     if name == "duration":
@@ -25,8 +26,10 @@ def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
         return ProfileTable.gavel()
     if name == "scaling":
         return ScalingModel.gavel()
-    raise ValueError(f"unknown throughput model {spec!r}; choose one of "
-                     f"{', '.join(THROUGHPUT_MODELS)} or pass a ThroughputModel")
+    raise ValueError(
+        f"unknown throughput model {spec!r}; choose one of "
+        f"{', '.join(THROUGHPUT_MODELS)} or pass a ThroughputModel"
+    )
 
 
 def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
@@ -35,8 +38,9 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     if isinstance(spec, OracleEstimator):
         return spec
     if not isinstance(spec, str):
-        raise TypeError(f"estimator must be 'oracle', 'noisy[:sigma]' or an estimator, "
-                        f"got {spec!r}")
+        raise TypeError(
+            f"estimator must be 'oracle', 'noisy[:sigma]' or an estimator, got {spec!r}"
+        )
     name, _, arg = spec.strip().lower().partition(":")
     if name == "oracle" and not arg:
         return OracleEstimator()
@@ -44,18 +48,30 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
         try:
             return NoisyEstimator(float(arg)) if arg else NoisyEstimator()
         except ValueError:
-            raise ValueError(f"estimator {spec!r}: the sigma after ':' must be a number >= 0") \
-                from None
+            raise ValueError(
+                f"estimator {spec!r}: the sigma after ':' must be a number >= 0"
+            ) from None
     if name == "learned":
         if arg and arg not in ("agnostic", *THROUGHPUT_MODELS):
-            raise ValueError(f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
-                             f"one of {', '.join(THROUGHPUT_MODELS)}")
+            raise ValueError(
+                f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
+                f"one of {', '.join(THROUGHPUT_MODELS)}"
+            )
         return LearnedEstimator(arg or "agnostic")
-    raise ValueError(f"unknown estimator {spec!r}; choose 'oracle', 'noisy', 'noisy:<sigma>', "
-                     "'learned' or 'learned:<prior>'")
+    raise ValueError(
+        f"unknown estimator {spec!r}; choose 'oracle', 'noisy', 'noisy:<sigma>', "
+        "'learned' or 'learned:<prior>'"
+    )
 
 
 __all__ = [
-    "DurationModel", "LearnedEstimator", "NoisyEstimator", "OracleEstimator", "ProfileTable",
-    "ScalingModel", "ThroughputModel", "make_estimator", "make_throughput",
+    "DurationModel",
+    "LearnedEstimator",
+    "NoisyEstimator",
+    "OracleEstimator",
+    "ProfileTable",
+    "ScalingModel",
+    "ThroughputModel",
+    "make_estimator",
+    "make_throughput",
 ]

@@ -17,8 +17,14 @@ class ThroughputModel(Protocol):
 
     name: str
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float: ...
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float: ...
 
     def reference_type(self, model: str | None) -> str | None:
         """The GPU type a duration was measured on when the trace does not say."""
@@ -33,8 +39,14 @@ class DurationModel:
 
     name = "duration"
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         return 0.0 if colocated else 1.0
 
     def reference_type(self, model: str | None) -> str | None:

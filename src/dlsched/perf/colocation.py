@@ -40,15 +40,20 @@ class LucidColocation:
 
     name = "lucid-colocation"
 
-    def __init__(self, speeds: dict[tuple[str, str], float],
-                 base: ThroughputModel | None = None, source: str = "<dict>") -> None:
+    def __init__(
+        self,
+        speeds: dict[tuple[str, str], float],
+        base: ThroughputModel | None = None,
+        source: str = "<dict>",
+    ) -> None:
         self.base: ThroughputModel = DurationModel() if base is None else base
         self.source = source
         self._speed = {(_key(a), _key(b)): min(1.0, float(s)) for (a, b), s in speeds.items()}
 
     @classmethod
-    def from_csv(cls, path: str | os.PathLike[str], base: ThroughputModel | None = None
-                 ) -> LucidColocation:
+    def from_csv(
+        cls, path: str | os.PathLike[str], base: ThroughputModel | None = None
+    ) -> LucidColocation:
         """Read Lucid's `colocate_info.csv`: mean relative speed per ordered model pair."""
         sums: dict[tuple[str, str], list[float]] = {}
         with open(path, newline="") as fh:
@@ -63,8 +68,14 @@ class LucidColocation:
         """Measured speed of `model` beside `other`, relative to alone (None: not measured)."""
         return self._speed.get((_key(model), _key(other)))
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         if not colocated:
             return self.base.throughput(model, gpu_type, n_gpus, n_nodes)
         if len(colocated) != 1 or n_gpus != 1 or colocated[0][1] != 1:
@@ -78,5 +89,7 @@ class LucidColocation:
         return self.base.reference_type(model)
 
     def __repr__(self) -> str:
-        return (f"LucidColocation({len(self._speed)} measured pairs from {self.source}, "
-                f"base={self.base!r})")
+        return (
+            f"LucidColocation({len(self._speed)} measured pairs from {self.source}, "
+            f"base={self.base!r})"
+        )

@@ -71,8 +71,12 @@ class LossCurve:
         """Loss after `epoch` epochs."""
         return 1.0 / (self.beta0 * np.asarray(epoch, dtype=float) + self.beta1) + self.beta2
 
-    def converged_epoch(self, window: int = WINDOW_EPOCHS, threshold: float = THRESHOLD,
-                        max_epochs: int | None = None) -> int | None:
+    def converged_epoch(
+        self,
+        window: int = WINDOW_EPOCHS,
+        threshold: float = THRESHOLD,
+        max_epochs: int | None = None,
+    ) -> int | None:
         """The first epoch e ≥ `window` with l(e − window) − l(e) ≤ `threshold`, or None past
         `max_epochs`. The loss falls monotonically, so one look back suffices; solved in
         closed form: with x = β0·e + β1 and d = β0·window the drop is d / (x (x − d))."""
@@ -124,8 +128,12 @@ def fit_loss_curve(epochs: Sequence[float], losses: Sequence[float]) -> LossCurv
     errors = [solve(b)[0] for b in grid]
     best = int(np.argmin(errors))
     lo, hi = grid[max(0, best - 1)], grid[min(len(grid) - 1, best + 1)]
-    result = minimize_scalar(lambda b: solve(b)[0], bounds=(lo, hi), method="bounded",
-                             options={"xatol": max(1e-12, 1e-10 * low)})
+    result = minimize_scalar(
+        lambda b: solve(b)[0],
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": max(1e-12, 1e-10 * low)},
+    )
     beta2 = float(result.x) if result.fun <= errors[best] else float(grid[best])
     error, b0, b1 = solve(beta2)
     if not math.isfinite(error):
@@ -158,12 +166,19 @@ class ConvergenceModel:
       (or a model → number mapping) is used by `apply` to set the work from the curve.
     """
 
-    def __init__(self, curves: Mapping[str, tuple[float, float, float]] | None = None, *,
-                 base: tuple[float, float, float] = BASE_CURVE, model_spread: float = 0.3,
-                 job_spread: float = 0.1, noise: float = 0.01, window: int = WINDOW_EPOCHS,
-                 threshold: float = THRESHOLD,
-                 steps_per_epoch: float | Mapping[str, float] | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        curves: Mapping[str, tuple[float, float, float]] | None = None,
+        *,
+        base: tuple[float, float, float] = BASE_CURVE,
+        model_spread: float = 0.3,
+        job_spread: float = 0.1,
+        noise: float = 0.01,
+        window: int = WINDOW_EPOCHS,
+        threshold: float = THRESHOLD,
+        steps_per_epoch: float | Mapping[str, float] | None = None,
+        seed: int = 0,
+    ) -> None:
         if min(model_spread, job_spread, noise) < 0:
             raise ValueError("ConvergenceModel: spreads and noise must be >= 0")
         self.curves = {k.strip().lower(): LossCurve(*v) for k, v in (curves or {}).items()}
@@ -187,8 +202,9 @@ class ConvergenceModel:
         curve = self.curves.get(key)
         if curve is None:
             f0, f1 = np.exp(self._rng("model", key).normal(0.0, self.model_spread, 2))
-            curve = LossCurve(float(self.base.beta0 * f0), float(self.base.beta1 * f1),
-                              self.base.beta2)
+            curve = LossCurve(
+                float(self.base.beta0 * f0), float(self.base.beta1 * f1), self.base.beta2
+            )
         return curve
 
     def curve(self, job: JobSpec) -> LossCurve:
@@ -199,7 +215,8 @@ class ConvergenceModel:
             model = self.model_curve(job.model)
             f0, f1 = np.exp(self._rng("job", job.job_id).normal(0.0, self.job_spread, 2))
             curve = self._job_curves[key] = LossCurve(
-                float(model.beta0 * f0), float(model.beta1 * f1), model.beta2)
+                float(model.beta0 * f0), float(model.beta1 * f1), model.beta2
+            )
         return curve
 
     def epochs(self, job: JobSpec) -> int:
@@ -208,14 +225,16 @@ class ConvergenceModel:
         epochs = self._epochs.get(key)
         if epochs is None:
             epochs = self._epochs[key] = self.curve(job).converged_epoch(
-                self.window, self.threshold)  # type: ignore[assignment]
+                self.window, self.threshold
+            )  # type: ignore[assignment]
         return epochs  # type: ignore[return-value]
 
     def _configured_steps(self, model: str | None) -> float | None:
         value = self._steps_per_epoch
         if isinstance(value, Mapping):
             value = {k.strip().lower(): v for k, v in value.items()}.get(
-                (model or "").strip().lower())
+                (model or "").strip().lower()
+            )
         return None if value is None else float(value)
 
     def steps_per_epoch(self, job: JobSpec) -> float:
@@ -224,8 +243,10 @@ class ConvergenceModel:
             return job.total_steps / self.epochs(job)
         configured = self._configured_steps(job.model)
         if configured is None:
-            raise ValueError(f"job {job.job_id!r} has no work: give the ConvergenceModel "
-                             "steps_per_epoch or apply() it to the workload")
+            raise ValueError(
+                f"job {job.job_id!r} has no work: give the ConvergenceModel "
+                "steps_per_epoch or apply() it to the workload"
+            )
         return configured
 
     def observed_loss(self, job: JobSpec, epoch: int) -> float:
@@ -241,24 +262,39 @@ class ConvergenceModel:
         jobs = workload.jobs.copy()
         steps = []
         for row in jobs.itertuples(index=False):
-            spec = JobSpec(index=0, job_id=row.job_id, submit_time=0.0, num_gpus=1,
-                           total_steps=0.0, model=getattr(row, "model", None))
+            spec = JobSpec(
+                index=0,
+                job_id=row.job_id,
+                submit_time=0.0,
+                num_gpus=1,
+                total_steps=0.0,
+                model=getattr(row, "model", None),
+            )
             per_epoch = self._configured_steps(spec.model)
             if per_epoch is None:
-                raise ValueError("ConvergenceModel.apply needs steps_per_epoch (a number or "
-                                 f"a model mapping covering {spec.model!r})")
+                raise ValueError(
+                    "ConvergenceModel.apply needs steps_per_epoch (a number or "
+                    f"a model mapping covering {spec.model!r})"
+                )
             steps.append(self.epochs(spec) * per_epoch)
         jobs["total_steps"] = np.asarray(steps, dtype=float)
         jobs["duration"] = np.nan
         provenance = copy.deepcopy(workload.provenance)
         provenance.setdefault("transforms", []).append(
-            {"name": "convergence_work", "seed": self.seed, "window": self.window,
-             "threshold": self.threshold})
+            {
+                "name": "convergence_work",
+                "seed": self.seed,
+                "window": self.window,
+                "threshold": self.threshold,
+            }
+        )
         return Workload(jobs, provenance)
 
     def __repr__(self) -> str:
-        return (f"ConvergenceModel(seed={self.seed}, noise={self.noise:g}, "
-                f"window={self.window}, threshold={self.threshold:g})")
+        return (
+            f"ConvergenceModel(seed={self.seed}, noise={self.noise:g}, "
+            f"window={self.window}, threshold={self.threshold:g})"
+        )
 
 
 class ConvergenceTracker:
@@ -270,8 +306,12 @@ class ConvergenceTracker:
     points, or when the fitted curve does not converge within `max_epochs`, it assumes
     `fallback_epochs` more epochs (the prototype's rule)."""
 
-    def __init__(self, model: ConvergenceModel, max_epochs: int = MAX_EPOCHS,
-                 fallback_epochs: int = FALLBACK_EPOCHS) -> None:
+    def __init__(
+        self,
+        model: ConvergenceModel,
+        max_epochs: int = MAX_EPOCHS,
+        fallback_epochs: int = FALLBACK_EPOCHS,
+    ) -> None:
         self.model = model
         self.max_epochs = max_epochs
         self.fallback_epochs = fallback_epochs
@@ -298,8 +338,11 @@ class ConvergenceTracker:
         if cached is not None and cached[0] == len(losses):
             return cached[1]
         curve = fit_loss_curve(range(1, len(losses) + 1), losses)
-        epoch = None if curve is None else curve.converged_epoch(
-            self.model.window, self.model.threshold, self.max_epochs)
+        epoch = (
+            None
+            if curve is None
+            else curve.converged_epoch(self.model.window, self.model.threshold, self.max_epochs)
+        )
         self._estimate[job.job_id] = (len(losses), epoch)
         return epoch
 
@@ -323,6 +366,7 @@ class ConvergenceTracker:
 # ---------------------------------------------------------------------------------------
 # The Pollux artifact's jobs
 # ---------------------------------------------------------------------------------------
+
 
 def pollux_workload(workload: Workload, truth: PolluxThroughput) -> Workload:
     """Pollux/Sia-format jobs made runnable with `PolluxThroughput`, as the artifact's
@@ -348,10 +392,13 @@ def pollux_workload(workload: Workload, truth: PolluxThroughput) -> Workload:
     jobs["min_gpus"] = 1.0
     jobs["max_gpus"] = high
     provenance = copy.deepcopy(workload.provenance)
-    provenance["work"] = ("steps at the traced global batch until the Pollux artifact's "
-                          "last epoch (dlsched.perf.convergence.pollux_workload)")
-    provenance.setdefault("transforms", []).append({"name": "pollux_workload",
-                                                    "profiles": truth.folder})
+    provenance["work"] = (
+        "steps at the traced global batch until the Pollux artifact's "
+        "last epoch (dlsched.perf.convergence.pollux_workload)"
+    )
+    provenance.setdefault("transforms", []).append(
+        {"name": "pollux_workload", "profiles": truth.folder}
+    )
     return Workload(jobs, provenance)
 
 

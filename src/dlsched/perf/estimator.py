@@ -28,8 +28,9 @@ class OracleEstimator:
         self._nodes_for: dict[tuple[str, int], int] = {}
         self._best: dict[object, tuple[str, float]] = {}
 
-    def bind(self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster,
-             rng: np.random.Generator) -> None:
+    def bind(
+        self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster, rng: np.random.Generator
+    ) -> None:
         """Called by the simulator once, before the first job arrives."""
         self._rates = rates
         self._cluster = cluster
@@ -44,15 +45,17 @@ class OracleEstimator:
         per_node = self._per_node.get(gpu_type, n_gpus) or n_gpus
         return max(1, -(-n_gpus // per_node))
 
-    def throughput(self, job: JobSpec, gpu_type: str, n_gpus: int | None = None,
-                   n_nodes: int | None = None) -> float:
+    def throughput(
+        self, job: JobSpec, gpu_type: str, n_gpus: int | None = None, n_nodes: int | None = None
+    ) -> float:
         """Estimated steps/s of `job` on `n_gpus` (default: its request) GPUs of `gpu_type`."""
         n = job.num_gpus if n_gpus is None else n_gpus
         nodes = self._consolidated_nodes(gpu_type, n) if n_nodes is None else n_nodes
         return self._true_throughput(job, gpu_type, n, nodes)
 
-    def colocated_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int,
-                             partners: Sequence[tuple[str | None, int]]) -> float:
+    def colocated_throughput(
+        self, job: JobSpec, gpu_type: str, n_gpus: int, partners: Sequence[tuple[str | None, int]]
+    ) -> float:
         """Estimated steps/s of `job` packed with `partners` ((model, GPUs) sharing its GPUs);
         0 when nobody measured the pair (it cannot be packed)."""
         return self._rates.rate(job, gpu_type, n_gpus, 1, tuple(sorted(partners)))
@@ -125,8 +128,9 @@ class NoisyEstimator(OracleEstimator):
         self._tput_seed = 0
         self._tput_factor: dict[tuple[str | None, str], float] = {}
 
-    def bind(self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster,
-             rng: np.random.Generator) -> None:
+    def bind(
+        self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster, rng: np.random.Generator
+    ) -> None:
         super().bind(rates, specs, cluster, rng)
         self._work_factor = np.exp(rng.normal(0.0, self.sigma, size=len(specs)))
         self._tput_seed = int(rng.integers(2**62))
@@ -147,14 +151,17 @@ class NoisyEstimator(OracleEstimator):
             factor = self._tput_factor[key] = float(np.exp(draw))
         return factor
 
-    def throughput(self, job: JobSpec, gpu_type: str, n_gpus: int | None = None,
-                   n_nodes: int | None = None) -> float:
+    def throughput(
+        self, job: JobSpec, gpu_type: str, n_gpus: int | None = None, n_nodes: int | None = None
+    ) -> float:
         return super().throughput(job, gpu_type, n_gpus, n_nodes) * self._rate_factor(job, gpu_type)
 
-    def colocated_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int,
-                             partners: Sequence[tuple[str | None, int]]) -> float:
-        return (super().colocated_throughput(job, gpu_type, n_gpus, partners)
-                * self._rate_factor(job, gpu_type))
+    def colocated_throughput(
+        self, job: JobSpec, gpu_type: str, n_gpus: int, partners: Sequence[tuple[str | None, int]]
+    ) -> float:
+        return super().colocated_throughput(job, gpu_type, n_gpus, partners) * self._rate_factor(
+            job, gpu_type
+        )
 
     def _running_rate(self, state: JobState) -> float:
         return state.rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])

@@ -40,22 +40,29 @@ class LearnedEstimator(NoisyEstimator):
 
     name = "learned"
 
-    def __init__(self, prior: ThroughputModel | str = "agnostic", *,
-                 min_observation_s: float = 60.0, measurement_sigma: float = 0.0,
-                 sigma: float = 0.0) -> None:
+    def __init__(
+        self,
+        prior: ThroughputModel | str = "agnostic",
+        *,
+        min_observation_s: float = 60.0,
+        measurement_sigma: float = 0.0,
+        sigma: float = 0.0,
+    ) -> None:
         super().__init__(sigma=sigma)
         if not min_observation_s >= 0 or not measurement_sigma >= 0:
             raise ValueError("min_observation_s and measurement_sigma must be >= 0")
         if isinstance(prior, str) and prior != "agnostic":
             from dlsched.perf import make_throughput
+
             prior = make_throughput(prior)
         self.prior = prior
         self.min_observation_s = float(min_observation_s)
         self.measurement_sigma = float(measurement_sigma)
         self.observations = 0
 
-    def bind(self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster,
-             rng: np.random.Generator) -> None:
+    def bind(
+        self, rates: JobRates, specs: Sequence[JobSpec], cluster: Cluster, rng: np.random.Generator
+    ) -> None:
         super().bind(rates, specs, cluster, rng)
         self._noise = np.random.default_rng(int(rng.integers(2**62)))
         self._sum: dict[_Key, float] = {}
@@ -85,8 +92,10 @@ class LearnedEstimator(NoisyEstimator):
         mature = max(state.progress_from, state.credited_at) + self.min_observation_s
         self._stints[state.spec.index] = (state.version, key, state.rate, mature)
         self._seq += 1
-        heapq.heappush(self._maturing, (mature, self._seq, state.spec.index, state,
-                                        state.version, key, state.rate))
+        heapq.heappush(
+            self._maturing,
+            (mature, self._seq, state.spec.index, state, state.version, key, state.rate),
+        )
 
     def on_stop(self, state: JobState, now: float) -> None:
         """A stint ended at `now` (called before the engine forgets it)."""
@@ -117,8 +126,9 @@ class LearnedEstimator(NoisyEstimator):
             ref = job.gpu_type if job.gpu_type in self._types else None
             if ref is None:
                 ref = self._rates.truth.reference_type(job.model) or self._types[0]
-            base = self._rates.rate(job, ref, job.num_gpus,
-                                    self._consolidated_nodes(ref, job.num_gpus))
+            base = self._rates.rate(
+                job, ref, job.num_gpus, self._consolidated_nodes(ref, job.num_gpus)
+            )
             return base * n_gpus / job.num_gpus
         try:
             return self.prior.throughput(job.model, gpu_type, n_gpus, n_nodes)  # type: ignore[union-attr]
@@ -143,10 +153,13 @@ class LearnedEstimator(NoisyEstimator):
             return state.rate  # it has run there long enough to be measured
         cluster = self._cluster
         n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
-        return self.throughput(state.spec, cluster.gpu_type_of[state.gpus[0]], len(state.gpus),
-                               n_nodes)
+        return self.throughput(
+            state.spec, cluster.gpu_type_of[state.gpus[0]], len(state.gpus), n_nodes
+        )
 
     def __repr__(self) -> str:
         prior = self.prior if isinstance(self.prior, str) else getattr(self.prior, "name", "?")
-        return (f"LearnedEstimator(prior={prior!r}, min_observation_s={self.min_observation_s}, "
-                f"measurement_sigma={self.measurement_sigma}, sigma={self.sigma})")
+        return (
+            f"LearnedEstimator(prior={prior!r}, min_observation_s={self.min_observation_s}, "
+            f"measurement_sigma={self.measurement_sigma}, sigma={self.sigma})"
+        )

@@ -58,7 +58,9 @@ class ProfileTable:
                     other, other_n = parse(other_key)
                     if other_n == n:
                         self._pairs[(_model_key(model), gpu_type, n, _model_key(other))] = (
-                            float(pair[0]), float(pair[1]))
+                            float(pair[0]),
+                            float(pair[1]),
+                        )
         self.gpu_types = sorted({k[1] for k in self._rates})
 
     @classmethod
@@ -84,8 +86,9 @@ class ProfileTable:
             return False
         return (_model_key(model), gpu_type, n_gpus, n_nodes <= 1) in self._rates
 
-    def measured(self, model: str, gpu_type: str, n_gpus: int, consolidated: bool = True
-                 ) -> float | None:
+    def measured(
+        self, model: str, gpu_type: str, n_gpus: int, consolidated: bool = True
+    ) -> float | None:
         """The measured rate, or None when not measured."""
         return self._rates.get((_model_key(model), gpu_type, n_gpus, consolidated))
 
@@ -101,12 +104,19 @@ class ProfileTable:
     def knows_model(self, model: str | None) -> bool:
         return model is not None and _model_key(model) in self.model_names
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         if model is None:
             raise UnknownModelError(
                 f"the {self.name!r} throughput model needs a model name per job, and a job has "
-                "none; give the trace a 'model' column or use throughput='duration'")
+                "none; give the trace a 'model' column or use throughput='duration'"
+            )
         key = _model_key(model)
         if colocated:
             if len(colocated) != 1:
@@ -130,18 +140,26 @@ class ProfileTable:
         key = _model_key(model)
         if key not in self.model_names:
             known = ", ".join(sorted(self.model_names.values())[:6])
-            return (f"model {model!r} is not in the {self.name!r} profile ({self.source}); "
-                    f"known models include {known}, ...; use throughput='scaling' for others")
+            return (
+                f"model {model!r} is not in the {self.name!r} profile ({self.source}); "
+                f"known models include {known}, ...; use throughput='scaling' for others"
+            )
         if gpu_type not in self.gpu_types:
-            return (f"GPU type {gpu_type!r} is not in the {self.name!r} profile (it has "
-                    f"{', '.join(self.gpu_types)}); use throughput='scaling' to extrapolate")
+            return (
+                f"GPU type {gpu_type!r} is not in the {self.name!r} profile (it has "
+                f"{', '.join(self.gpu_types)}); use throughput='scaling' to extrapolate"
+            )
         counts = self.measured_counts(model, gpu_type)
-        return (f"{model!r} on {n_gpus} x {gpu_type} was not measured in the {self.name!r} "
-                f"profile (measured counts: {counts}); use throughput='scaling' to extrapolate")
+        return (
+            f"{model!r} on {n_gpus} x {gpu_type} was not measured in the {self.name!r} "
+            f"profile (measured counts: {counts}); use throughput='scaling' to extrapolate"
+        )
 
     def __repr__(self) -> str:
-        return (f"ProfileTable({self.name!r}: {len(self.model_names)} models, "
-                f"types {', '.join(self.gpu_types)})")
+        return (
+            f"ProfileTable({self.name!r}: {len(self.model_names)} models, "
+            f"types {', '.join(self.gpu_types)})"
+        )
 
 
 def _parse_key(raw: str, source: str) -> tuple[str, int]:

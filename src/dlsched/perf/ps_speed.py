@@ -71,8 +71,10 @@ class PSSpeedModel:
     def __post_init__(self) -> None:
         want = 5 if self.sync else 4
         if len(self.theta) != want or any(not t >= 0 for t in self.theta):
-            raise ValueError(f"PSSpeedModel: {'sync' if self.sync else 'async'} needs {want} "
-                             f"coefficients >= 0, got {self.theta!r}")
+            raise ValueError(
+                f"PSSpeedModel: {'sync' if self.sync else 'async'} needs {want} "
+                f"coefficients >= 0, got {self.theta!r}"
+            )
 
     @staticmethod
     def features(p: float, w: float, sync: bool, batch_size: float = 1.0) -> np.ndarray:
@@ -91,8 +93,12 @@ class PSSpeedModel:
         return (1.0 if self.sync else w) / denominator
 
     @classmethod
-    def fit(cls, points: Sequence[tuple[float, float, float]], sync: bool = True,
-            batch_size: float = 1.0) -> PSSpeedModel | None:
+    def fit(
+        cls,
+        points: Sequence[tuple[float, float, float]],
+        sync: bool = True,
+        batch_size: float = 1.0,
+    ) -> PSSpeedModel | None:
         """NNLS fit to (p, w, steps/s) samples; None with fewer than the minimum samples."""
         points = [(p, w, f) for p, w, f in points if f > 0 and p > 0 and w > 0]
         if len(points) < MIN_POINTS["sync" if sync else "async"]:
@@ -150,8 +156,12 @@ class PSThroughput:
 
     name = "ps-speed"
 
-    def __init__(self, models: Mapping[str, PSSpeedModel], ps_per_worker: float = 1.0,
-                 speed_by_type: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, PSSpeedModel],
+        ps_per_worker: float = 1.0,
+        speed_by_type: Mapping[str, float] | None = None,
+    ) -> None:
         if not ps_per_worker > 0:
             raise ValueError(f"PSThroughput: ps_per_worker must be > 0, got {ps_per_worker!r}")
         self.models = {k.strip().lower(): v for k, v in models.items()}
@@ -166,13 +176,21 @@ class PSThroughput:
         """True f(p, w) of a model (what a profiling run with p PS and w workers measures)."""
         truth = self.models.get((model or "").strip().lower())
         if truth is None:
-            raise UnknownModelError(f"PSThroughput has no speed model for {model!r}; it knows "
-                                    f"{', '.join(sorted(self.models)) or 'none'}")
+            raise UnknownModelError(
+                f"PSThroughput has no speed model for {model!r}; it knows "
+                f"{', '.join(sorted(self.models)) or 'none'}"
+            )
         factor = self.speed_by_type.get(gpu_type or "", 1.0)
         return truth.speed(p, w) * factor
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         if colocated:
             return 0.0
         return self.speed(model, self.ps_count(n_gpus), n_gpus, gpu_type)
@@ -188,8 +206,14 @@ class PSThroughput:
 # The Pollux artifact's applications (measured T4 step times + validation tables)
 # ---------------------------------------------------------------------------------------
 
-POLLUX_MAX_EPOCHS = {"bert": 2, "cifar10": 100, "ncf": 10, "imagenet": 90,
-                     "deepspeech2": 80, "yolov3": 50}
+POLLUX_MAX_EPOCHS = {
+    "bert": 2,
+    "cifar10": 100,
+    "ncf": 10,
+    "imagenet": 90,
+    "deepspeech2": 80,
+    "yolov3": 50,
+}
 """Epochs each application trains for (``APPLICATIONS`` in the artifact's applications.py;
 no target metric is set there, so a job completes after its last epoch)."""
 POLLUX_MAX_LOCAL_BSZ = {"yolov3": 8}
@@ -212,8 +236,13 @@ def _find(folder: str, stem: str) -> str:
 class PolluxApplication:
     """One model of the Pollux artifact: step times by placement and convergence tables."""
 
-    def __init__(self, folder: str | os.PathLike[str], name: str | None = None,
-                 max_epochs: int | None = None, max_local_bsz: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        name: str | None = None,
+        max_epochs: int | None = None,
+        max_local_bsz: int | None = None,
+    ) -> None:
         folder = os.fspath(folder)
         self.name = name or os.path.basename(folder.rstrip("/"))
         validation: dict[int, pd.DataFrame] = {}
@@ -225,32 +254,39 @@ class PolluxApplication:
         self.validation = dict(sorted(validation.items()))
         placements = _read(_find(folder, "placements"))
         ids = placements["placement"].astype(int).astype(str)
-        placements = placements.assign(num_nodes=ids.str.len(),
-                                       num_replicas=ids.map(lambda s: sum(map(int, s))),
-                                       placement=ids.astype(int))
+        placements = placements.assign(
+            num_nodes=ids.str.len(),
+            num_replicas=ids.map(lambda s: sum(map(int, s))),
+            placement=ids.astype(int),
+        )
         self.placements = placements
         scalability = _read(_find(folder, "scalability"))
         self.init_batch_size = min(self.validation)
         self.max_batch_size = max(self.validation)
         self.min_local_bsz = int(placements["local_bsz"].min())
-        self.max_local_bsz = int(max_local_bsz or POLLUX_MAX_LOCAL_BSZ.get(
-            self.name, placements["local_bsz"].max()))
-        self.max_epochs = int(max_epochs or POLLUX_MAX_EPOCHS.get(
-            self.name, min(map(len, self.validation.values()))))
+        self.max_local_bsz = int(
+            max_local_bsz or POLLUX_MAX_LOCAL_BSZ.get(self.name, placements["local_bsz"].max())
+        )
+        self.max_epochs = int(
+            max_epochs or POLLUX_MAX_EPOCHS.get(self.name, min(map(len, self.validation.values())))
+        )
         self._by_placement: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for pid in sorted(set(placements["placement"].tolist())):
             rows = placements[placements["placement"] == pid]
             rows = rows.groupby("local_bsz")[["step_time", "sync_time"]].mean()
-            self._by_placement[int(pid)] = (rows.index.to_numpy(float),
-                                            rows["step_time"].to_numpy(float),
-                                            rows["sync_time"].to_numpy(float))
+            self._by_placement[int(pid)] = (
+                rows.index.to_numpy(float),
+                rows["step_time"].to_numpy(float),
+                rows["sync_time"].to_numpy(float),
+            )
         xs, ys = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
         grid = placements.groupby(xs)[ys].mean().reset_index()
         grid = pd.concat([grid, scalability[xs + ys]], ignore_index=True)
         self._grid = LinearNDInterpolator(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
-        self._progress = [0.0] + [min(float(df["progress"].iloc[e - 1])
-                                      for df in self.validation.values())
-                                  for e in range(1, self.max_epochs + 1)]
+        self._progress = [0.0] + [
+            min(float(df["progress"].iloc[e - 1]) for df in self.validation.values())
+            for e in range(1, self.max_epochs + 1)
+        ]
         self._step_cache: dict[tuple[tuple[int, ...], int], float] = {}
 
     # ---- speed --------------------------------------------------------------------------
@@ -267,11 +303,14 @@ class PolluxApplication:
         step, sync = self._grid([nodes, sum(placement), local_bsz])[0]
         if math.isnan(step) and measured is not None:  # outside the hull: clamp the batch
             bsz, steps, syncs = measured
-            return (float(np.interp(local_bsz, bsz, steps)),
-                    float(np.interp(local_bsz, bsz, syncs)))
+            return (
+                float(np.interp(local_bsz, bsz, steps)),
+                float(np.interp(local_bsz, bsz, syncs)),
+            )
         if math.isnan(step):
-            raise UnknownModelError(f"{self.name}: no step time for placement {placement} at "
-                                    f"local batch {local_bsz}")
+            raise UnknownModelError(
+                f"{self.name}: no step time for placement {placement} at local batch {local_bsz}"
+            )
         return float(step), float(sync)
 
     def batch_split(self, n_gpus: int, batch_size: int) -> tuple[int, int]:
@@ -303,8 +342,10 @@ class PolluxApplication:
         lower = max((b for b in self.validation if b <= batch_size), default=None)
         upper = min((b for b in self.validation if b >= batch_size), default=None)
         if lower is None or upper is None:
-            raise ValueError(f"{self.name}: batch size {batch_size} is outside the validated "
-                             f"range {self.init_batch_size}..{self.max_batch_size}")
+            raise ValueError(
+                f"{self.name}: batch size {batch_size} is outside the validated "
+                f"range {self.init_batch_size}..{self.max_batch_size}"
+            )
         return lower, upper
 
     def _interpolate(self, column: str, batch_size: float, epoch: int) -> float:
@@ -328,8 +369,10 @@ class PolluxApplication:
 
     def epoch_steps(self, batch_size: float) -> list[float]:
         """Steps that each epoch takes at a fixed global batch."""
-        return [(self._progress[e + 1] - self._progress[e]) / self.gain(batch_size, e)
-                for e in range(self.max_epochs)]
+        return [
+            (self._progress[e + 1] - self._progress[e]) / self.gain(batch_size, e)
+            for e in range(self.max_epochs)
+        ]
 
     def total_steps(self, batch_size: float) -> float:
         """Steps until the artifact declares the job complete (after its last epoch)."""
@@ -347,13 +390,15 @@ def split_model(model: str | None) -> tuple[str, int]:
     """'cifar10@2048' → ('cifar10', 2048): the Pollux model name carries the global batch."""
     name, _, batch = (model or "").partition("@")
     if not batch.isdigit():
-        raise UnknownModelError(f"Pollux model names are '<application>@<global batch>', got "
-                                f"{model!r}")
+        raise UnknownModelError(
+            f"Pollux model names are '<application>@<global batch>', got {model!r}"
+        )
     return name.strip().lower(), int(batch)
 
 
-def placement_for(n_gpus: int, n_nodes: int, per_node: int = POLLUX_GPUS_PER_NODE
-                  ) -> tuple[int, ...]:
+def placement_for(
+    n_gpus: int, n_nodes: int, per_node: int = POLLUX_GPUS_PER_NODE
+) -> tuple[int, ...]:
     """GPUs per node for n GPUs over n_nodes nodes: packed (4, 4, …, rest) when that many
     nodes is the fewest possible, else as even as possible (see the module docstring)."""
     n_nodes = max(1, min(n_nodes, n_gpus))
@@ -372,23 +417,35 @@ class PolluxThroughput:
 
     name = "pollux"
 
-    def __init__(self, folder: str | os.PathLike[str], gpu_type: str = "t4",
-                 applications: Sequence[str] = tuple(POLLUX_MAX_EPOCHS)) -> None:
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        gpu_type: str = "t4",
+        applications: Sequence[str] = tuple(POLLUX_MAX_EPOCHS),
+    ) -> None:
         self.folder = os.fspath(folder)
         self.gpu_type = gpu_type.lower()
-        self.apps = {name: PolluxApplication(os.path.join(self.folder, name))
-                     for name in applications}
+        self.apps = {
+            name: PolluxApplication(os.path.join(self.folder, name)) for name in applications
+        }
 
     def app(self, model: str | None) -> tuple[PolluxApplication, int]:
         name, batch = split_model(model)
         try:
             return self.apps[name], batch
         except KeyError:
-            raise UnknownModelError(f"no Pollux application {name!r} (have "
-                                    f"{', '.join(sorted(self.apps))})") from None
+            raise UnknownModelError(
+                f"no Pollux application {name!r} (have {', '.join(sorted(self.apps))})"
+            ) from None
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         if colocated or gpu_type != self.gpu_type:
             return 0.0
         app, batch = self.app(model)

@@ -20,8 +20,14 @@ class JobRates:
         self.truth = truth
         self._cache: dict[tuple, float] = {}
 
-    def rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int,
-             colocated: tuple[tuple[str | None, int], ...] = ()) -> float:
+    def rate(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int,
+        colocated: tuple[tuple[str | None, int], ...] = (),
+    ) -> float:
         """Steps/s; 0 when the job cannot run there (or nobody knows its rate there).
 
         `colocated` lists (model, GPUs) of whole-GPU jobs packed on the same GPUs; only the
@@ -34,8 +40,9 @@ class JobRates:
         rate = self._cache.get(key)
         if rate is None:
             try:
-                rate = self.truth.throughput(job.model, gpu_type, n_gpus, n_nodes,
-                                             colocated=list(colocated) or None)  # type: ignore[arg-type]
+                rate = self.truth.throughput(
+                    job.model, gpu_type, n_gpus, n_nodes, colocated=list(colocated) or None
+                )  # type: ignore[arg-type]
             except UnknownModelError:
                 rate = 0.0
             self._cache[key] = rate

@@ -27,8 +27,13 @@ from dlsched.perf.profile import ProfileTable
 # Peak dense FP16/BF16 tensor TFLOPS from NVIDIA's data sheets (V100 SXM2 125, T4 65, A10 125,
 # L4 121, A100 312, A800 312, H100 SXM 989, H800 SXM 989), as a ratio to V100. Assumptions.
 ASSUMED_SPEED_VS_V100: dict[str, float] = {
-    "t4": 65 / 125, "a10": 125 / 125, "l4": 121 / 125, "a100": 312 / 125,
-    "a800": 312 / 125, "h100": 989 / 125, "h800": 989 / 125,
+    "t4": 65 / 125,
+    "a10": 125 / 125,
+    "l4": 121 / 125,
+    "a100": 312 / 125,
+    "a800": 312 / 125,
+    "h100": 989 / 125,
+    "h800": 989 / 125,
 }
 
 
@@ -37,9 +42,15 @@ class ScalingModel:
 
     name = "scaling"
 
-    def __init__(self, profile: ProfileTable | None = None, *, reference: str = "v100",
-                 speed: Mapping[str, float] | None = None, efficiency_exponent: float | None = None,
-                 inter_node_factor: float | None = None) -> None:
+    def __init__(
+        self,
+        profile: ProfileTable | None = None,
+        *,
+        reference: str = "v100",
+        speed: Mapping[str, float] | None = None,
+        efficiency_exponent: float | None = None,
+        inter_node_factor: float | None = None,
+    ) -> None:
         self.profile = profile
         self.reference = reference.lower()
         self.speed: dict[str, float] = {self.reference: 1.0}
@@ -61,8 +72,14 @@ class ScalingModel:
         """Per-GPU data-parallel efficiency η(n) = n^(−a)."""
         return n_gpus ** (-self.efficiency_exponent)
 
-    def throughput(self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int = 1,
-                   colocated: Sequence[tuple[str, int]] | None = None) -> float:
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str, int]] | None = None,
+    ) -> float:
         profile = self.profile
         known = profile is not None and profile.knows_model(model)
         if known and colocated:
@@ -84,13 +101,17 @@ class ScalingModel:
     def reference_type(self, model: str | None) -> str | None:
         return self.reference
 
-    def _anchor(self, model: str | None, gpu_type: str, n_gpus: int, known: bool
-                ) -> tuple[str, int, float]:
+    def _anchor(
+        self, model: str | None, gpu_type: str, n_gpus: int, known: bool
+    ) -> tuple[str, int, float]:
         """The measured (type, count, rate) to extrapolate from."""
         if known:
             for anchor_type in (gpu_type, self.reference):
-                counts = [m for m in self.profile.measured_counts(model, anchor_type)  # type: ignore[union-attr,arg-type]
-                          if m <= n_gpus]
+                counts = [
+                    m
+                    for m in self.profile.measured_counts(model, anchor_type)  # type: ignore[union-attr,arg-type]
+                    if m <= n_gpus
+                ]
                 if counts:
                     m = counts[-1]
                     return anchor_type, m, self.profile.measured(model, anchor_type, m)  # type: ignore[union-attr,arg-type,return-value]
@@ -103,11 +124,15 @@ class ScalingModel:
             raise UnknownModelError(
                 f"the scaling model has no speed ratio for GPU type {gpu_type!r} (it knows "
                 f"{', '.join(sorted(self.speed))}); pass speed={{'{gpu_type}': <speed vs "
-                f"{self.reference}>}}", "gpu_type") from None
+                f"{self.reference}>}}",
+                "gpu_type",
+            ) from None
 
     def __repr__(self) -> str:
-        return (f"ScalingModel(reference={self.reference!r}, a={self.efficiency_exponent:.3f}, "
-                f"inter_node={self.inter_node_factor:.3f})")
+        return (
+            f"ScalingModel(reference={self.reference!r}, a={self.efficiency_exponent:.3f}, "
+            f"inter_node={self.inter_node_factor:.3f})"
+        )
 
 
 def _geomean(values: list[float]) -> float:

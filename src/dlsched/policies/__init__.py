@@ -10,9 +10,10 @@ import pkgutil
 from dlsched.policies.base import BasePolicy, Policy
 from dlsched.policies.registry import describe, get, names, register
 
-for _module in sorted(pkgutil.walk_packages(__path__, prefix=f"{__name__}.",
-                                            onerror=lambda name: None),
-                      key=lambda m: m.name):
+for _module in sorted(
+    pkgutil.walk_packages(__path__, prefix=f"{__name__}.", onerror=lambda name: None),
+    key=lambda m: m.name,
+):
     importlib.import_module(_module.name)
 
 __all__ = ["BasePolicy", "Policy", "describe", "get", "names", "register"]

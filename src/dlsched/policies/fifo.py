@@ -22,8 +22,14 @@ from dlsched.jobs import PENDING, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 
-_BACKFILL = {False: None, None: None, "none": None, "greedy": "greedy", True: "easy",
-             "easy": "easy"}
+_BACKFILL = {
+    False: None,
+    None: None,
+    "none": None,
+    "greedy": "greedy",
+    True: "easy",
+    "easy": "easy",
+}
 
 
 @register("fifo")
@@ -63,8 +69,9 @@ class Fifo(BasePolicy):
     def _backfill(self, view: ClusterView, alloc, started: list[JobState]) -> None:
         queue = self._queue
         head = queue[0]
-        shadow, extra = (self._reservation(view, head, started) if self.backfill == "easy"
-                         else (float("inf"), 0))
+        shadow, extra = (
+            self._reservation(view, head, started) if self.backfill == "easy" else (float("inf"), 0)
+        )
         now = view.now
         kept: deque[JobState] = deque([head])
         for i in range(1, len(queue)):
@@ -86,15 +93,17 @@ class Fifo(BasePolicy):
         self._queue = kept
 
     @staticmethod
-    def _reservation(view: ClusterView, head: JobState, started: list[JobState]
-                     ) -> tuple[float, int]:
+    def _reservation(
+        view: ClusterView, head: JobState, started: list[JobState]
+    ) -> tuple[float, int]:
         """When the head job can start (shadow time) and GPUs spare at that time, counting
         the jobs already running and those started earlier in this call."""
         now = view.now
         free = view.free_gpus()
         holders = [*view.running.values(), *started]
-        ends = sorted((now + view.estimator.remaining_time(job, now), job.spec.num_gpus)
-                      for job in holders)
+        ends = sorted(
+            (now + view.estimator.remaining_time(job, now), job.spec.num_gpus) for job in holders
+        )
         for end, n in ends:
             free += n
             if free >= head.spec.num_gpus:

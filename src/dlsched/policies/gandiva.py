@@ -92,8 +92,17 @@ _EPS = 1e-6
 class _Server:
     """Gandiva's view of one node: free GPUs, affinity, and the jobs homed on it."""
 
-    __slots__ = ("index", "pool", "gpu_type", "size", "free", "affinity", "residents",
-                 "waiting", "load")
+    __slots__ = (
+        "index",
+        "pool",
+        "gpu_type",
+        "size",
+        "free",
+        "affinity",
+        "residents",
+        "waiting",
+        "load",
+    )
 
     def __init__(self, index: int, pool: Pool, gpu_type: str, gpus: Iterable[int]) -> None:
         self.index = index
@@ -113,8 +122,10 @@ class _Server:
         return tuple(sorted(self.free)[:n])
 
     def __repr__(self) -> str:
-        return (f"_Server({self.index}, affinity={self.affinity}, free={len(self.free)}/"
-                f"{self.size}, residents={len(self.residents)}, waiting={len(self.waiting)})")
+        return (
+            f"_Server({self.index}, affinity={self.affinity}, free={len(self.free)}/"
+            f"{self.size}, residents={len(self.residents)}, waiting={len(self.waiting)})"
+        )
 
 
 @register("gandiva")
@@ -124,18 +135,27 @@ class Gandiva(BasePolicy):
     name = "gandiva"
     default_overheads = make_overheads("gandiva")
 
-    def __init__(self, quantum_s: float = QUANTUM_S, oversubscription: float = OVERSUBSCRIPTION,
-                 packing: str = "trial", pack_threshold: float = PACK_THRESHOLD,
-                 migration: bool = True, grow_shrink: bool = True) -> None:
+    def __init__(
+        self,
+        quantum_s: float = QUANTUM_S,
+        oversubscription: float = OVERSUBSCRIPTION,
+        packing: str = "trial",
+        pack_threshold: float = PACK_THRESHOLD,
+        migration: bool = True,
+        grow_shrink: bool = True,
+    ) -> None:
         super().__init__()
         if not quantum_s > 0:
             raise ValueError(f"gandiva: quantum_s must be > 0 seconds, got {quantum_s!r}")
         if not oversubscription >= 1:
-            raise ValueError("gandiva: oversubscription (jobs' GPUs per server GPU) must be "
-                             f">= 1, got {oversubscription!r}")
+            raise ValueError(
+                "gandiva: oversubscription (jobs' GPUs per server GPU) must be "
+                f">= 1, got {oversubscription!r}"
+            )
         if packing not in PACKING_MODES:
-            raise ValueError(f"gandiva: packing must be one of {', '.join(PACKING_MODES)}, "
-                             f"not {packing!r}")
+            raise ValueError(
+                f"gandiva: packing must be one of {', '.join(PACKING_MODES)}, not {packing!r}"
+            )
         if not pack_threshold > 0:
             raise ValueError(f"gandiva: pack_threshold must be > 0, got {pack_threshold!r}")
         self.quantum_s = self.round_s = float(quantum_s)
@@ -154,21 +174,25 @@ class Gandiva(BasePolicy):
         cluster = view.cluster
         self._view = view
         self.stats.clear()
-        self._servers = [_Server(node.index, view.pool_of_gpu(node.gpu_ids[0]), node.gpu_type,
-                                 node.gpu_ids) for node in cluster.nodes]
+        self._servers = [
+            _Server(node.index, view.pool_of_gpu(node.gpu_ids[0]), node.gpu_type, node.gpu_ids)
+            for node in cluster.nodes
+        ]
         self._gpu_server = [self._servers[n] for n in cluster.gpu_node]
         self._holders = [0] * cluster.num_gpus
         self._pool_capacity = view.pool_capacity()
         self._pool_servers: dict[Pool, list[_Server]] = {}
         for server in self._servers:
             self._pool_servers.setdefault(server.pool, []).append(server)
-        self._largest_server = {pool: max(s.size for s in servers)
-                                for pool, servers in self._pool_servers.items()}
+        self._largest_server = {
+            pool: max(s.size for s in servers) for pool, servers in self._pool_servers.items()
+        }
         self._empty: dict[tuple[Pool, int], list[int]] = {}
         for server in self._servers:
             self._empty.setdefault((server.pool, server.size), []).append(server.index)
-        self._empty_sizes = {pool: sorted({s.size for s in servers})
-                             for pool, servers in self._pool_servers.items()}
+        self._empty_sizes = {
+            pool: sorted({s.size for s in servers}) for pool, servers in self._pool_servers.items()
+        }
         self._class: dict[tuple[Pool, int], set[_Server]] = {}
         self._gpus: dict[JobState, tuple[int, ...]] = {}
         self._home: dict[JobState, _Server] = {}
@@ -341,8 +365,11 @@ class Gandiva(BasePolicy):
     def _options(self, spec: JobSpec) -> tuple[tuple[str, Pool, int], ...]:
         """(GPU type, pool, GPUs) to try, fastest type first; an elastic job asks for its
         request capped by the pool's size."""
-        key = ((spec.model, spec.num_gpus, spec.min_gpus, spec.vc, spec.gpu_constraint)
-               if spec.type_durations is None else spec.index)
+        key = (
+            (spec.model, spec.num_gpus, spec.min_gpus, spec.vc, spec.gpu_constraint)
+            if spec.type_durations is None
+            else spec.index
+        )
         options = self._options_cache.get(key)
         if options is None:
             view = self._view
@@ -370,8 +397,9 @@ class Gandiva(BasePolicy):
             best = None
             for server in self._class.get((pool, size), ()):
                 free = len(server.free)
-                if free >= size and (best is None or (free, -server.index)
-                                     > (len(best.free), -best.index)):
+                if free >= size and (
+                    best is None or (free, -server.index) > (len(best.free), -best.index)
+                ):
                     best = server
             if best is not None:
                 self._start_on(best, job, size)
@@ -400,9 +428,11 @@ class Gandiva(BasePolicy):
         for _, pool, size in options:
             best = None
             for server in self._class.get((pool, size), ()):
-                if server.size >= size and (
-                        server.load + size <= self.oversubscription * server.size + _EPS) and (
-                        best is None or (server.load, server.index) < (best.load, best.index)):
+                if (
+                    server.size >= size
+                    and (server.load + size <= self.oversubscription * server.size + _EPS)
+                    and (best is None or (server.load, server.index) < (best.load, best.index))
+                ):
                     best = server
             if best is not None:
                 self._home_on(best, job, size, waiting=True)
@@ -422,8 +452,18 @@ class Gandiva(BasePolicy):
         kept: deque[JobState] = deque()
         for job in self._queue:
             spec = job.spec
-            key = ((spec.model, spec.num_gpus, spec.min_gpus, spec.vc, spec.gpu_constraint,
-                    spec.gpu_milli) if spec.type_durations is None else spec.index)
+            key = (
+                (
+                    spec.model,
+                    spec.num_gpus,
+                    spec.min_gpus,
+                    spec.vc,
+                    spec.gpu_constraint,
+                    spec.gpu_milli,
+                )
+                if spec.type_durations is None
+                else spec.index
+            )
             if key in failed or not self._place(job):
                 failed.add(key)
                 kept.append(job)
@@ -475,8 +515,10 @@ class Gandiva(BasePolicy):
             if not server.free or server.waiting:
                 continue
             if self._waiting_servers:
-                others = sorted((s for s in self._waiting_servers
-                                 if s.pool == server.pool and s is not server), key=_index)
+                others = sorted(
+                    (s for s in self._waiting_servers if s.pool == server.pool and s is not server),
+                    key=_index,
+                )
                 for other in others:
                     for job in list(other.waiting):
                         size = self._base[job]
@@ -548,32 +590,39 @@ class Gandiva(BasePolicy):
     def _try_pack(self, server: _Server) -> None:
         """One packing trial: the longest-waiting job that has a partner whose pair fits."""
         gpu_type = server.gpu_type
-        hosts = [r for r in server.residents
-                 if r in self._run_since and r not in self._pair and r not in self._grown]
+        hosts = [
+            r
+            for r in server.residents
+            if r in self._run_since and r not in self._pair and r not in self._grown
+        ]
         if not hosts:
             return
         host_models = {(h.spec.model, len(self._gpus[h])) for h in hosts}
         for job in server.waiting:
             size, model = self._base[job], job.spec.model
-            if not any(n == size and self._pair_fits(model, other, gpu_type, size)
-                       for other, n in host_models):
+            if not any(
+                n == size and self._pair_fits(model, other, gpu_type, size)
+                for other, n in host_models
+            ):
                 continue
             candidates = []
             for host in hosts:
                 if len(self._gpus[host]) != size or not self._pair_fits(
-                        model, host.spec.model, gpu_type, size):
+                    model, host.spec.model, gpu_type, size
+                ):
                     continue
                 key = _pair_key(model, host.spec.model, gpu_type, size)
                 verdict = self._verdict.get(key)
                 if verdict is False:
                     continue
                 if verdict is None and self.packing == "profiled":
-                    if self._predicted_gain(job.spec, host.spec, gpu_type, size) \
-                            <= self.pack_threshold:
+                    if (
+                        self._predicted_gain(job.spec, host.spec, gpu_type, size)
+                        <= self.pack_threshold
+                    ):
                         self._verdict[key] = False
                         continue
-                candidates.append((not verdict, self._run_since[host], host.spec.index, host,
-                                   key))
+                candidates.append((not verdict, self._run_since[host], host.spec.index, host, key))
             if not candidates:
                 continue
             *_, host, key = min(candidates, key=lambda c: c[:3])
@@ -591,8 +640,9 @@ class Gandiva(BasePolicy):
             if self._now - since < self.quantum_s - _EPS or self._verdict.get(key):
                 continue
             gpu_type = self._gpu_server[self._gpus[guest][0]].gpu_type
-            gain = (_normalised(self._view, guest, gpu_type)
-                    + _normalised(self._view, host, gpu_type))
+            gain = _normalised(self._view, guest, gpu_type) + _normalised(
+                self._view, host, gpu_type
+            )
             if gain > self.pack_threshold:
                 self._verdict[key] = True
                 continue
@@ -607,15 +657,15 @@ class Gandiva(BasePolicy):
             self._guest.pop(job, None)
             self._guest.pop(partner, None)
 
-    def _pair_fits(self, model: str | None, other: str | None, gpu_type: str, size: int
-                   ) -> bool:
+    def _pair_fits(self, model: str | None, other: str | None, gpu_type: str, size: int) -> bool:
         """Memory fits: the throughput model measured the pair (positive rates both ways)."""
         key = (model, other, gpu_type, size)
         fits = self._fits.get(key)
         if fits is None:
             query = self._colocated_query
-            fits = self._fits[key] = (query(model, other, gpu_type, size) > 0
-                                      and query(other, model, gpu_type, size) > 0)
+            fits = self._fits[key] = (
+                query(model, other, gpu_type, size) > 0 and query(other, model, gpu_type, size) > 0
+            )
         return fits
 
     def _predicted_gain(self, a: JobSpec, b: JobSpec, gpu_type: str, size: int) -> float:
@@ -640,8 +690,14 @@ class Gandiva(BasePolicy):
             empty = self._empty_server(pool, size)
             if empty is not None:
                 candidates.append(empty)
-            target = next((s for s in candidates if not s.waiting and s.size >= size
-                           and len(s.free) + mine.get(s, 0) >= size), None)
+            target = next(
+                (
+                    s
+                    for s in candidates
+                    if not s.waiting and s.size >= size and len(s.free) + mine.get(s, 0) >= size
+                ),
+                None,
+            )
             if target is None:
                 target = self._defragment(job, mine, size)
                 if target is None:
@@ -660,15 +716,26 @@ class Gandiva(BasePolicy):
         estimator = self._view.estimator  # type: ignore[union-attr]
         target = min(mine, key=lambda s: (-mine[s], s.index))
         gpu_type = target.gpu_type
-        if target.waiting or target.size < size or not (
+        if (
+            target.waiting
+            or target.size < size
+            or not (
                 estimator.throughput(job.spec, gpu_type, size, 1)
-                > estimator.throughput(job.spec, gpu_type, size, len(mine))):
+                > estimator.throughput(job.spec, gpu_type, size, len(mine))
+            )
+        ):
             return None
         need = size - mine[target] - len(target.free)
-        movable = sorted((len(self._gpus[r]), r.spec.index, r) for r in target.residents
-                         if r in self._gpus and r not in self._pair)
-        room = {s: len(s.free) for s in self._pool_servers[target.pool]
-                if s is not target and s.free and not s.waiting}
+        movable = sorted(
+            (len(self._gpus[r]), r.spec.index, r)
+            for r in target.residents
+            if r in self._gpus and r not in self._pair
+        )
+        room = {
+            s: len(s.free)
+            for s in self._pool_servers[target.pool]
+            if s is not target and s.free and not s.waiting
+        }
         plan: list[tuple[JobState, _Server]] = []
         for n, _, resident in movable:
             if need <= 0:
@@ -718,8 +785,13 @@ class Gandiva(BasePolicy):
         for job in sorted(self._elastic, key=_spec_index):
             server = self._home[job]
             gpus = self._gpus.get(job)
-            if (not gpus or not server.free or server.pool in demand or job in self._pair
-                    or server.waiting):
+            if (
+                not gpus
+                or not server.free
+                or server.pool in demand
+                or job in self._pair
+                or server.waiting
+            ):
                 continue
             now, spec, gpu_type = self._now, job.spec, server.gpu_type
             current = len(gpus)
@@ -729,8 +801,9 @@ class Gandiva(BasePolicy):
             estimator = view.estimator  # type: ignore[union-attr]
             rate_now = estimator.throughput(spec, gpu_type, current)
             # the fastest count (fewest GPUs on ties); profiles may lack some counts (rate 0)
-            rate_grown, target = max((estimator.throughput(spec, gpu_type, n), -n)
-                                     for n in range(current + 1, most + 1))
+            rate_grown, target = max(
+                (estimator.throughput(spec, gpu_type, n), -n) for n in range(current + 1, most + 1)
+            )
             target = -target
             if not rate_grown > rate_now > 0:
                 continue  # no speed-up (for example duration replay)
@@ -743,9 +816,11 @@ class Gandiva(BasePolicy):
             self.stats["grows"] += 1
 
     def __repr__(self) -> str:
-        return (f"Gandiva(quantum_s={self.quantum_s}, oversubscription={self.oversubscription},"
-                f" packing={self.packing!r}, pack_threshold={self.pack_threshold}, "
-                f"migration={self.migration}, grow_shrink={self.grow_shrink})")
+        return (
+            f"Gandiva(quantum_s={self.quantum_s}, oversubscription={self.oversubscription},"
+            f" packing={self.packing!r}, pack_threshold={self.pack_threshold}, "
+            f"migration={self.migration}, grow_shrink={self.grow_shrink})"
+        )
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -782,7 +857,9 @@ def _colocated_query(estimator: object):
     def query(model: str | None, other: str | None, gpu_type: str, n: int) -> float:
         if method is None:
             return 0.0
-        probe = JobSpec(index=-1, job_id=None, submit_time=0.0, num_gpus=n, total_steps=1.0,
-                        model=model)
+        probe = JobSpec(
+            index=-1, job_id=None, submit_time=0.0, num_gpus=n, total_steps=1.0, model=model
+        )
         return method(probe, gpu_type, n, ((other, n),))
+
     return query

@@ -89,8 +89,10 @@ SeqJob = tuple[float, int, float, float]
 
 # ---- cost of one GPU's queue --------------------------------------------------------------
 
-def queue_cost(seq: Sequence[SeqJob], offset: float,
-               penalty: float = STRICT_DEADLINE_PENALTY) -> tuple[float, float, float]:
+
+def queue_cost(
+    seq: Sequence[SeqJob], offset: float, penalty: float = STRICT_DEADLINE_PENALTY
+) -> tuple[float, float, float]:
     """(cost, Σ JCT, Σ λ·tardiness) of running `seq` in order from time `offset`.
 
     Summed in order in float64, as the artifact does, so a λ of 1e20 swamps the JCT part of
@@ -121,8 +123,9 @@ def spt(jobs: Sequence[SeqJob]) -> list[SeqJob]:
     return sorted(jobs, key=lambda job: (job[0], job[1]))
 
 
-def swap_heuristic(jobs: Sequence[SeqJob], offset: float,
-                   penalty: float = STRICT_DEADLINE_PENALTY) -> tuple[float, list[SeqJob]]:
+def swap_heuristic(
+    jobs: Sequence[SeqJob], offset: float, penalty: float = STRICT_DEADLINE_PENALTY
+) -> tuple[float, list[SeqJob]]:
     """The artifact's SwapHeuristic (notes §2.3): from SPT, slide a window that starts at the
     right-most late job to the left, one job at a time; a job pushed out to its right that
     becomes late joins the window; jobs on the window's right end that are on time leave it;
@@ -148,7 +151,7 @@ def swap_heuristic(jobs: Sequence[SeqJob], offset: float,
         if left <= 0:
             break
         victim = seq[left - 1]
-        seq[left - 1:right - 1] = seq[left:right]
+        seq[left - 1 : right - 1] = seq[left:right]
         seq[right - 1] = victim
         left -= 1
         right -= 1
@@ -171,20 +174,23 @@ def edd_max_lateness(jobs: Sequence[SeqJob], offset: float) -> float:
     the smallest maximum lateness any order can have (Jackson's rule). No order of `jobs`
     avoids tardiness iff this is > 0."""
     finish, worst = offset, -INF
-    for duration, _, _, deadline in sorted((job for job in jobs if math.isfinite(job[3])),
-                                           key=lambda job: (job[3], job[1])):
+    for duration, _, _, deadline in sorted(
+        (job for job in jobs if math.isfinite(job[3])), key=lambda job: (job[3], job[1])
+    ):
         finish += duration
         worst = max(worst, finish - deadline)
     return worst
 
 
-def branch_and_bound(jobs: Sequence[SeqJob], offset: float,
-                     penalty: float = STRICT_DEADLINE_PENALTY,
-                     node_budget: int | None = DEFAULT_NODE_BUDGET,
-                     time_budget_s: float | None = None,
-                     stats: SearchStats | None = None,
-                     incumbent: tuple[float, list[SeqJob]] | None = None
-                     ) -> tuple[float, list[SeqJob]] | None:
+def branch_and_bound(
+    jobs: Sequence[SeqJob],
+    offset: float,
+    penalty: float = STRICT_DEADLINE_PENALTY,
+    node_budget: int | None = DEFAULT_NODE_BUDGET,
+    time_budget_s: float | None = None,
+    stats: SearchStats | None = None,
+    incumbent: tuple[float, list[SeqJob]] | None = None,
+) -> tuple[float, list[SeqJob]] | None:
     """Minimum-cost order of `jobs` on one GPU by the artifact's BranchAndBoundFixNonDDL with
     least-PredictCost node selection (notes §2.3).
 
@@ -199,8 +205,9 @@ def branch_and_bound(jobs: Sequence[SeqJob], offset: float,
     if n == 0:
         return 0.0, []
     has_deadline = [math.isfinite(job[3]) for job in order]
-    by_deadline = sorted((k for k in range(n) if has_deadline[k]),
-                         key=lambda k: (order[k][3], order[k][1]))
+    by_deadline = sorted(
+        (k for k in range(n) if has_deadline[k]), key=lambda k: (order[k][3], order[k][1])
+    )
     started = time.perf_counter()
     best_cost, best_seq = INF, None
     if incumbent is not None:
@@ -214,14 +221,15 @@ def branch_and_bound(jobs: Sequence[SeqJob], offset: float,
     heap: list[tuple] = [(INF, 0, (), offset, 0.0, 0.0, -INF, -INF)]
     while heap:
         if (node_budget is not None and stats.nodes >= node_budget) or (
-                time_budget_s is not None and time.perf_counter() - started > time_budget_s):
+            time_budget_s is not None and time.perf_counter() - started > time_budget_s
+        ):
             stats.exhausted = True
             break
         _, _, prefix, finish, jct, late, longest_free, lower = heapq.heappop(heap)
         if lower > bound or (prefix and jct + late > bound):
             continue
         taken = set(prefix)
-        rest = [k for k in range(n) if k not in taken]          # SPT order
+        rest = [k for k in range(n) if k not in taken]  # SPT order
         rest_dated = [k for k in by_deadline if k not in taken]  # EDF order
         for i in rest:
             duration, _, submit, deadline = order[i]
@@ -263,21 +271,34 @@ def branch_and_bound(jobs: Sequence[SeqJob], offset: float,
             if child_lower > bound:
                 continue
             counter += 1
-            heapq.heappush(heap, (upper, counter, (*prefix, i), c_finish, c_jct, c_late,
-                                  longest_free if has_deadline[i] else max(longest_free,
-                                                                           duration),
-                                  child_lower))
+            heapq.heappush(
+                heap,
+                (
+                    upper,
+                    counter,
+                    (*prefix, i),
+                    c_finish,
+                    c_jct,
+                    c_late,
+                    longest_free if has_deadline[i] else max(longest_free, duration),
+                    child_lower,
+                ),
+            )
     if best_seq is None:
         return None
     seq = [order[i] for i in best_seq]
     return queue_cost(seq, offset, penalty)[0], seq
 
 
-def min_cost_sequence(jobs: Sequence[SeqJob], offset: float,
-                      penalty: float = STRICT_DEADLINE_PENALTY, sequencing: str = "bab",
-                      node_budget: int | None = DEFAULT_NODE_BUDGET,
-                      time_budget_s: float | None = None,
-                      stats: SearchStats | None = None) -> tuple[float, list[SeqJob]]:
+def min_cost_sequence(
+    jobs: Sequence[SeqJob],
+    offset: float,
+    penalty: float = STRICT_DEADLINE_PENALTY,
+    sequencing: str = "bab",
+    node_budget: int | None = DEFAULT_NODE_BUDGET,
+    time_budget_s: float | None = None,
+    stats: SearchStats | None = None,
+) -> tuple[float, list[SeqJob]]:
     """Hydra's MinCostSequence: SPT if no job is late; else the swap heuristic or (for
     ``sequencing="bab"``) branch and bound seeded with the heuristic's order, so that the
     cheaper of the two is returned (ties to B&B, as in the artifact's race)."""
@@ -288,12 +309,14 @@ def min_cost_sequence(jobs: Sequence[SeqJob], offset: float,
     heuristic = swap_heuristic(seq, offset, penalty)
     if sequencing == "swap":
         return heuristic
-    searched = branch_and_bound(seq, offset, penalty, node_budget, time_budget_s, stats,
-                                incumbent=heuristic)
+    searched = branch_and_bound(
+        seq, offset, penalty, node_budget, time_budget_s, stats, incumbent=heuristic
+    )
     return searched if searched is not None else heuristic
 
 
 # ---- the planned-queue mechanism shared with AlloX ---------------------------------------
+
 
 @dataclass
 class PlanInput:
@@ -321,9 +344,12 @@ class GpuQueuePolicy(BasePolicy):
     fresh plan is made at every scheduling call that has an idle GPU and a waiting job, and
     only the heads of idle GPUs' queues start."""
 
-    def __init__(self, one_shot: bool = True,
-                 profile_s: float | Mapping[str, float] = 0.0,
-                 tie_break: Mapping[object, object] | None = None) -> None:
+    def __init__(
+        self,
+        one_shot: bool = True,
+        profile_s: float | Mapping[str, float] = 0.0,
+        tie_break: Mapping[object, object] | None = None,
+    ) -> None:
         super().__init__()
         self.one_shot = bool(one_shot)
         self.tie_break = dict(tie_break) if tie_break is not None else None
@@ -348,7 +374,8 @@ class GpuQueuePolicy(BasePolicy):
             raise SchedulingError(
                 f"{self.name} schedules jobs of one whole GPU; job {spec.job_id!r} asks for "
                 f"{spec.num_gpus} GPU(s) at {spec.gpu_milli / 1000:g} each. Cap demands with "
-                "dlsched.traces.transforms.cap_gpu_demand or choose another policy")
+                "dlsched.traces.transforms.cap_gpu_demand or choose another policy"
+            )
         self._arrived.append(job)
 
     def _profile_delay(self, view: ClusterView, job: JobState) -> float:
@@ -400,8 +427,11 @@ class GpuQueuePolicy(BasePolicy):
     def _make_plan(self, view: ClusterView) -> dict[int, list[JobState]]:
         plan_input = self._plan_input(view)
         rows = self._plan(plan_input)
-        return {int(plan_input.gpus[col]): [plan_input.jobs[r] for r in seq]
-                for col, seq in rows.items() if seq}
+        return {
+            int(plan_input.gpus[col]): [plan_input.jobs[r] for r in seq]
+            for col, seq in rows.items()
+            if seq
+        }
 
     def _plan_input(self, view: ClusterView) -> PlanInput:
         now = view.now
@@ -427,21 +457,32 @@ class GpuQueuePolicy(BasePolicy):
                     run_s[row, members] = estimator.remaining_time(job, now, gpu_type)
         type_index = {t: i for i, t in enumerate(sorted(set(types)))}
         return PlanInput(
-            jobs=jobs, run_s=run_s,
+            jobs=jobs,
+            run_s=run_s,
             submit=np.array([job.spec.submit_time for job in jobs], dtype=float),
-            deadline=np.array([INF if job.spec.deadline is None else job.spec.deadline
-                               for job in jobs], dtype=float),
+            deadline=np.array(
+                [INF if job.spec.deadline is None else job.spec.deadline for job in jobs],
+                dtype=float,
+            ),
             order=self._tie_order(jobs),
-            gpus=gpus, gpu_type=np.array([type_index[t] for t in types], dtype=np.int64),
-            offset_s=offset, now=now)
+            gpus=gpus,
+            gpu_type=np.array([type_index[t] for t in types], dtype=np.int64),
+            offset_s=offset,
+            now=now,
+        )
 
     def _tie_order(self, jobs: list[JobState]) -> np.ndarray:
         """Each job's rank in tie-breaking order: job index, or the `tie_break` key first."""
         if self.tie_break is None:
             return np.array([job.spec.index for job in jobs], dtype=np.int64)
         keys = self.tie_break
-        ranked = sorted(range(len(jobs)), key=lambda r: (
-            (0, keys[jobs[r].job_id]) if jobs[r].job_id in keys else (1, ""), jobs[r].spec.index))
+        ranked = sorted(
+            range(len(jobs)),
+            key=lambda r: (
+                (0, keys[jobs[r].job_id]) if jobs[r].job_id in keys else (1, ""),
+                jobs[r].spec.index,
+            ),
+        )
         order = np.empty(len(jobs), dtype=np.int64)
         order[ranked] = np.arange(len(jobs))
         return order
@@ -452,28 +493,38 @@ class GpuQueuePolicy(BasePolicy):
 
 # ---- Hydra -------------------------------------------------------------------------------
 
+
 @register("hydra")
 class Hydra(GpuQueuePolicy):
     """Hydra: greedy job-to-GPU assignment minimising Σ JCT + λ·Σ tardiness per GPU queue."""
 
     name = "hydra"
 
-    def __init__(self, sequencing: str = "bab", deadline_penalty: float = STRICT_DEADLINE_PENALTY,
-                 node_budget: int | None = DEFAULT_NODE_BUDGET,
-                 time_budget_s: float | None = None, one_shot: bool = True,
-                 profile_s: float | Mapping[str, float] = 0.0,
-                 tie_break: Mapping[object, object] | None = None) -> None:
+    def __init__(
+        self,
+        sequencing: str = "bab",
+        deadline_penalty: float = STRICT_DEADLINE_PENALTY,
+        node_budget: int | None = DEFAULT_NODE_BUDGET,
+        time_budget_s: float | None = None,
+        one_shot: bool = True,
+        profile_s: float | Mapping[str, float] = 0.0,
+        tie_break: Mapping[object, object] | None = None,
+    ) -> None:
         super().__init__(one_shot=one_shot, profile_s=profile_s, tie_break=tie_break)
         if sequencing not in ("bab", "swap"):
-            raise ValueError(f"hydra: sequencing must be 'bab' (branch and bound raced "
-                             f"against the swap heuristic) or 'swap', not {sequencing!r}")
+            raise ValueError(
+                f"hydra: sequencing must be 'bab' (branch and bound raced "
+                f"against the swap heuristic) or 'swap', not {sequencing!r}"
+            )
         if not deadline_penalty >= 0:
             raise ValueError(f"hydra: deadline_penalty must be >= 0, got {deadline_penalty!r}")
         if node_budget is not None and node_budget < 1:
             raise ValueError(f"hydra: node_budget must be >= 1 or None, got {node_budget!r}")
         if node_budget is None and time_budget_s is None:
-            raise ValueError("hydra: give node_budget or time_budget_s (or both): an unbounded "
-                             "branch and bound may not finish")
+            raise ValueError(
+                "hydra: give node_budget or time_budget_s (or both): an unbounded "
+                "branch and bound may not finish"
+            )
         self.sequencing = sequencing
         self.deadline_penalty = float(deadline_penalty)
         self.node_budget = node_budget
@@ -481,13 +532,22 @@ class Hydra(GpuQueuePolicy):
         self.stats = {"plans": 0, "searches": 0, "search_nodes": 0, "budget_exhausted": 0}
 
     def __repr__(self) -> str:
-        return (f"Hydra(sequencing={self.sequencing!r}, node_budget={self.node_budget}, "
-                f"one_shot={self.one_shot})")
+        return (
+            f"Hydra(sequencing={self.sequencing!r}, node_budget={self.node_budget}, "
+            f"one_shot={self.one_shot})"
+        )
 
     def _sequence(self, jobs: list[SeqJob], offset: float) -> tuple[float, list[SeqJob]]:
         stats = SearchStats()
-        result = min_cost_sequence(jobs, offset, self.deadline_penalty, self.sequencing,
-                                   self.node_budget, self.time_budget_s, stats)
+        result = min_cost_sequence(
+            jobs,
+            offset,
+            self.deadline_penalty,
+            self.sequencing,
+            self.node_budget,
+            self.time_budget_s,
+            stats,
+        )
         self.stats["searches"] += 1
         self.stats["search_nodes"] += stats.nodes
         self.stats["budget_exhausted"] += int(stats.exhausted)
@@ -499,8 +559,8 @@ class Hydra(GpuQueuePolicy):
         bound, replaced by the exact sequencing cost only when it could be the minimum."""
         self.stats["plans"] += 1
         n, m = p.run_s.shape
-        queues: list[list[int]] = [[] for _ in range(m)]      # rows, SPT order
-        plans: list[list[int]] = [[] for _ in range(m)]       # rows, chosen order
+        queues: list[list[int]] = [[] for _ in range(m)]  # rows, SPT order
+        plans: list[list[int]] = [[] for _ in range(m)]  # rows, chosen order
         dist = np.full((n, m), INF)
         exact = np.ones((n, m), dtype=bool)
         alive = np.ones(n, dtype=bool)
@@ -546,8 +606,9 @@ class Hydra(GpuQueuePolicy):
     def _signature(p: PlanInput, g: int, queue: list[int]) -> tuple:
         return (int(p.gpu_type[g]), float(p.offset_s[g]), tuple(queue))
 
-    def _column(self, p: PlanInput, g: int, queue: list[int], alive: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def _column(
+        self, p: PlanInput, g: int, queue: list[int], alive: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """GPU g's queue cost with each job added, vectorised over jobs, and whether it is
         exact. Exact when the SPT order has no late job. Otherwise a lower bound: the SPT
         Σ JCT (the least any order has) plus λ × the least maximum lateness (earliest
@@ -564,7 +625,7 @@ class Hydra(GpuQueuePolicy):
         pos = np.searchsorted(q, run, side="left")
         upper = np.searchsorted(q, run, side="right")
         for j in np.nonzero((upper > pos) & alive)[0]:  # equal run times: tie by job index
-            pos[j] += int((p.order[queue[pos[j]:upper[j]]] < p.order[j]).sum())
+            pos[j] += int((p.order[queue[pos[j] : upper[j]]] < p.order[j]).sum())
         # Earliest-deadline-first order of the queue's deadline jobs, and where each job
         # would enter it; lateness after the entry point grows by the job's run time.
         dated = [r for r in queue if math.isfinite(p.deadline[r])]
@@ -580,24 +641,33 @@ class Hydra(GpuQueuePolicy):
             new_finish = offset + done_before[pos] + run
             jct = base_jct + (new_finish - p.submit) + run * (len(queue) - pos)
             late = late_before[pos] | (suffix_slack[pos] < run) | (new_finish > p.deadline)
-            own = np.where(np.isfinite(p.deadline),
-                           offset + d_done[d_pos] + run - p.deadline, -INF)
-            least_lateness = np.maximum(np.maximum(worst_before[d_pos],
-                                                   worst_after[d_pos] + run), own)
-            bound = jct + np.where(least_lateness > 0,
-                                   self.deadline_penalty * least_lateness * (1 - 1e-12), 0.0)
+            own = np.where(np.isfinite(p.deadline), offset + d_done[d_pos] + run - p.deadline, -INF)
+            least_lateness = np.maximum(
+                np.maximum(worst_before[d_pos], worst_after[d_pos] + run), own
+            )
+            bound = jct + np.where(
+                least_lateness > 0, self.deadline_penalty * least_lateness * (1 - 1e-12), 0.0
+            )
         runnable = np.isfinite(run)
         return np.where(runnable, bound, INF), ~late | ~runnable
 
-    def _exact(self, p: PlanInput, g: int, queue: list[int], j: int,
-               memo: dict[tuple, tuple[float, list[int]]], signature: tuple
-               ) -> tuple[float, list[int]]:
+    def _exact(
+        self,
+        p: PlanInput,
+        g: int,
+        queue: list[int],
+        j: int,
+        memo: dict[tuple, tuple[float, list[int]]],
+        signature: tuple,
+    ) -> tuple[float, list[int]]:
         key = (signature, j)
         hit = memo.get(key)
         if hit is None:
             rows = [*queue, j]
-            jobs = [(float(p.run_s[r, g]), int(p.order[r]), float(p.submit[r]),
-                     float(p.deadline[r])) for r in rows]
+            jobs = [
+                (float(p.run_s[r, g]), int(p.order[r]), float(p.submit[r]), float(p.deadline[r]))
+                for r in rows
+            ]
             by_key = {int(p.order[r]): r for r in rows}
             cost, seq = self._sequence(jobs, float(p.offset_s[g]))
             hit = memo[key] = (cost, [by_key[job[1]] for job in seq])

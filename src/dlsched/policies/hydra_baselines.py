@@ -52,8 +52,9 @@ class _GreedyByType(BasePolicy):
     """Per GPU type, a heap of waiting jobs in this policy's order on that type; while GPUs
     are free, start the head with the smallest key over the types that have free GPUs."""
 
-    def __init__(self, compat: bool = False, tie_seed: int = 0,
-                 placement: str = "consolidated") -> None:
+    def __init__(
+        self, compat: bool = False, tie_seed: int = 0, placement: str = "consolidated"
+    ) -> None:
         super().__init__()
         self.compat = bool(compat)
         self.tie_seed = tie_seed
@@ -84,9 +85,15 @@ class _GreedyByType(BasePolicy):
                 seconds = estimator.remaining_time(job, now, gpu_type)
                 run_s[gpu_type] = seconds
                 index = job.spec.index
-                heapq.heappush(self._heaps.setdefault(gpu_type, []),
-                               (self._key(job, gpu_type, seconds),
-                                -index if self.compat else index, index, job))
+                heapq.heappush(
+                    self._heaps.setdefault(gpu_type, []),
+                    (
+                        self._key(job, gpu_type, seconds),
+                        -index if self.compat else index,
+                        index,
+                        job,
+                    ),
+                )
         self._arrived.clear()
 
     def schedule(self, view: ClusterView):
@@ -133,8 +140,7 @@ class _GreedyByType(BasePolicy):
             start = int(self._rng.integers(slots))
             slot_of = {gpu_type: cluster_types.index(gpu_type) for gpu_type, _ in tied}
             return min(tied, key=lambda pair: (slot_of[pair[0]] - start) % slots)
-        return min(tied, key=lambda pair: (pair[1][2], self._run_s[pair[1][2]][pair[0]],
-                                           pair[0]))
+        return min(tied, key=lambda pair: (pair[1][2], self._run_s[pair[1][2]][pair[0]], pair[0]))
 
 
 @register("edf")
@@ -166,8 +172,7 @@ class AlloX(GpuQueuePolicy):
 
     name = "allox"
 
-    def __init__(self, one_shot: bool = True,
-                 profile_s: float | Mapping[str, float] = 0.0) -> None:
+    def __init__(self, one_shot: bool = True, profile_s: float | Mapping[str, float] = 0.0) -> None:
         super().__init__(one_shot=one_shot, profile_s=profile_s)
 
     def __repr__(self) -> str:
@@ -199,5 +204,4 @@ class AlloX(GpuQueuePolicy):
         queues: dict[int, list[tuple[int, int]]] = {}
         for r, c in zip(matched_rows, columns, strict=True):
             queues.setdefault(int(c % m), []).append((int(c // m), int(rows[r])))
-        return {g: [row for _, row in sorted(pairs, reverse=True)]
-                for g, pairs in queues.items()}
+        return {g: [row for _, row in sorted(pairs, reverse=True)] for g, pairs in queues.items()}

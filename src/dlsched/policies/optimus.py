@@ -92,6 +92,7 @@ Speed = Callable[[int, int], float]  # (PS tasks, workers) → steps/s
 # The allocation itself: a pure function, testable by hand
 # ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class GreedyJob:
     """One job as the marginal-gain allocation sees it.
@@ -124,10 +125,14 @@ def _dominant_amount(demand: Mapping[str, float], capacity: Mapping[str, float])
     return amount
 
 
-def _fits(used: dict[str, float], extra: Mapping[str, float],
-          capacity: Mapping[str, float]) -> bool:
-    return all(used.get(r, 0.0) + extra.get(r, 0.0) <= capacity.get(r, 0.0) + 1e-9
-               for r in RESOURCES if extra.get(r, 0.0) > 0)
+def _fits(
+    used: dict[str, float], extra: Mapping[str, float], capacity: Mapping[str, float]
+) -> bool:
+    return all(
+        used.get(r, 0.0) + extra.get(r, 0.0) <= capacity.get(r, 0.0) + 1e-9
+        for r in RESOURCES
+        if extra.get(r, 0.0) > 0
+    )
 
 
 def _add(used: dict[str, float], extra: Mapping[str, float], times: int = 1) -> None:
@@ -140,8 +145,7 @@ def _completion(job: GreedyJob, p: int, w: int) -> float:
     return job.remaining / rate if rate > 0 else math.inf
 
 
-def _best_task(job: GreedyJob, ps_amount: float, worker_amount: float
-               ) -> tuple[float, str] | None:
+def _best_task(job: GreedyJob, ps_amount: float, worker_amount: float) -> tuple[float, str] | None:
     """(gain, 'ps' | 'worker') of the job's best next task, or None if it can take none."""
     now = _completion(job, job.ps, job.workers)
     if not math.isfinite(now):
@@ -150,17 +154,20 @@ def _best_task(job: GreedyJob, ps_amount: float, worker_amount: float
     if job.uses_ps:
         options.append(((now - _completion(job, job.ps + 1, job.workers)) / ps_amount, "ps"))
     if job.workers < job.max_workers:
-        options.append(((now - _completion(job, job.ps, job.workers + 1)) / worker_amount,
-                        "worker"))
+        options.append(
+            ((now - _completion(job, job.ps, job.workers + 1)) / worker_amount, "worker")
+        )
     if not options:
         return None
     return max(options, key=lambda o: (o[0], o[1] == "ps"))  # the prototype prefers PS on ties
 
 
-def marginal_gain_allocation(jobs: Sequence[GreedyJob], capacity: Mapping[str, float],
-                             worker_demand: Mapping[str, float],
-                             ps_demand: Mapping[str, float] | None = None
-                             ) -> dict[object, tuple[int, int]]:
+def marginal_gain_allocation(
+    jobs: Sequence[GreedyJob],
+    capacity: Mapping[str, float],
+    worker_demand: Mapping[str, float],
+    ps_demand: Mapping[str, float] | None = None,
+) -> dict[object, tuple[int, int]]:
     """Optimus' greedy allocation: key → (PS tasks, workers); see the module docstring.
 
     `capacity` and the demands map resource names (``cpu``, ``mem``, ``gpu``) to amounts;
@@ -205,11 +212,13 @@ def marginal_gain_allocation(jobs: Sequence[GreedyJob], capacity: Mapping[str, f
 # Placement book-keeping
 # ---------------------------------------------------------------------------------------
 
+
 class _Nodes:
     """Free GPU ids and virtual CPU/memory per node during one placement pass."""
 
-    def __init__(self, view: ClusterView, held: set[int], cpu_per_gpu: float,
-                 mem_per_gpu: float) -> None:
+    def __init__(
+        self, view: ClusterView, held: set[int], cpu_per_gpu: float, mem_per_gpu: float
+    ) -> None:
         cluster = view.cluster
         self.type = [node.gpu_type for node in cluster.nodes]
         self.free = [[g for g in node.gpu_ids if g not in held] for node in cluster.nodes]
@@ -221,13 +230,17 @@ class _Nodes:
         self.mem_free[node] -= mem
 
     def fits(self, node: int, gpus: int, cpu: float, mem: float) -> bool:
-        return (len(self.free[node]) >= gpus and self.cpu_free[node] >= cpu - 1e-9
-                and self.mem_free[node] >= mem - 1e-9)
+        return (
+            len(self.free[node]) >= gpus
+            and self.cpu_free[node] >= cpu - 1e-9
+            and self.mem_free[node] >= mem - 1e-9
+        )
 
 
 # ---------------------------------------------------------------------------------------
 # The policy
 # ---------------------------------------------------------------------------------------
+
 
 @register("optimus")
 class Optimus(BasePolicy):
@@ -235,14 +248,23 @@ class Optimus(BasePolicy):
 
     name = "optimus"
 
-    def __init__(self, mode: str = "ps", interval_s: float = INTERVAL_S,
-                 convergence: str | ConvergenceModel | Callable[[JobState, float], float]
-                 = "oracle", speed: str = "estimator", placement: str | None = None,
-                 ps_models: Mapping[str, PSSpeedModel] | PSThroughput | None = None,
-                 sync: bool = True, max_gpus_per_job: int | None = None,
-                 cpu_per_gpu: float = 8.0, mem_per_gpu: float = 24.0,
-                 ps_cpu: float = 3.0, ps_mem: float = 9.0,
-                 worker_cpu: float = 2.0, worker_mem: float = 8.0) -> None:
+    def __init__(
+        self,
+        mode: str = "ps",
+        interval_s: float = INTERVAL_S,
+        convergence: str | ConvergenceModel | Callable[[JobState, float], float] = "oracle",
+        speed: str = "estimator",
+        placement: str | None = None,
+        ps_models: Mapping[str, PSSpeedModel] | PSThroughput | None = None,
+        sync: bool = True,
+        max_gpus_per_job: int | None = None,
+        cpu_per_gpu: float = 8.0,
+        mem_per_gpu: float = 24.0,
+        ps_cpu: float = 3.0,
+        ps_mem: float = 9.0,
+        worker_cpu: float = 2.0,
+        worker_mem: float = 8.0,
+    ) -> None:
         super().__init__()
         if mode not in ("ps", "gpu"):
             raise ValueError(f"optimus: mode must be 'ps' or 'gpu', got {mode!r}")
@@ -252,11 +274,12 @@ class Optimus(BasePolicy):
             raise ValueError(f"optimus: speed must be 'estimator' or 'fit', got {speed!r}")
         placement = placement or "optimus"
         if placement not in ("optimus", "pollux"):
-            raise ValueError(f"optimus: placement must be 'optimus' or 'pollux', "
-                             f"got {placement!r}")
+            raise ValueError(f"optimus: placement must be 'optimus' or 'pollux', got {placement!r}")
         if isinstance(convergence, str) and convergence != "oracle":
-            raise ValueError("optimus: convergence must be 'oracle', a ConvergenceModel or a "
-                             f"callable (job, now) -> remaining steps, got {convergence!r}")
+            raise ValueError(
+                "optimus: convergence must be 'oracle', a ConvergenceModel or a "
+                f"callable (job, now) -> remaining steps, got {convergence!r}"
+            )
         if max_gpus_per_job is not None and max_gpus_per_job < 1:
             raise ValueError("optimus: max_gpus_per_job must be >= 1")
         if min(cpu_per_gpu, mem_per_gpu, ps_cpu, ps_mem, worker_cpu, worker_mem) < 0:
@@ -270,8 +293,11 @@ class Optimus(BasePolicy):
         self.max_gpus_per_job = max_gpus_per_job
         self.cpu_per_gpu, self.mem_per_gpu = float(cpu_per_gpu), float(mem_per_gpu)
         self.ps_demand = {"cpu": float(ps_cpu), "mem": float(ps_mem)}
-        self.worker_demand = ({"gpu": 1.0} if mode == "gpu" else
-                              {"cpu": float(worker_cpu), "mem": float(worker_mem), "gpu": 1.0})
+        self.worker_demand = (
+            {"gpu": 1.0}
+            if mode == "gpu"
+            else {"cpu": float(worker_cpu), "mem": float(worker_mem), "gpu": 1.0}
+        )
         if isinstance(ps_models, PSThroughput):
             self._ps_truth: PSThroughput | None = ps_models
         elif ps_models is not None:
@@ -279,8 +305,9 @@ class Optimus(BasePolicy):
         else:
             self._ps_truth = None
         self.convergence = convergence
-        self._tracker = (ConvergenceTracker(convergence)
-                         if isinstance(convergence, ConvergenceModel) else None)
+        self._tracker = (
+            ConvergenceTracker(convergence) if isinstance(convergence, ConvergenceModel) else None
+        )
         self._last_tick: int | None = None
         self._samples: dict[object, dict[tuple[int, int], float]] = {}
         self._fits: dict[object, tuple[object, object]] = {}
@@ -289,8 +316,10 @@ class Optimus(BasePolicy):
         self.last_plan: dict[object, tuple[int, int]] = {}  # job id → (PS, workers)
 
     def __repr__(self) -> str:
-        return (f"Optimus(mode={self.mode!r}, interval_s={self.interval_s:g}, "
-                f"speed={self.speed_source!r}, placement={self.placement!r})")
+        return (
+            f"Optimus(mode={self.mode!r}, interval_s={self.interval_s:g}, "
+            f"speed={self.speed_source!r}, placement={self.placement!r})"
+        )
 
     # ---- hooks --------------------------------------------------------------------------
     def on_finish(self, job: JobState) -> None:
@@ -317,8 +346,12 @@ class Optimus(BasePolicy):
     def _observe(self, view: ClusterView, job: JobState) -> None:
         """Record the rate of a running job (once its overhead is over) as a speed sample of
         the GPU-count model (not of f(p, w): the engine does not run the policy's p)."""
-        if (not job.gpus or job.progress_from > view.now or self.speed_source != "fit"
-                or (self.mode == "ps" and self._ps_truth is not None)):
+        if (
+            not job.gpus
+            or job.progress_from > view.now
+            or self.speed_source != "fit"
+            or (self.mode == "ps" and self._ps_truth is not None)
+        ):
             return
         nodes = len({view.cluster.gpu_node[g] for g in job.gpus})
         samples = self._samples.get(job.job_id)
@@ -335,6 +368,7 @@ class Optimus(BasePolicy):
                 if w not in cache:
                     cache[w] = view.estimator.throughput(spec, gpu_type, w)
                 return cache[w]
+
             return estimated
         samples = self._samples.get(job.job_id)
         if samples is None:  # profiling runs at arrival, measured through the estimator
@@ -347,8 +381,11 @@ class Optimus(BasePolicy):
                 k = spec.gpu_range[0]
                 samples[(k, -(-k // per_node))] = view.estimator.throughput(spec, gpu_type, k)
         points = sorted(samples.items())
-        model = self._fitted(job.job_id, tuple(points), lambda: AllReduceSpeedModel.fit(
-            [(k, n, f) for (k, n), f in points]))
+        model = self._fitted(
+            job.job_id,
+            tuple(points),
+            lambda: AllReduceSpeedModel.fit([(k, n, f) for (k, n), f in points]),
+        )
         if model is None:
             return lambda _p, _w: 0.0
         return lambda _p, w: model.speed(w, -(-w // per_node))  # type: ignore[attr-defined]
@@ -364,9 +401,15 @@ class Optimus(BasePolicy):
             return lambda p, w: truth.speed(spec.model, p, w, gpu_type)
         base = truth.models.get((spec.model or "").strip().lower())
         batch = base.batch_size if base is not None else 1.0
-        model = self._fitted(job.job_id, 0, lambda: PSSpeedModel.fit(
-            [(p, w, truth.speed(spec.model, p, w, gpu_type)) for p, w in PS_SAMPLES],
-            sync=self.sync, batch_size=batch))
+        model = self._fitted(
+            job.job_id,
+            0,
+            lambda: PSSpeedModel.fit(
+                [(p, w, truth.speed(spec.model, p, w, gpu_type)) for p, w in PS_SAMPLES],
+                sync=self.sync,
+                batch_size=batch,
+            ),
+        )
         if model is None:
             return lambda _p, _w: 0.0
         return model.speed  # type: ignore[attr-defined]
@@ -397,8 +440,10 @@ class Optimus(BasePolicy):
         jobs: list[GreedyJob] = []
         states: dict[object, JobState] = {}
         by_type = view.cluster.capacity_by_type()
-        for job in sorted((*view.running.values(), *view.pending.values()),
-                          key=lambda s: (s.spec.submit_time, s.spec.index)):
+        for job in sorted(
+            (*view.running.values(), *view.pending.values()),
+            key=lambda s: (s.spec.submit_time, s.spec.index),
+        ):
             gpu_type = self._gpu_type(view, job)
             if gpu_type is None:
                 continue
@@ -409,18 +454,27 @@ class Optimus(BasePolicy):
             if job.job_id in self._samples:
                 self._observe(view, job)
             speed = (self._ps_speed if self.mode == "ps" else self._gpu_speed)(
-                view, job, gpu_type, high)
+                view, job, gpu_type, high
+            )
             states[job.job_id] = job
-            jobs.append(GreedyJob(key=job.job_id, remaining=self._remaining(view, job),
-                                  speed=speed, min_workers=low, max_workers=high,
-                                  uses_ps=self.mode == "ps",
-                                  order=(job.spec.submit_time, job.spec.index)))
+            jobs.append(
+                GreedyJob(
+                    key=job.job_id,
+                    remaining=self._remaining(view, job),
+                    speed=speed,
+                    min_workers=low,
+                    max_workers=high,
+                    uses_ps=self.mode == "ps",
+                    order=(job.spec.submit_time, job.spec.index),
+                )
+            )
         capacity = {"gpu": float(view.cluster.num_gpus)}
         if self.mode == "ps":
             gpus = view.cluster.num_gpus
             capacity.update(cpu=self.cpu_per_gpu * gpus, mem=self.mem_per_gpu * gpus)
-        result = marginal_gain_allocation(jobs, capacity, self.worker_demand,
-                                          self.ps_demand if self.mode == "ps" else None)
+        result = marginal_gain_allocation(
+            jobs, capacity, self.worker_demand, self.ps_demand if self.mode == "ps" else None
+        )
         self.last_plan = dict(result)
         return {states[key]: counts for key, counts in result.items()}
 
@@ -441,7 +495,7 @@ class Optimus(BasePolicy):
         held = {g for key in alloc for g in alloc[key]}
         nodes = _Nodes(view, held, self.cpu_per_gpu, self.mem_per_gpu)
         ps_cost = self.ps_demand if self.mode == "ps" else {"cpu": 0.0, "mem": 0.0}
-        worker_cost = (self.worker_demand if self.mode == "ps" else {"cpu": 0.0, "mem": 0.0})
+        worker_cost = self.worker_demand if self.mode == "ps" else {"cpu": 0.0, "mem": 0.0}
         node_of = view.cluster.gpu_node
         for job in kept:
             ps = plan[job][0]
@@ -449,8 +503,11 @@ class Optimus(BasePolicy):
             for node in worker_nodes:
                 nodes.charge(node, worker_cost["cpu"], worker_cost["mem"])
             previous = self.ps_nodes.get(job.job_id, ())
-            ps_nodes = previous if len(previous) == ps else tuple(
-                sorted(set(worker_nodes))[i % len(set(worker_nodes))] for i in range(ps))
+            ps_nodes = (
+                previous
+                if len(previous) == ps
+                else tuple(sorted(set(worker_nodes))[i % len(set(worker_nodes))] for i in range(ps))
+            )
             for node in ps_nodes:
                 nodes.charge(node, ps_cost["cpu"], ps_cost["mem"])
             self._record(job, ps, ps_nodes)
@@ -474,9 +531,16 @@ class Optimus(BasePolicy):
         self.ps_tasks[job.job_id] = ps
         self.ps_nodes[job.job_id] = ps_nodes
 
-    def _place_one(self, view: ClusterView, job: JobState, ps: int, workers: int,
-                   nodes: _Nodes, ps_cost: Mapping[str, float], worker_cost: Mapping[str, float]
-                   ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    def _place_one(
+        self,
+        view: ClusterView,
+        job: JobState,
+        ps: int,
+        workers: int,
+        nodes: _Nodes,
+        ps_cost: Mapping[str, float],
+        worker_cost: Mapping[str, float],
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """(GPU ids, PS nodes) for the job, charged to `nodes`; None when it gets nothing."""
         low = job.spec.gpu_range[0]
         estimator = view.estimator
@@ -497,8 +561,7 @@ class Optimus(BasePolicy):
             return None
         candidates = [i for i, t in enumerate(nodes.type) if t == ranked[0]]
         placed = self._first_fit(nodes, candidates, ps, workers, low, ps_cost, worker_cost)
-        if placed is not None and not estimator.throughput(job.spec, ranked[0],
-                                                           len(placed[0])) > 0:
+        if placed is not None and not estimator.throughput(job.spec, ranked[0], len(placed[0])) > 0:
             return None  # shrunk to a count it cannot run on; its charge idles this pass
         return placed
 
@@ -512,9 +575,15 @@ class Optimus(BasePolicy):
             del nodes.free[node][:take]
         return tuple(sorted(chosen))
 
-    def _balanced(self, nodes: _Nodes, candidates: list[int], ps: int, workers: int,
-                  ps_cost: Mapping[str, float], worker_cost: Mapping[str, float]
-                  ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    def _balanced(
+        self,
+        nodes: _Nodes,
+        candidates: list[int],
+        ps: int,
+        workers: int,
+        ps_cost: Mapping[str, float],
+        worker_cost: Mapping[str, float],
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """Fewest servers (most free first) with PS tasks and workers dealt evenly."""
         if self.mode == "ps":
             order = sorted(candidates, key=lambda i: (-nodes.cpu_free[i], i))
@@ -524,25 +593,41 @@ class Optimus(BasePolicy):
             chosen = order[:k]
             ps_count = [ps // k + (1 if i < ps % k else 0) for i in range(k)]
             wk_count = [workers // k + (1 if i < workers % k else 0) for i in range(k)]
-            if all(nodes.fits(node, w, p * ps_cost["cpu"] + w * worker_cost["cpu"],
-                              p * ps_cost["mem"] + w * worker_cost["mem"])
-                   for node, p, w in zip(chosen, ps_count, wk_count, strict=True)):
+            if all(
+                nodes.fits(
+                    node,
+                    w,
+                    p * ps_cost["cpu"] + w * worker_cost["cpu"],
+                    p * ps_cost["mem"] + w * worker_cost["mem"],
+                )
+                for node, p, w in zip(chosen, ps_count, wk_count, strict=True)
+            ):
                 gpus: list[int] = []
                 ps_nodes: list[int] = []
                 for node, p, w in zip(chosen, ps_count, wk_count, strict=True):
                     gpus.extend(nodes.free[node][:w])
                     del nodes.free[node][:w]
-                    nodes.charge(node, p * ps_cost["cpu"] + w * worker_cost["cpu"],
-                                 p * ps_cost["mem"] + w * worker_cost["mem"])
+                    nodes.charge(
+                        node,
+                        p * ps_cost["cpu"] + w * worker_cost["cpu"],
+                        p * ps_cost["mem"] + w * worker_cost["mem"],
+                    )
                     ps_nodes.extend([node] * p)
                 return tuple(sorted(gpus)), tuple(ps_nodes)
             if k >= ps + workers:
                 break  # one task per server already: more servers cannot help
         return None
 
-    def _first_fit(self, nodes: _Nodes, candidates: list[int], ps: int, workers: int,
-                   low: int, ps_cost: Mapping[str, float], worker_cost: Mapping[str, float]
-                   ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    def _first_fit(
+        self,
+        nodes: _Nodes,
+        candidates: list[int],
+        ps: int,
+        workers: int,
+        low: int,
+        ps_cost: Mapping[str, float],
+        worker_cost: Mapping[str, float],
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """The prototype's fallback: alternate PS and worker, first node that fits each."""
         gpus: list[tuple[int, int]] = []
         ps_nodes: list[int] = []

@@ -118,8 +118,10 @@ def yarn(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | None:
             chosen.extend(ledger.node_free[node])
     if rest:
         taken = {ledger.gpu_node[gpu] for gpu in chosen}
-        last = min((node for free in range(rest, size + 1) for node in buckets[free]
-                    if node not in taken), default=None)
+        last = min(
+            (node for free in range(rest, size + 1) for node in buckets[free] if node not in taken),
+            default=None,
+        )
         if last is None:
             return None
         chosen.extend(ledger.node_free[last][:rest])
@@ -151,5 +153,6 @@ def get_placer(name: str) -> Placer:
     try:
         return STRATEGIES[name]
     except KeyError:
-        raise ValueError(f"unknown placement {name!r}; choose one of "
-                         f"{', '.join(STRATEGIES)}") from None
+        raise ValueError(
+            f"unknown placement {name!r}; choose one of {', '.join(STRATEGIES)}"
+        ) from None

@@ -60,8 +60,9 @@ def check_params(name: str, factory_: Callable[..., Any], params: dict[str, Any]
         inspect.signature(factory_).bind(**params)
     except TypeError:
         accepted = [p for p in inspect.signature(factory_).parameters if p != "self"]
-        raise ValueError(f"policy {name!r} got parameters {sorted(params)}; it accepts "
-                         f"{accepted or 'none'}") from None
+        raise ValueError(
+            f"policy {name!r} got parameters {sorted(params)}; it accepts {accepted or 'none'}"
+        ) from None
 
 
 def _factory(name: str) -> Callable[..., Any]:

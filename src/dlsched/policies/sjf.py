@@ -120,8 +120,10 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                 gpus = self._make_room(view, alloc, job, key)
             if gpus is None:
                 deferred.append(item)
-                if (view.free_gpus() < self.min_pending_demand()
-                        and self._longest_running(now) <= key):
+                if (
+                    view.free_gpus() < self.min_pending_demand()
+                    and self._longest_running(now) <= key
+                ):
                     break  # later jobs are longer still: they can neither fit nor preempt
                 continue
             alloc[job] = gpus
@@ -177,8 +179,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                 self._requeued(victim)
                 spec = victim.spec
                 # Back in the pending heap at once: other idle GPUs may take it in this call.
-                heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index,
-                                            victim))
+                heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index, victim))
             return view.place(job, gpu_type=gpu_type, strategy=self.placement)
         return None
 

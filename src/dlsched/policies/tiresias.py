@@ -174,18 +174,25 @@ class Tiresias(BasePolicy):
     name = "tiresias"
     gittins = False
 
-    def __init__(self, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-                 starvation_knob: float | None = None, placement: str = "sensitive",
-                 compat: bool = False, sensitive_slowdown: float = SENSITIVE_SLOWDOWN) -> None:
+    def __init__(
+        self,
+        thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+        starvation_knob: float | None = None,
+        placement: str = "sensitive",
+        compat: bool = False,
+        sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
+    ) -> None:
         super().__init__()
         limits = tuple(float(t) for t in thresholds)
         if any(b <= a for a, b in zip(limits, limits[1:], strict=False)) or any(
-                t <= 0 for t in limits):
-            raise ValueError(f"{self.name}: thresholds must be positive and increasing: "
-                             f"{limits}")
+            t <= 0 for t in limits
+        ):
+            raise ValueError(f"{self.name}: thresholds must be positive and increasing: {limits}")
         if placement != "sensitive" and placement not in STRATEGIES:
-            raise ValueError(f"{self.name}: placement must be 'sensitive' (consolidation-aware)"
-                             f" or one of {', '.join(STRATEGIES)}, not {placement!r}")
+            raise ValueError(
+                f"{self.name}: placement must be 'sensitive' (consolidation-aware)"
+                f" or one of {', '.join(STRATEGIES)}, not {placement!r}"
+            )
         if starvation_knob is not None and not starvation_knob > 0:
             raise ValueError(f"{self.name}: starvation_knob must be > 0 or None")
         if not 0 <= sensitive_slowdown < 1:
@@ -212,8 +219,7 @@ class Tiresias(BasePolicy):
         # Per queue: running jobs per pool sorted by FIFO key (first start, job order), with
         # their GPU counts alongside, and waiting jobs sorted by the policy's key
         # (`_wait_key`); keys end with the job itself.
-        self._run: list[dict[Pool, tuple[list[tuple], list[int]]]] = [
-            {} for _ in range(levels)]
+        self._run: list[dict[Pool, tuple[list[tuple], list[int]]]] = [{} for _ in range(levels)]
         self._waiting: list[list[tuple]] = [[] for _ in range(levels)]
         self._key: dict[JobState, tuple] = {}  # the job's entry in one of those lists
         self._first: dict[JobState, float] = {}  # first start time
@@ -263,7 +269,8 @@ class Tiresias(BasePolicy):
         strategy = self._strategy_of.get(key)
         if strategy is None:
             strategy = self._strategy_of[key] = (
-                "yarn" if self._sensitive(view, job, gpu_type) else "best_fit")
+                "yarn" if self._sensitive(view, job, gpu_type) else "best_fit"
+            )
         return strategy
 
     def _sensitive(self, view: ClusterView, job: JobState, gpu_type: str) -> bool:
@@ -285,17 +292,24 @@ class Tiresias(BasePolicy):
     def _choices(self, view: ClusterView, job: JobState) -> tuple[tuple[Pool, str], ...]:
         """(pool, GPU type) the job may use, fastest type first."""
         spec = job.spec
-        key = ((spec.model, spec.num_gpus, spec.vc, spec.gpu_constraint)
-               if spec.type_durations is None else spec.index)
+        key = (
+            (spec.model, spec.num_gpus, spec.vc, spec.gpu_constraint)
+            if spec.type_durations is None
+            else spec.index
+        )
         pools = self._pools.get(key)
         if pools is None:
-            pools = self._pools[key] = tuple((view.pool(spec, t), t)
-                                             for t in view.rank_types(spec))
+            pools = self._pools[key] = tuple((view.pool(spec, t), t) for t in view.rank_types(spec))
         return pools
 
-    def _admit(self, view: ClusterView, order: list[JobState], room: dict[Pool, int],
-               running_left: int, pool_of: dict[JobState, Pool]
-               ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
+    def _admit(
+        self,
+        view: ClusterView,
+        order: list[JobState],
+        room: dict[Pool, int],
+        running_left: int,
+        pool_of: dict[JobState, Pool],
+    ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
         """Walk `order` (highest priority first), counting GPUs per pool (`room`: free, plus
         held by the running jobs in `order`): running jobs that still fit keep their GPUs,
         the others are dropped; waiting jobs that fit are admitted with a GPU type."""
@@ -328,8 +342,9 @@ class Tiresias(BasePolicy):
                     break
         return dropped, admitted
 
-    def _apply(self, view: ClusterView, dropped: list[JobState],
-               admitted: list[tuple[JobState, str]]):
+    def _apply(
+        self, view: ClusterView, dropped: list[JobState], admitted: list[tuple[JobState, str]]
+    ):
         """Preempt the dropped running jobs, place the admitted ones in priority order.
         Returns the allocation, the preempted and the started jobs."""
         alloc = view.allocation()
@@ -341,8 +356,7 @@ class Tiresias(BasePolicy):
         started: list[tuple[JobState, str]] = []
         unplaced = False
         for job, gpu_type in admitted:
-            gpus = view.place(job, gpu_type=gpu_type,
-                              strategy=self._strategy(view, job, gpu_type))
+            gpus = view.place(job, gpu_type=gpu_type, strategy=self._strategy(view, job, gpu_type))
             if gpus is not None:
                 alloc[job] = gpus
                 self._started(job)
@@ -456,18 +470,18 @@ class Tiresias(BasePolicy):
         keys.sort()
         return [key[-1] for key in keys]
 
-    def _running_sorted(self, level: int, pool: Pool, now: float, cache: dict
-                        ) -> tuple[list[tuple], list[int]]:
+    def _running_sorted(
+        self, level: int, pool: Pool, now: float, cache: dict
+    ) -> tuple[list[tuple], list[int]]:
         """Running jobs of one queue and pool, highest priority first, as (keys ending with
         the job, GPU counts): for 2D-LAS, by first start."""
         return self._run[level].get(pool, ([], []))
 
-    def _held_after(self, level: int, pool: Pool, key: tuple, now: float,
-                    cache: dict) -> int:
+    def _held_after(self, level: int, pool: Pool, key: tuple, now: float, cache: dict) -> int:
         """GPUs of `pool` held by running jobs of queue `level` that rank below a waiting
         job with `key`."""
         keys, gpus = self._running_sorted(level, pool, now, cache)
-        return sum(gpus[bisect.bisect_right(keys, key):])
+        return sum(gpus[bisect.bisect_right(keys, key) :])
 
     # ---- the paper: scheduling --------------------------------------------------------
     def schedule(self, view: ClusterView):
@@ -524,7 +538,7 @@ class Tiresias(BasePolicy):
             waiting = self._waiting[level]
             if not waiting:
                 continue
-            below = {pool: sum(counts[level + 1:]) for pool, counts in held.items()}
+            below = {pool: sum(counts[level + 1 :]) for pool, counts in held.items()}
             same = {pool: counts[level] for pool, counts in held.items()}
             if sum(free.values()) + sum(below.values()) + sum(same.values()) < smallest:
                 break  # nothing at this level or below can fit, even by preempting
@@ -537,25 +551,33 @@ class Tiresias(BasePolicy):
                         admitted.append((job, gpu_type))
                         break
                     room = free[pool] + below[pool]
-                    if room >= n or (room + same[pool] >= n and room + self._held_after(
-                            level, pool, key, now, cache) >= n):
+                    if room >= n or (
+                        room + same[pool] >= n
+                        and room + self._held_after(level, pool, key, now, cache) >= n
+                    ):
                         return admitted, (level, key, free)
         return admitted, None
 
-    def _walk_from(self, view: ClusterView, now: float, cache: dict, level: int, key: tuple,
-                   free: dict[Pool, int]):
+    def _walk_from(
+        self,
+        view: ClusterView,
+        now: float,
+        cache: dict,
+        level: int,
+        key: tuple,
+        free: dict[Pool, int],
+    ):
         """The walk from the waiting job with `key` in queue `level` on: everything ranked
         above it keeps its GPUs (nothing was preempted up to there), so the GPUs it and the
         jobs below it share are the free ones plus those the running jobs below it hold."""
         waiting = self._waiting[level]
         behind = [other for other in self._running_keys(level, now, cache) if other > key]
-        room = {pool: free[pool] + sum(counts[level + 1:])
-                for pool, counts in self._held.items()}
+        room = {pool: free[pool] + sum(counts[level + 1 :]) for pool, counts in self._held.items()}
         pool_of = self._pool_of
         for other in behind:
             job = other[-1]
             room[pool_of[job]] += job.spec.num_gpus
-        head = waiting[bisect.bisect_left(waiting, key):] + behind
+        head = waiting[bisect.bisect_left(waiting, key) :] + behind
         head.sort()
         order = [key[-1] for key in head]
         running = len(behind)
@@ -598,8 +620,12 @@ class Tiresias(BasePolicy):
                     queues[level].remove(job)
                     queues[level + 1].append(job)
                     level_of[job] = level + 1
-            elif knob is not None and level > 0 and executed > 0 and (
-                    now - self._first_run[job] - executed >= int(executed * knob)):
+            elif (
+                knob is not None
+                and level > 0
+                and executed > 0
+                and (now - self._first_run[job] - executed >= int(executed * knob))
+            ):
                 self._offset[job] = job.attained_service_at(now)
                 self._first_run[job] = None
                 queues[level].remove(job)
@@ -614,8 +640,7 @@ class Tiresias(BasePolicy):
                 queue.sort(key=lambda j: (rank[j], -int(j.spec.submit_time)), reverse=True)
         order = [job for queue in queues for job in queue]
         pools = {job: view.pool_of_gpu(job.gpus[0]) for job in view.running.values()}
-        dropped, admitted = self._admit(view, order, view.pool_capacity(), len(view.running),
-                                        pools)
+        dropped, admitted = self._admit(view, order, view.pool_capacity(), len(view.running), pools)
         alloc, preempted, started = self._apply(view, dropped, admitted)
         holders = set(view.running.values()).difference(preempted)
         for job, _ in started:
@@ -648,14 +673,19 @@ class TiresiasGittins(Tiresias):
     name = "tiresias-gittins"
     gittins = True
 
-    def __init__(self, thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
-                 starvation_knob: float | None = None, placement: str = "sensitive",
-                 compat: bool = False, sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
-                 delta: float = GITTINS_DELTA, prior: Sequence[float] | None = None) -> None:
+    def __init__(
+        self,
+        thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+        starvation_knob: float | None = None,
+        placement: str = "sensitive",
+        compat: bool = False,
+        sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
+        delta: float = GITTINS_DELTA,
+        prior: Sequence[float] | None = None,
+    ) -> None:
         super().__init__(thresholds, starvation_knob, placement, compat, sensitive_slowdown)
         samples = prior if prior is not None else GittinsIndex.yarn_prior(delta).values
-        self.index = (AuthorsGittinsTable(samples, delta) if compat
-                      else GittinsIndex(samples, delta))
+        self.index = AuthorsGittinsTable(samples, delta) if compat else GittinsIndex(samples, delta)
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
@@ -692,12 +722,14 @@ class TiresiasGittins(Tiresias):
         if ranks is None:
             slots = np.fromiter(self._slot.values(), dtype=np.intp, count=len(self._slot))
             service = self._base[slots] + self._gpus[slots] * (now - self._since[slots])
-            ranks = cache["ranks"] = dict(zip(self._slot, (-self.index.many(service)).tolist(),
-                                              strict=True))
+            ranks = cache["ranks"] = dict(
+                zip(self._slot, (-self.index.many(service)).tolist(), strict=True)
+            )
         return ranks
 
-    def _running_sorted(self, level: int, pool: Pool, now: float, cache: dict
-                        ) -> tuple[list[tuple], list[int]]:
+    def _running_sorted(
+        self, level: int, pool: Pool, now: float, cache: dict
+    ) -> tuple[list[tuple], list[int]]:
         """Running jobs of one queue and pool as (−index, first start, job order, job) at
         `now`, sorted, with their GPU counts; computed once per scheduling call."""
         entry = cache.get((level, pool))
@@ -711,5 +743,4 @@ class TiresiasGittins(Tiresias):
 
     def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
         ranks = self._ranks(now, cache)
-        return [(ranks[key[-1]], *key) for keys, _ in self._run[level].values()
-                for key in keys]
+        return [(ranks[key[-1]], *key) for keys, _ in self._run[level].values() for key in keys]

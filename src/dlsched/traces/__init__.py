@@ -81,8 +81,7 @@ _GAVEL_SUFFIXES = (".trace", ".trace.gz")
 # columns it must not have). Chronus' header contains Tiresias', so it is checked first.
 _HEADERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("canonical", frozenset({"job_id", "submit_time", "num_gpus"}), frozenset()),
-    ("chronus", frozenset({"job_id", "num_gpu", "submit_time", "expect_time_list"}),
-     frozenset()),
+    ("chronus", frozenset({"job_id", "num_gpu", "submit_time", "expect_time_list"}), frozenset()),
     ("tiresias", frozenset({"num_gpu", "model_name"}), frozenset({"expect_time_list"})),
     ("philly-pollux", frozenset({"timestamp", "duration", "num_gpus", "cluster"}), frozenset()),
     ("alibaba-gpu-2023", frozenset({"name", "num_gpu", "gpu_milli"}), frozenset()),
@@ -93,7 +92,9 @@ _HEADERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
 
 
 def load_trace(
-    path: str | os.PathLike[str], format: str = "auto", lenient: bool = False,
+    path: str | os.PathLike[str],
+    format: str = "auto",
+    lenient: bool = False,
     **options: Any,
 ) -> Workload:
     """Load a trace file (or, for multi-table formats, a directory) as a ``Workload``.
@@ -130,8 +131,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if given.is_dir():
         if alibaba_pai.find_table(given, "pai_job_table") is not None:
             return "alibaba-pai-2020"
-        raise TraceError("cannot tell the trace format of a directory; tried " + "; ".join(tried)
-                         + "; pass a file, or format=...", path=str(path))
+        raise TraceError(
+            "cannot tell the trace format of a directory; tried "
+            + "; ".join(tried)
+            + "; pass a file, or format=...",
+            path=str(path),
+        )
     tried.append("canonical parquet (name ending .parquet or .pq)")
     if canonical.is_parquet(path):
         return "canonical"
@@ -152,8 +157,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             return fmt
     shown = ", ".join(sorted(header))[:200]
     raise TraceError(
-        f"cannot tell the trace format (header: {shown}); tried " + "; ".join(tried)
-        + "; pass format=... to choose one", path=str(path))
+        f"cannot tell the trace format (header: {shown}); tried "
+        + "; ".join(tried)
+        + "; pass format=... to choose one",
+        path=str(path),
+    )
 
 
 def _looks_like_philly_json(head: bytes) -> bool:
@@ -166,8 +174,9 @@ def _looks_like_philly_json(head: bytes) -> bool:
         data = json.loads(head)
     except (ValueError, UnicodeDecodeError):
         return False
-    return data == [] or (isinstance(data, list) and isinstance(data[0], dict)
-                          and "submitted_time" in data[0])
+    return data == [] or (
+        isinstance(data, list) and isinstance(data[0], dict) and "submitted_time" in data[0]
+    )
 
 
 def _check_path(path: str | os.PathLike[str], *, directory_ok: bool) -> None:

@@ -34,9 +34,19 @@ from dlsched.traces.schema import RowCheck, validate_jobs
 from dlsched.traces.workload import Workload
 
 FORMAT = "alibaba-gpu-2023"
-COLUMNS: tuple[str, ...] = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli",
-                            "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time",
-                            "scheduled_time")
+COLUMNS: tuple[str, ...] = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "qos",
+    "pod_phase",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
 CPU_ONLY = "CPU-only pod (num_gpu 0)"
 NEVER_SCHEDULED = "never scheduled (Pending: no scheduled_time, no run time)"
 ZERO_RUN = "zero run time"
@@ -50,40 +60,65 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
             "this openb pod list has no creation_time, deletion_time or scheduled_time (the "
             "multigpu* variants carry only name, cpu_milli, memory_mib, num_gpu and "
             "gpu_milli), so it cannot be replayed in time; use openb_pod_list_default or a "
-            "gpuspec*, gpushare* or cpu* variant", path=str(path), field="creation_time")
-    require_columns(pods, ("name", "num_gpu", "gpu_milli", "creation_time", "deletion_time",
-                           "scheduled_time"), path, FORMAT)
+            "gpuspec*, gpushare* or cpu* variant",
+            path=str(path),
+            field="creation_time",
+        )
+    require_columns(
+        pods,
+        ("name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"),
+        path,
+        FORMAT,
+    )
     checks: list[RowCheck] = []
     gpus = numbers(pods, "num_gpu", checks)
     created = numbers(pods, "creation_time", checks)
     scheduled = numbers(pods, "scheduled_time", checks)
     deleted = numbers(pods, "deletion_time", checks)
     run_time = deleted - scheduled
-    checks.append(RowCheck("deletion_time", "deletion_time is before scheduled_time",
-                           run_time < 0, pods["deletion_time"]))
+    checks.append(
+        RowCheck(
+            "deletion_time",
+            "deletion_time is before scheduled_time",
+            run_time < 0,
+            pods["deletion_time"],
+        )
+    )
     scheduled_missing = np.array(pods["scheduled_time"].isna(), dtype=bool)
     exclusions = [
         RowCheck("num_gpu", CPU_ONLY, gpus == 0),
         RowCheck("scheduled_time", NEVER_SCHEDULED, scheduled_missing),
         RowCheck("deletion_time", ZERO_RUN, run_time == 0),
     ]
-    frame = pd.DataFrame({
-        "job_id": pods["name"],
-        "submit_time": pods["creation_time"],
-        "num_gpus": pods["num_gpu"],
-        "duration": run_time,
-        "status": pods["pod_phase"] if "pod_phase" in pods.columns else None,
-        "gpu_milli": pods["gpu_milli"],
-        "gpu_constraint": pods["gpu_spec"] if "gpu_spec" in pods.columns else None,
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": pods["name"],
+            "submit_time": pods["creation_time"],
+            "num_gpus": pods["num_gpu"],
+            "duration": run_time,
+            "status": pods["pod_phase"] if "pod_phase" in pods.columns else None,
+            "gpu_milli": pods["gpu_milli"],
+            "gpu_constraint": pods["gpu_spec"] if "gpu_spec" in pods.columns else None,
+        }
+    )
     for column in ("cpu_milli", "memory_mib", "qos"):
         if column in pods.columns:
             frame[column] = pods[column]
     frame["queueing_delay"] = scheduled - created
     frame["source_row"] = pods["source_row"]
     return validate_jobs(
-        frame, path, lenient=lenient, fmt=FORMAT,
-        field_names={"job_id": "name", "submit_time": "creation_time", "num_gpus": "num_gpu",
-                     "duration": "deletion_time", "status": "pod_phase",
-                     "gpu_constraint": "gpu_spec"},
-        extra_checks=checks, exclusions=exclusions)
+        frame,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={
+            "job_id": "name",
+            "submit_time": "creation_time",
+            "num_gpus": "num_gpu",
+            "duration": "deletion_time",
+            "status": "pod_phase",
+            "gpu_constraint": "gpu_spec",
+        },
+        extra_checks=checks,
+        exclusions=exclusions,
+    )

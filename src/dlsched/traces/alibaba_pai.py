@@ -57,12 +57,30 @@ from dlsched.traces.schema import RowCheck, validate_jobs
 from dlsched.traces.workload import Workload
 
 FORMAT = "alibaba-pai-2020"
-JOB_COLUMNS: tuple[str, ...] = ("job_name", "inst_id", "user", "status", "start_time",
-                                "end_time")
-TASK_COLUMNS: tuple[str, ...] = ("job_name", "task_name", "inst_num", "status", "start_time",
-                                 "end_time", "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")
-INSTANCE_COLUMNS: tuple[str, ...] = ("job_name", "task_name", "inst_name", "worker_name",
-                                     "inst_id", "status", "start_time", "end_time", "machine")
+JOB_COLUMNS: tuple[str, ...] = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
+TASK_COLUMNS: tuple[str, ...] = (
+    "job_name",
+    "task_name",
+    "inst_num",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    "gpu_type",
+)
+INSTANCE_COLUMNS: tuple[str, ...] = (
+    "job_name",
+    "task_name",
+    "inst_name",
+    "worker_name",
+    "inst_id",
+    "status",
+    "start_time",
+    "end_time",
+    "machine",
+)
 TABLES = ("pai_job_table", "pai_task_table", "pai_instance_table")
 _SUFFIXES = (".csv", ".csv.gz", ".tar.gz", ".tgz")
 
@@ -103,12 +121,16 @@ def load(
     """
     job_path, task_path, instance_path = _locate(path, task_table, instance_table)
     jobs = _read_table(job_path, JOB_COLUMNS, ("job_name", "inst_id", "user", "status"))
-    tasks = _read_table(task_path, TASK_COLUMNS,
-                        ("job_name", "task_name", "status", "gpu_type"))
-    instances = (None if instance_path is None else
-                 _read_table(instance_path, INSTANCE_COLUMNS,
-                             ("job_name", "task_name", "inst_name", "worker_name", "inst_id",
-                              "status", "machine")))
+    tasks = _read_table(task_path, TASK_COLUMNS, ("job_name", "task_name", "status", "gpu_type"))
+    instances = (
+        None
+        if instance_path is None
+        else _read_table(
+            instance_path,
+            INSTANCE_COLUMNS,
+            ("job_name", "task_name", "inst_name", "worker_name", "inst_id", "status", "machine"),
+        )
+    )
 
     checks: list[RowCheck] = []
     submit = _numbers(jobs, "start_time", checks)
@@ -121,13 +143,22 @@ def load(
 
     broken = found["problem"].notna().to_numpy() & known
     if broken.any():
-        checks.append(RowCheck("job_name", "a row of its tasks is malformed",
-                               broken, found["problem"].to_numpy()))
+        checks.append(
+            RowCheck(
+                "job_name", "a row of its tasks is malformed", broken, found["problem"].to_numpy()
+            )
+        )
     start = found["start"].to_numpy(dtype=np.float64)
     end = found["end"].to_numpy(dtype=np.float64)
     run_time = end - start
-    checks.append(RowCheck("end_time", "its tasks end before they start (negative run time)",
-                           run_time < 0, run_time))
+    checks.append(
+        RowCheck(
+            "end_time",
+            "its tasks end before they start (negative run time)",
+            run_time < 0,
+            run_time,
+        )
+    )
     gpus = found["num_gpus"].to_numpy(dtype=np.float64)
     exclusions = [
         RowCheck("start_time", NO_SUBMIT, np.isnan(submit)),
@@ -138,56 +169,75 @@ def load(
         RowCheck("end_time", ZERO_RUN, run_time == 0),
     ]
     origin = float(np.nanmin(submit)) if np.isfinite(submit).any() else 0.0
-    frame = pd.DataFrame({
-        "job_id": jobs["job_name"],
-        "submit_time": submit - origin,
-        "num_gpus": gpus,
-        "duration": run_time,
-        "user": jobs["user"],
-        "status": jobs["status"],
-        "gpu_type": found["gpu_type"].to_numpy(dtype=object),
-        "gpu_milli": found["gpu_milli"].to_numpy(dtype=np.float64),
-        "gpu_request": found["gpu_request"].to_numpy(dtype=np.float64),
-        "gpu_types": found["gpu_types"].to_numpy(dtype=object),
-        "tasks": found["tasks"].to_numpy(dtype=np.float64),
-        "instances": found["instances"].to_numpy(dtype=np.float64),
-        "queueing_delay": start - submit,
-        "inst_id": jobs["inst_id"],
-        "source_row": jobs["source_row"],
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": jobs["job_name"],
+            "submit_time": submit - origin,
+            "num_gpus": gpus,
+            "duration": run_time,
+            "user": jobs["user"],
+            "status": jobs["status"],
+            "gpu_type": found["gpu_type"].to_numpy(dtype=object),
+            "gpu_milli": found["gpu_milli"].to_numpy(dtype=np.float64),
+            "gpu_request": found["gpu_request"].to_numpy(dtype=np.float64),
+            "gpu_types": found["gpu_types"].to_numpy(dtype=object),
+            "tasks": found["tasks"].to_numpy(dtype=np.float64),
+            "instances": found["instances"].to_numpy(dtype=np.float64),
+            "queueing_delay": start - submit,
+            "inst_id": jobs["inst_id"],
+            "source_row": jobs["source_row"],
+        }
+    )
     workload = validate_jobs(
-        frame, job_path, lenient=lenient, fmt=FORMAT,
-        field_names={"job_id": "job_name", "submit_time": "start_time", "num_gpus": "plan_gpu",
-                     "duration": "end_time"},
-        extra_checks=checks, exclusions=exclusions)
+        frame,
+        job_path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={
+            "job_id": "job_name",
+            "submit_time": "start_time",
+            "num_gpus": "plan_gpu",
+            "duration": "end_time",
+        },
+        extra_checks=checks,
+        exclusions=exclusions,
+    )
     for column in ("tasks", "instances"):
         workload.jobs[column] = workload.jobs[column].astype(np.int64)
     workload.provenance["time_origin"] = origin
     workload.provenance["tables"] = {
         "pai_job_table": {"path": str(job_path), "rows": len(jobs)},
-        "pai_task_table": {"path": str(task_path), "rows": len(tasks),
-                           "rows_without_job": int((~tasks["job_name"].isin(index)).sum())},
+        "pai_task_table": {
+            "path": str(task_path),
+            "rows": len(tasks),
+            "rows_without_job": int((~tasks["job_name"].isin(index)).sum()),
+        },
     }
     if instances is not None:
         workload.provenance["tables"]["pai_instance_table"] = {
-            "path": str(instance_path), "rows": len(instances)}
+            "path": str(instance_path),
+            "rows": len(instances),
+        }
     return workload
 
 
-def _locate(path: str | os.PathLike[str], task_table: Any, instance_table: Any
-            ) -> tuple[Path, Path, Path | None]:
+def _locate(
+    path: str | os.PathLike[str], task_table: Any, instance_table: Any
+) -> tuple[Path, Path, Path | None]:
     given = Path(path)
     folder = given if given.is_dir() else given.parent
     job_path = find_table(folder, "pai_job_table") if given.is_dir() else given
     if job_path is None:
-        raise TraceError("no pai_job_table.csv (.csv.gz, .tar.gz) in this directory",
-                         path=str(given))
-    task_path = Path(task_table) if task_table is not None else find_table(folder,
-                                                                           "pai_task_table")
+        raise TraceError(
+            "no pai_job_table.csv (.csv.gz, .tar.gz) in this directory", path=str(given)
+        )
+    task_path = Path(task_table) if task_table is not None else find_table(folder, "pai_task_table")
     if task_path is None:
         raise TraceError(
             f"the PAI job table needs its task table: put pai_task_table.csv (.csv.gz, "
-            f".tar.gz) in {folder} or pass task_table=...", path=str(job_path))
+            f".tar.gz) in {folder} or pass task_table=...",
+            path=str(job_path),
+        )
     if instance_table is False:
         instance_path = None
     elif instance_table is None or instance_table is True:
@@ -203,12 +253,12 @@ def _locate(path: str | os.PathLike[str], task_table: Any, instance_table: Any
 def _read_table(path: Path, columns: tuple[str, ...], text: tuple[str, ...]) -> pd.DataFrame:
     """A PAI table (headerless as distributed; a header line equal to ``columns`` is fine)."""
     headed = read_csv_header(path) == list(columns)
-    chunks = list(iter_csv_chunks(path, text_columns=text,
-                                  names=None if headed else columns))
+    chunks = list(iter_csv_chunks(path, text_columns=text, names=None if headed else columns))
     table = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
     if list(table.columns) != list(columns):
-        raise TraceError(f"expected the {len(columns)} columns {', '.join(columns)}",
-                         path=str(path))
+        raise TraceError(
+            f"expected the {len(columns)} columns {', '.join(columns)}", path=str(path)
+        )
     table["source_row"] = data_line_numbers(path, len(table), header=headed)
     return table
 
@@ -216,8 +266,9 @@ def _read_table(path: Path, columns: tuple[str, ...], text: tuple[str, ...]) -> 
 def _numbers(table: pd.DataFrame, column: str, checks: list[RowCheck]) -> np.ndarray:
     """Numbers, with 0 read as "not recorded" (NaN) for times, as the trace's tools do."""
     values = table[column]
-    parsed = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan,
-                                                             copy=True)
+    parsed = pd.to_numeric(values, errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan, copy=True
+    )
     bad = np.isnan(parsed) & ~np.array(values.isna(), dtype=bool)
     if bad.any():
         checks.append(RowCheck(column, f"{column} is not a number", bad, values))
@@ -226,9 +277,14 @@ def _numbers(table: pd.DataFrame, column: str, checks: list[RowCheck]) -> np.nda
     return parsed
 
 
-def _side_table(table: pd.DataFrame, path: Path, columns: tuple[str, ...], lenient: bool,
-                problems: dict[str, str], more: list[RowCheck] | None = None
-                ) -> dict[str, np.ndarray]:
+def _side_table(
+    table: pd.DataFrame,
+    path: Path,
+    columns: tuple[str, ...],
+    lenient: bool,
+    problems: dict[str, str],
+    more: list[RowCheck] | None = None,
+) -> dict[str, np.ndarray]:
     """Parse numeric columns of a task or instance table. A malformed row raises, naming
     this file and line (strict), or marks its job with the reason (lenient)."""
     checks: list[RowCheck] = []
@@ -247,54 +303,73 @@ def _side_table(table: pd.DataFrame, path: Path, columns: tuple[str, ...], lenie
         reason = f"{c.reason}, got {c.values.iat[i]!r}" if c.values is not None else c.reason
         if not lenient:
             raise TraceError(reason, path=str(path), row=int(rows[i]), field=c.field)
-        problems.setdefault(str(table["job_name"].iat[i]),
-                            f"{path.name} row {int(rows[i])}, field {c.field!r}: {reason}")
+        problems.setdefault(
+            str(table["job_name"].iat[i]),
+            f"{path.name} row {int(rows[i])}, field {c.field!r}: {reason}",
+        )
     return parsed
 
 
-def _task_gpus(tasks: pd.DataFrame, path: Path, lenient: bool, problems: dict[str, str]
-               ) -> pd.DataFrame:
+def _task_gpus(
+    tasks: pd.DataFrame, path: Path, lenient: bool, problems: dict[str, str]
+) -> pd.DataFrame:
     """Per task row: GPUs, share, type and times."""
     raw_inst = pd.to_numeric(tasks["inst_num"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
+        dtype=np.float64, na_value=np.nan
+    )
     raw_gpu = pd.to_numeric(tasks["plan_gpu"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
-    parsed = _side_table(tasks, path, ("inst_num", "plan_gpu", "start_time", "end_time"),
-                         lenient, problems, [
-                             RowCheck("inst_num", "inst_num must be >= 1", raw_inst < 1,
-                                      tasks["inst_num"]),
-                             RowCheck("plan_gpu", "plan_gpu must be >= 0", raw_gpu < 0,
-                                      tasks["plan_gpu"])])
+        dtype=np.float64, na_value=np.nan
+    )
+    parsed = _side_table(
+        tasks,
+        path,
+        ("inst_num", "plan_gpu", "start_time", "end_time"),
+        lenient,
+        problems,
+        [
+            RowCheck("inst_num", "inst_num must be >= 1", raw_inst < 1, tasks["inst_num"]),
+            RowCheck("plan_gpu", "plan_gpu must be >= 0", raw_gpu < 0, tasks["plan_gpu"]),
+        ],
+    )
     inst = parsed["inst_num"]
     share = parsed["plan_gpu"] / 100  # GPUs per instance
     uses_gpu = share > 0
     fractional = uses_gpu & (share < 1)
-    return pd.DataFrame({
-        "job_name": tasks["job_name"].astype(object),
-        "whole_gpus": np.where(uses_gpu & ~fractional, inst * np.ceil(share), 0.0),
-        "fraction": np.where(fractional, inst * share, 0.0),
-        "request": np.where(uses_gpu, inst * share, 0.0),
-        "gpu_type": tasks["gpu_type"].astype(object).where(uses_gpu, None),
-        "instances": inst,
-        "start": parsed["start_time"],
-        "end": parsed["end_time"],
-    })
+    return pd.DataFrame(
+        {
+            "job_name": tasks["job_name"].astype(object),
+            "whole_gpus": np.where(uses_gpu & ~fractional, inst * np.ceil(share), 0.0),
+            "fraction": np.where(fractional, inst * share, 0.0),
+            "request": np.where(uses_gpu, inst * share, 0.0),
+            "gpu_type": tasks["gpu_type"].astype(object).where(uses_gpu, None),
+            "instances": inst,
+            "start": parsed["start_time"],
+            "end": parsed["end_time"],
+        }
+    )
 
 
-def _per_job(tasks: pd.DataFrame, instances: pd.DataFrame | None, instance_path: Path | None,
-             lenient: bool, problems: dict[str, str]) -> pd.DataFrame:
+def _per_job(
+    tasks: pd.DataFrame,
+    instances: pd.DataFrame | None,
+    instance_path: Path | None,
+    lenient: bool,
+    problems: dict[str, str],
+) -> pd.DataFrame:
     """One row per job_name: GPUs, share, type, counts, first start and last end."""
     grouped = tasks.groupby("job_name", sort=False)
     whole = grouped["whole_gpus"].sum()
     fraction = grouped["fraction"].sum()
-    per_job = pd.DataFrame({
-        "num_gpus": whole + np.ceil(fraction - 1e-9).clip(lower=0),
-        "gpu_request": grouped["request"].sum(),
-        "tasks": grouped.size(),
-        "instances": grouped["instances"].sum(),
-        "start": grouped["start"].min(),
-        "end": grouped["end"].max(),
-    })
+    per_job = pd.DataFrame(
+        {
+            "num_gpus": whole + np.ceil(fraction - 1e-9).clip(lower=0),
+            "gpu_request": grouped["request"].sum(),
+            "tasks": grouped.size(),
+            "instances": grouped["instances"].sum(),
+            "start": grouped["start"].min(),
+            "end": grouped["end"].max(),
+        }
+    )
     part = (whole == 0) & (fraction > 0) & (fraction < 1)
     per_job["gpu_milli"] = np.where(part, np.round(fraction * 1000).clip(lower=1), 1000.0)
     types = grouped["gpu_type"].agg(lambda s: sorted({str(t) for t in s.dropna()}))
@@ -302,10 +377,16 @@ def _per_job(tasks: pd.DataFrame, instances: pd.DataFrame | None, instance_path:
     per_job["gpu_types"] = ["|".join(t) or None for t in types]
     if instances is not None:
         assert instance_path is not None
-        parsed = _side_table(instances, instance_path, ("start_time", "end_time"), lenient,
-                             problems)
-        times = pd.DataFrame({"job_name": instances["job_name"].astype(object),
-                              "start": parsed["start_time"], "end": parsed["end_time"]})
+        parsed = _side_table(
+            instances, instance_path, ("start_time", "end_time"), lenient, problems
+        )
+        times = pd.DataFrame(
+            {
+                "job_name": instances["job_name"].astype(object),
+                "start": parsed["start_time"],
+                "end": parsed["end_time"],
+            }
+        )
         grouped_times = times.groupby("job_name", sort=False)
         first_start, last_end = grouped_times["start"].min(), grouped_times["end"].max()
         has = per_job.index.isin(first_start.index)

@@ -64,4 +64,3 @@ def read_parquet_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     df = df.reset_index(drop=True)
     df["source_row"] = np.arange(1, len(df) + 1, dtype=np.int64)
     return df
-

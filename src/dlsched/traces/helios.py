@@ -31,8 +31,20 @@ from dlsched.traces.schema import RowCheck, validate_jobs
 from dlsched.traces.workload import Workload
 
 FORMAT = "helios"
-COLUMNS: tuple[str, ...] = ("job_id", "user", "vc", "gpu_num", "cpu_num", "node_num", "state",
-                            "submit_time", "start_time", "end_time", "duration", "queue")
+COLUMNS: tuple[str, ...] = (
+    "job_id",
+    "user",
+    "vc",
+    "gpu_num",
+    "cpu_num",
+    "node_num",
+    "state",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "duration",
+    "queue",
+)
 NEEDED: tuple[str, ...] = ("job_id", "vc", "gpu_num", "submit_time", "duration")
 CPU_ONLY = "CPU-only job (gpu_num 0)"
 NO_DURATION = "no duration (never ran)"
@@ -48,7 +60,8 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     for chunk in iter_csv_chunks(path, text_columns=_TEXT):
         require_columns(chunk, NEEDED, path, FORMAT)
         gpus = pd.to_numeric(chunk["gpu_num"], errors="coerce").to_numpy(
-            dtype=np.float64, na_value=np.nan)
+            dtype=np.float64, na_value=np.nan
+        )
         keep = gpus != 0
         cpu_only += int((~keep).sum())
         part = chunk.loc[keep]
@@ -82,18 +95,30 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         if table[column].isna().all():
             table.pop(column)
     duration = pd.to_numeric(table["duration"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
-    checks = [RowCheck("submit_time", "submit_time is not a date and time like "
-                                      "2020-06-09 18:41:01", bad_submit,
-                       table.pop("submit_text"))]
+        dtype=np.float64, na_value=np.nan
+    )
+    checks = [
+        RowCheck(
+            "submit_time",
+            "submit_time is not a date and time like 2020-06-09 18:41:01",
+            bad_submit,
+            table.pop("submit_text"),
+        )
+    ]
     exclusions = [
         RowCheck("duration", NO_DURATION, np.array(table["duration"].isna(), dtype=bool)),
         RowCheck("duration", ZERO_RUN, duration == 0),
     ]
     workload = validate_jobs(
-        table, path, lenient=lenient, fmt=FORMAT,
+        table,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
         field_names={"num_gpus": "gpu_num", "status": "state", "queueing_delay": "queue"},
-        extra_checks=checks, exclusions=exclusions, excluded={CPU_ONLY: cpu_only})
+        extra_checks=checks,
+        exclusions=exclusions,
+        excluded={CPU_ONLY: cpu_only},
+    )
     workload.provenance["time_origin"] = origin
     return workload
 

@@ -41,22 +41,30 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     index = next((c for c in table.columns if c in _INDEX), None)
     types = [c for c in table.columns if c not in (*KNOWN, "source_row") and c != index]
     if not types:
-        raise TraceError("no GPU-type duration columns (after job_name, "
-                         "norm_job_submit_time, ddl)", path=str(path))
+        raise TraceError(
+            "no GPU-type duration columns (after job_name, norm_job_submit_time, ddl)",
+            path=str(path),
+        )
     checks: list[RowCheck] = []
     ddl = numbers(table, "ddl", checks)
-    frame = pd.DataFrame({
-        "job_id": table[index] if index is not None else np.arange(len(table)),
-        "submit_time": table["norm_job_submit_time"],
-        "num_gpus": np.ones(len(table), dtype=np.int64),
-        "deadline": np.where(np.isposinf(ddl), np.nan, ddl),
-    })
-    field_names = {"job_id": index or "index", "submit_time": "norm_job_submit_time",
-                   "deadline": "ddl"}
+    frame = pd.DataFrame(
+        {
+            "job_id": table[index] if index is not None else np.arange(len(table)),
+            "submit_time": table["norm_job_submit_time"],
+            "num_gpus": np.ones(len(table), dtype=np.int64),
+            "deadline": np.where(np.isposinf(ddl), np.nan, ddl),
+        }
+    )
+    field_names = {
+        "job_id": index or "index",
+        "submit_time": "norm_job_submit_time",
+        "deadline": "ddl",
+    }
     for gpu_type in types:
         frame[duration_column(gpu_type)] = table[gpu_type]
         field_names[duration_column(gpu_type)] = gpu_type
     frame["job_name"] = table["job_name"]
     frame["source_row"] = table["source_row"]
-    return validate_jobs(frame, path, lenient=lenient, fmt=FORMAT, field_names=field_names,
-                         extra_checks=checks)
+    return validate_jobs(
+        frame, path, lenient=lenient, fmt=FORMAT, field_names=field_names, extra_checks=checks
+    )

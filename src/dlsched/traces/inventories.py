@@ -40,9 +40,11 @@ HYDRA_CLUSTERS: Mapping[str, Mapping[str, int]] = {
 _MEMORY_IN_NAME = re.compile(r"(?:M|-)(\d+)GB?$|M(\d+)$", re.IGNORECASE)
 
 
-def philly_cluster(machine_list: str | os.PathLike[str],
-                   vc_nodes: str | os.PathLike[str] | None = None,
-                   types: Mapping[str, str] = PHILLY_TYPES) -> dict[str, Any]:
+def philly_cluster(
+    machine_list: str | os.PathLike[str],
+    vc_nodes: str | os.PathLike[str] | None = None,
+    types: Mapping[str, str] = PHILLY_TYPES,
+) -> dict[str, Any]:
     """Philly from ``cluster_machine_list`` (and, optionally, VCs from ``philly_vc.csv``).
 
     ``vc_nodes`` (``vc,node num``, from HeliosArtifact's QSSF simulator) gives each of 11
@@ -61,26 +63,35 @@ def philly_cluster(machine_list: str | os.PathLike[str],
     memory = machines["single GPU mem"].str.strip().str.upper()
     unknown = sorted(set(memory) - set(types))
     if unknown:
-        raise ConfigError(f"{machine_list}: GPU memory size(s) {unknown} have no GPU type; "
-                          f"known: {dict(types)}")
-    table = pd.DataFrame({"gpu_type": memory.map(dict(types)),
-                          "gpus": _counts(machines["number of GPUs"], machine_list)})
+        raise ConfigError(
+            f"{machine_list}: GPU memory size(s) {unknown} have no GPU type; known: {dict(types)}"
+        )
+    table = pd.DataFrame(
+        {
+            "gpu_type": memory.map(dict(types)),
+            "gpus": _counts(machines["number of GPUs"], machine_list),
+        }
+    )
     gpu_memory = {types[m]: float(m.rstrip("GB")) for m in set(memory)}
     cluster = _cluster(
-        "philly", table, gpu_memory,
+        "philly",
+        table,
+        gpu_memory,
         "Microsoft Philly hardware from the trace's cluster_machine_list (Jeon et al., "
         "USENIX ATC 2019; msr-fiddle/philly-traces, CC BY 4.0; copy in "
         "Qinghao-Hu/Philly-Trace-Scripts data/cluster_machine_list): 321 machines x 2 GPUs "
         "of 12 GB and 231 machines x 8 GPUs of 24 GB = 2,490 GPUs. The trace does not name "
         "GPU models; P100 for the 12 GB class and P40 for the 24 GB class follow one public "
-        "loader's assumption and are unconfirmed. Racks are not modelled.")
+        "loader's assumption and are unconfirmed. Racks are not modelled.",
+    )
     if vc_nodes is not None:
         cluster["vcs"] = _philly_vcs(cluster["nodes"], vc_nodes)
         cluster["description"] += (
             " VCs: the 11 VCs and node counts of HeliosArtifact's QSSF simulator "
             "(framework/QSSF Service/data/philly_vc.csv, MIT), each VC owning that many "
             "machines with 8-GPU machines shared out in proportion (see "
-            "configs/clusters/README.md); the other machines belong to no VC.")
+            "configs/clusters/README.md); the other machines belong to no VC."
+        )
     return cluster
 
 
@@ -90,18 +101,29 @@ def pai_2020_cluster(machine_spec: str | os.PathLike[str]) -> dict[str, Any]:
     Columns ``machine,gpu_type,cap_cpu,cap_mem,cap_gpu``; CPU-only machines are left out.
     """
     with open_binary(machine_spec) as stream:
-        spec = pd.read_csv(stream, header=None, dtype=str,
-                           names=["machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"])
-    table = pd.DataFrame({"gpu_type": spec["gpu_type"].str.strip(),
-                          "gpus": _counts(spec["cap_gpu"], machine_spec, allow_zero=True)})
+        spec = pd.read_csv(
+            stream,
+            header=None,
+            dtype=str,
+            names=["machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"],
+        )
+    table = pd.DataFrame(
+        {
+            "gpu_type": spec["gpu_type"].str.strip(),
+            "gpus": _counts(spec["cap_gpu"], machine_spec, allow_zero=True),
+        }
+    )
     table = table[table["gpus"] > 0]
     return _cluster(
-        "alibaba-pai-2020", table, _memory_from_names(table["gpu_type"]),
+        "alibaba-pai-2020",
+        table,
+        _memory_from_names(table["gpu_type"]),
         "Alibaba PAI GPU cluster, July-August 2020, from pai_machine_spec (Weng et al., "
         "'MLaaS in the Wild', USENIX NSDI 2022; alibaba/clusterdata "
         "cluster-trace-gpu-v2020, CC BY 4.0, Alibaba Group): 1,814 GPU machines of the "
         "1,897 listed (83 CPU-only left out), 6,742 GPUs. MISC = older GPUs (K40m, K80, "
-        "M60...), as the trace says; V100M32 = 32 GB V100.")
+        "M60...), as the trace says; V100M32 = 32 GB V100.",
+    )
 
 
 def openb_cluster(node_list: str | os.PathLike[str]) -> dict[str, Any]:
@@ -109,16 +131,23 @@ def openb_cluster(node_list: str | os.PathLike[str]) -> dict[str, Any]:
     memory_mib,gpu,model``); nodes without GPUs are left out."""
     nodes = pd.read_csv(node_list, dtype=str)
     _require(nodes, ("sn", "gpu", "model"), node_list)
-    table = pd.DataFrame({"gpu_type": nodes["model"].str.strip(),
-                          "gpus": _counts(nodes["gpu"], node_list, allow_zero=True)})
+    table = pd.DataFrame(
+        {
+            "gpu_type": nodes["model"].str.strip(),
+            "gpus": _counts(nodes["gpu"], node_list, allow_zero=True),
+        }
+    )
     table = table[table["gpus"] > 0]
     return _cluster(
-        "alibaba-openb-2023", table, _memory_from_names(table["gpu_type"]),
+        "alibaba-openb-2023",
+        table,
+        _memory_from_names(table["gpu_type"]),
         "Alibaba GPU cluster of the 2023 'openb' trace, from openb_node_list_gpu_node "
         "(Weng et al., 'Beware of Fragmentation', USENIX ATC 2023; alibaba/clusterdata "
         "cluster-trace-gpu-v2023, research or study use with citation): 1,213 GPU nodes, "
         "6,212 GPUs. G2 and G3 are undisclosed internal GPU models; V100M16/V100M32 = "
-        "16/32 GB V100.")
+        "16/32 GB V100.",
+    )
 
 
 def spot_2026_cluster(node_info: str | os.PathLike[str]) -> dict[str, Any]:
@@ -126,19 +155,27 @@ def spot_2026_cluster(node_info: str | os.PathLike[str]) -> dict[str, Any]:
     cpu_num,node_name``)."""
     nodes = pd.read_csv(node_info, dtype=str)
     _require(nodes, ("gpu_model", "gpu_capacity_num"), node_info)
-    table = pd.DataFrame({"gpu_type": nodes["gpu_model"].str.strip(),
-                          "gpus": _counts(nodes["gpu_capacity_num"], node_info, allow_zero=True)})
+    table = pd.DataFrame(
+        {
+            "gpu_type": nodes["gpu_model"].str.strip(),
+            "gpus": _counts(nodes["gpu_capacity_num"], node_info, allow_zero=True),
+        }
+    )
     table = table[table["gpus"] > 0]
     return _cluster(
-        "alibaba-spot-2026", table, _memory_from_names(table["gpu_type"]),
+        "alibaba-spot-2026",
+        table,
+        _memory_from_names(table["gpu_type"]),
         "Alibaba spot-GPU cluster from node_info_df (Duan et al., 'GFS: A Preemptive "
         "Scheduling Framework for GPU Clusters with Predictive Spot Management', ASPLOS "
         "2026; alibaba/clusterdata cluster-trace-v2026-spot-gpu, research or study use with "
-        "citation): 4,278 nodes, 10,412 GPUs. GPU-series-1/2 are undisclosed models.")
+        "citation): 4,278 nodes, 10,412 GPUs. GPU-series-1/2 are undisclosed models.",
+    )
 
 
-def helios_cluster(gpu_number: str | os.PathLike[str], name: str, date: str | None = None,
-                   *, source: str = "") -> dict[str, Any]:
+def helios_cluster(
+    gpu_number: str | os.PathLike[str], name: str, date: str | None = None, *, source: str = ""
+) -> dict[str, Any]:
     """A Helios cluster from its ``cluster_gpu_number.csv`` (GPUs per VC per day).
 
     The VCs and their GPUs are those of ``date`` (default: the last day in the file); each
@@ -156,14 +193,17 @@ def helios_cluster(gpu_number: str | os.PathLike[str], name: str, date: str | No
     for vc in (c for c in table.columns if c not in ("date", "total")):
         gpus = int(day[vc])
         if gpus % HELIOS_GPUS_PER_NODE:
-            raise ConfigError(f"{gpu_number}: VC {vc} has {gpus} GPUs on {day['date']}, not "
-                              f"a multiple of {HELIOS_GPUS_PER_NODE}")
+            raise ConfigError(
+                f"{gpu_number}: VC {vc} has {gpus} GPUs on {day['date']}, not "
+                f"a multiple of {HELIOS_GPUS_PER_NODE}"
+            )
         if gpus:
             vcs.append({"name": vc, "nodes": gpus // HELIOS_GPUS_PER_NODE})
     total = int(day["total"])
     if total != sum(v["nodes"] for v in vcs) * HELIOS_GPUS_PER_NODE:
-        raise ConfigError(f"{gpu_number}: the VCs' GPUs on {day['date']} do not add up to "
-                          f"the total {total}")
+        raise ConfigError(
+            f"{gpu_number}: the VCs' GPUs on {day['date']} do not add up to the total {total}"
+        )
     nodes = total // HELIOS_GPUS_PER_NODE
     return {
         "name": name,
@@ -172,10 +212,17 @@ def helios_cluster(gpu_number: str | os.PathLike[str], name: str, date: str | No
             f"nodes x {HELIOS_GPUS_PER_NODE} GPUs = {total} GPUs in {len(vcs)} VCs, each VC "
             f"owning GPUs/{HELIOS_GPUS_PER_NODE} nodes, from cluster_gpu_number.csv "
             f"({source or 'S-Lab-System-Group/HeliosData'}; Hu et al., SC 2021). The "
-            "trace does not name the GPU model ('GPU')."),
+            "trace does not name the GPU model ('GPU')."
+        ),
         "gpu_types": {HELIOS_GPU_TYPE: {}},
-        "nodes": [{"gpu_type": HELIOS_GPU_TYPE, "count": nodes,
-                   "gpus_per_node": HELIOS_GPUS_PER_NODE, "name": "node"}],
+        "nodes": [
+            {
+                "gpu_type": HELIOS_GPU_TYPE,
+                "count": nodes,
+                "gpus_per_node": HELIOS_GPUS_PER_NODE,
+                "name": "node",
+            }
+        ],
         "vcs": vcs,
     }
 
@@ -192,29 +239,42 @@ def hydra_cluster(kind: str) -> dict[str, Any]:
             f"Hydra's {kind}-workload cluster ({shape} = {sum(counts.values())} GPUs, one "
             "GPU per node) from the iscas-system/Hydra artifact README (Yang et al., IEEE TC "
             "72(8), 2023); goes with its cases/"
-            f"{'20' if kind == 'light' else '30'}_ddl.csv."),
+            f"{'20' if kind == 'light' else '30'}_ddl.csv."
+        ),
         "gpu_types": {t: {} for t in counts},
-        "nodes": [{"gpu_type": t, "count": n, "gpus_per_node": 1, "name": t.lower()}
-                  for t, n in counts.items()],
+        "nodes": [
+            {"gpu_type": t, "count": n, "gpus_per_node": 1, "name": t.lower()}
+            for t, n in counts.items()
+        ],
     }
 
 
-def _cluster(name: str, table: pd.DataFrame, memory: Mapping[str, float],
-             description: str) -> dict[str, Any]:
+def _cluster(
+    name: str, table: pd.DataFrame, memory: Mapping[str, float], description: str
+) -> dict[str, Any]:
     groups = table.groupby(["gpu_type", "gpus"]).size().sort_index()
     return {
         "name": name,
         "description": description,
-        "gpu_types": {t: ({"memory_gb": memory[t]} if t in memory else {})
-                      for t in sorted(set(table["gpu_type"]))},
-        "nodes": [{"gpu_type": t, "count": int(count), "gpus_per_node": int(gpus),
-                   "name": f"{t.lower()}x{int(gpus)}"}
-                  for (t, gpus), count in groups.items()],
+        "gpu_types": {
+            t: ({"memory_gb": memory[t]} if t in memory else {})
+            for t in sorted(set(table["gpu_type"]))
+        },
+        "nodes": [
+            {
+                "gpu_type": t,
+                "count": int(count),
+                "gpus_per_node": int(gpus),
+                "name": f"{t.lower()}x{int(gpus)}",
+            }
+            for (t, gpus), count in groups.items()
+        ],
     }
 
 
-def _philly_vcs(groups: Sequence[Mapping[str, Any]], vc_nodes: str | os.PathLike[str]
-                ) -> list[dict[str, Any]]:
+def _philly_vcs(
+    groups: Sequence[Mapping[str, Any]], vc_nodes: str | os.PathLike[str]
+) -> list[dict[str, Any]]:
     table = pd.read_csv(vc_nodes, dtype=str)
     table.columns = [c.strip() for c in table.columns]
     _require(table, ("vc", "node num"), vc_nodes)
@@ -259,8 +319,9 @@ def _counts(values: pd.Series, source: Any, allow_zero: bool = False) -> pd.Seri
     bad = parsed.isna() | (parsed < low) | (parsed % 1 != 0)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ConfigError(f"{source}: row {i + 2}: expected a whole number >= {low}, got "
-                          f"{values.iat[i]!r}")
+        raise ConfigError(
+            f"{source}: row {i + 2}: expected a whole number >= {low}, got {values.iat[i]!r}"
+        )
     return parsed.astype(np.int64)
 
 
@@ -276,6 +337,6 @@ def _memory_from_names(types: pd.Series) -> dict[str, float]:
 def _require(table: pd.DataFrame, columns: Sequence[str], source: Any) -> None:
     for column in columns:
         if column not in table.columns:
-            raise ConfigError(f"{source}: missing column {column!r} (has "
-                              f"{', '.join(map(str, table.columns))})")
-
+            raise ConfigError(
+                f"{source}: missing column {column!r} (has {', '.join(map(str, table.columns))})"
+            )

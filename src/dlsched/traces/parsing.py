@@ -24,15 +24,17 @@ _NS = 1_000_000_000
 _NONE_TOKENS = ["", "none", "null", "nat", "nan"]
 
 
-def require_columns(df: pd.DataFrame, needed: Sequence[str], path: str | os.PathLike[str],
-                    fmt: str) -> None:
+def require_columns(
+    df: pd.DataFrame, needed: Sequence[str], path: str | os.PathLike[str], fmt: str
+) -> None:
     """Raise naming the first missing column and listing what a ``fmt`` file needs."""
     for column in needed:
         if column not in df.columns:
             raise TraceError(
-                f"missing column {column!r}; a {fmt} file has "
-                f"{', '.join(repr(c) for c in needed)}",
-                path=str(path), field=column)
+                f"missing column {column!r}; a {fmt} file has {', '.join(repr(c) for c in needed)}",
+                path=str(path),
+                field=column,
+            )
 
 
 def numbers(df: pd.DataFrame, column: str, checks: list[RowCheck]) -> np.ndarray:
@@ -45,8 +47,9 @@ def numbers(df: pd.DataFrame, column: str, checks: list[RowCheck]) -> np.ndarray
     return parsed
 
 
-def times(df: pd.DataFrame, column: str, checks: list[RowCheck], fmt: str = TIME_FORMAT
-          ) -> np.ndarray:
+def times(
+    df: pd.DataFrame, column: str, checks: list[RowCheck], fmt: str = TIME_FORMAT
+) -> np.ndarray:
     """A date-and-time column as int64 nanoseconds (``NAT`` where empty or unparsable)."""
     values = df[column]
     parsed = pd.to_datetime(values, format=fmt, errors="coerce")
@@ -58,8 +61,11 @@ def times(df: pd.DataFrame, column: str, checks: list[RowCheck], fmt: str = TIME
         missing[unparsed[np.asarray(text.isin(_NONE_TOKENS), dtype=bool)]] = True
     bad = (ns == _NAT) & ~missing
     if bad.any():
-        checks.append(RowCheck(column, f"{column} is not a date and time like "
-                                       f"2017-10-07 01:12:09", bad, values))
+        checks.append(
+            RowCheck(
+                column, f"{column} is not a date and time like 2017-10-07 01:12:09", bad, values
+            )
+        )
     ns[missing] = _NAT
     return ns
 

@@ -58,9 +58,20 @@ _NONE = (None, "", "None", "none", "null")
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Philly ``cluster_job_log`` (JSON list of jobs, or one job object per line)."""
     path = str(path)
-    fields: dict[str, list[Any]] = {k: [] for k in (
-        "jobid", "submitted_time", "first_start", "last_end", "num_gpus", "attempts",
-        "vc", "user", "status")}
+    fields: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "jobid",
+            "submitted_time",
+            "first_start",
+            "last_end",
+            "num_gpus",
+            "attempts",
+            "vc",
+            "user",
+            "status",
+        )
+    }
     problems: dict[tuple[str, str], list[int]] = {}
     excluded: dict[str, list[int]] = {}
     n = 0
@@ -74,37 +85,57 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     table = pd.DataFrame(fields)
     checks = [RowCheck(field, reason, _mask(n, at)) for (field, reason), at in problems.items()]
     submitted = times(table, "submitted_time", checks)
-    first_start = times(table.rename(columns={"first_start": "attempts[0].start_time"}),
-                        "attempts[0].start_time", checks)
-    last_end = times(table.rename(columns={"last_end": "attempts[-1].end_time"}),
-                     "attempts[-1].end_time", checks)
+    first_start = times(
+        table.rename(columns={"first_start": "attempts[0].start_time"}),
+        "attempts[0].start_time",
+        checks,
+    )
+    last_end = times(
+        table.rename(columns={"last_end": "attempts[-1].end_time"}), "attempts[-1].end_time", checks
+    )
     run_time = seconds_between(last_end, first_start)
-    checks.append(RowCheck("attempts[-1].end_time",
-                           "the last attempt ends before the first one starts (negative run "
-                           "time)", run_time < 0, table["last_end"]))
+    checks.append(
+        RowCheck(
+            "attempts[-1].end_time",
+            "the last attempt ends before the first one starts (negative run time)",
+            run_time < 0,
+            table["last_end"],
+        )
+    )
     zero = np.zeros(n, dtype=bool)
     zero[np.flatnonzero(run_time == 0)] = True
     exclusions = [RowCheck("attempts", reason, _mask(n, at)) for reason, at in excluded.items()]
     exclusions.append(RowCheck("attempts", ZERO_RUN, zero))
 
     submit, origin = rebase(submitted)
-    frame = pd.DataFrame({
-        "job_id": table["jobid"],
-        "submit_time": submit,
-        "num_gpus": table["num_gpus"],
-        "duration": run_time,
-        "vc": table["vc"],
-        "user": table["user"],
-        "status": table["status"],
-        "queueing_delay": seconds_between(first_start, submitted),
-        "attempts": table["attempts"],
-        "source_row": np.arange(1, n + 1, dtype=np.int64),
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": table["jobid"],
+            "submit_time": submit,
+            "num_gpus": table["num_gpus"],
+            "duration": run_time,
+            "vc": table["vc"],
+            "user": table["user"],
+            "status": table["status"],
+            "queueing_delay": seconds_between(first_start, submitted),
+            "attempts": table["attempts"],
+            "source_row": np.arange(1, n + 1, dtype=np.int64),
+        }
+    )
     workload = validate_jobs(
-        frame, path, lenient=lenient, fmt=FORMAT,
-        field_names={"job_id": "jobid", "submit_time": "submitted_time",
-                     "num_gpus": "attempts[0].detail", "duration": "attempts"},
-        extra_checks=checks, exclusions=exclusions)
+        frame,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={
+            "job_id": "jobid",
+            "submit_time": "submitted_time",
+            "num_gpus": "attempts[0].detail",
+            "duration": "attempts",
+        },
+        extra_checks=checks,
+        exclusions=exclusions,
+    )
     workload.provenance["time_origin"] = origin
     return workload
 
@@ -150,12 +181,12 @@ def _jobs(text: str, path: str) -> Iterator[Any]:
 def _fail(path: str, text: str, pos: int, position: int, reason: str) -> None:
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    raise TraceError(f"{reason} at line {line}, column {column} (job #{position})",
-                     path=path, row=position)
+    raise TraceError(
+        f"{reason} at line {line}, column {column} (job #{position})", path=path, row=position
+    )
 
 
-def _fields(job: Any, out: dict[str, list[Any]]
-            ) -> tuple[tuple[str, str] | None, str | None]:
+def _fields(job: Any, out: dict[str, list[Any]]) -> tuple[tuple[str, str] | None, str | None]:
     """Append one job's raw fields to ``out``; return (problem, exclusion)."""
     values: dict[str, Any] = {k: None for k in out}
     problem: tuple[str, str] | None = None

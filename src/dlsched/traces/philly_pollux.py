@@ -39,22 +39,30 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     return from_frame(table, path, lenient=lenient)
 
 
-def from_frame(table: pd.DataFrame, path: str | os.PathLike[str], *, lenient: bool = False
-               ) -> Workload:
+def from_frame(
+    table: pd.DataFrame, path: str | os.PathLike[str], *, lenient: bool = False
+) -> Workload:
     """Build the workload from the table as read (with ``source_row``)."""
     checks: list[RowCheck] = []
     submitted = times(table, "timestamp", checks)
     submit, origin = rebase(submitted)
-    frame = pd.DataFrame({
-        "job_id": np.arange(len(table), dtype=np.int64),
-        "submit_time": submit,
-        "num_gpus": table["num_gpus"],
-        "duration": table["duration"],
-        "vc": table["cluster"],
-        "source_row": table["source_row"],
-    })
-    workload = validate_jobs(frame, path, lenient=lenient, fmt=FORMAT,
-                             field_names={"submit_time": "timestamp", "vc": "cluster"},
-                             extra_checks=checks)
+    frame = pd.DataFrame(
+        {
+            "job_id": np.arange(len(table), dtype=np.int64),
+            "submit_time": submit,
+            "num_gpus": table["num_gpus"],
+            "duration": table["duration"],
+            "vc": table["cluster"],
+            "source_row": table["source_row"],
+        }
+    )
+    workload = validate_jobs(
+        frame,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={"submit_time": "timestamp", "vc": "cluster"},
+        extra_checks=checks,
+    )
     workload.provenance["time_origin"] = origin
     return workload

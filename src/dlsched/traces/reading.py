@@ -53,14 +53,16 @@ def open_binary(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
                 if len(members) != 1:
                     raise TraceError(
                         f"a .tar.gz trace must hold exactly one file, this one holds "
-                        f"{len(members)}", path=path)
+                        f"{len(members)}",
+                        path=path,
+                    )
                 stream = archive.extractfile(members[0])
                 assert stream is not None  # a regular file always has a stream
                 yield stream
             return
         with open(path, "rb") as raw:
             gzipped = raw.read(2) == _GZIP_MAGIC
-        with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as stream:
+        with gzip.open(path, "rb") if gzipped else open(path, "rb") as stream:
             yield stream
     except TraceError:
         raise
@@ -161,16 +163,18 @@ def read_csv_frame(
     chunk_rows: int | None = None,
 ) -> pd.DataFrame:
     """Read a whole CSV (in chunks, see ``iter_csv_chunks``) and add ``source_row``."""
-    chunks = list(iter_csv_chunks(path, text_columns=text_columns, names=names,
-                                  chunk_rows=chunk_rows))
+    chunks = list(
+        iter_csv_chunks(path, text_columns=text_columns, names=names, chunk_rows=chunk_rows)
+    )
     df = chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
     del chunks
     df["source_row"] = data_line_numbers(path, len(df), header=names is None)
     return df
 
 
-def data_line_numbers(path: str | os.PathLike[str], n_rows: int, *, header: bool = True
-                      ) -> np.ndarray:
+def data_line_numbers(
+    path: str | os.PathLike[str], n_rows: int, *, header: bool = True
+) -> np.ndarray:
     """The 1-based file line of each data row, skipping blank lines as the CSV parser does.
 
     Exact unless a quoted field spans lines; then it falls back to "row i is line i + 1 +
@@ -218,7 +222,7 @@ def nonblank_line_numbers(stream: IO[bytes], block_bytes: int = _BLOCK_BYTES) ->
         first[nonempty] = data[starts[nonempty]]
         has_text = ~np.isin(first, _WHITESPACE)
         for i in np.flatnonzero(~has_text & nonempty):  # rare: lines starting with blanks
-            has_text[i] = not np.isin(data[starts[i]:ends[i]], _WHITESPACE).all()
+            has_text[i] = not np.isin(data[starts[i] : ends[i]], _WHITESPACE).all()
         has_text[0] |= partial_has_text
         if len(newlines):
             found.append(lines_done + 1 + np.flatnonzero(has_text[:-1]))

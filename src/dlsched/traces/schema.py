@@ -84,7 +84,13 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("job_id", "submit_time", "num_gpus")
 ``duration_<type>`` column (or be a workload whose work the model implies)."""
 
 TEXT_COLUMNS: tuple[str, ...] = (
-    "job_id", "model", "user", "vc", "gpu_type", "status", "gpu_constraint",
+    "job_id",
+    "model",
+    "user",
+    "vc",
+    "gpu_type",
+    "status",
+    "gpu_constraint",
 )
 """Canonical columns that loaders should read as text (never let pandas guess a number)."""
 
@@ -125,7 +131,7 @@ def duration_columns(columns: Iterable[str]) -> dict[str, str]:
     for column in columns:
         text = str(column)
         if text.lower().startswith(DURATION_PREFIX) and len(text) > len(DURATION_PREFIX):
-            out[type_key(text[len(DURATION_PREFIX):])] = text
+            out[type_key(text[len(DURATION_PREFIX) :])] = text
     return out
 
 
@@ -251,40 +257,68 @@ def validate_jobs(
 
     with np.errstate(invalid="ignore"):
         submit = number("submit_time", required=True)
-        check("submit_time", f"{name('submit_time')} must be finite", np.isinf(submit),
-              raw("submit_time"))
-        check("submit_time", f"{name('submit_time')} must be >= 0", submit < 0,
-              raw("submit_time"))
+        check(
+            "submit_time",
+            f"{name('submit_time')} must be finite",
+            np.isinf(submit),
+            raw("submit_time"),
+        )
+        check("submit_time", f"{name('submit_time')} must be >= 0", submit < 0, raw("submit_time"))
 
         gpus = number("num_gpus", required=True)
         whole = np.isfinite(gpus) & (np.floor(gpus) == gpus)
-        check("num_gpus", f"{name('num_gpus')} must be a whole number",
-              ~np.isnan(gpus) & ~whole, raw("num_gpus"))
-        check("num_gpus", f"{name('num_gpus')} must be >= 1", whole & (gpus < 1),
-              raw("num_gpus"))
-        check("num_gpus", f"{name('num_gpus')} must be <= {_MAX_GPUS}",
-              whole & (gpus > _MAX_GPUS), raw("num_gpus"))
+        check(
+            "num_gpus",
+            f"{name('num_gpus')} must be a whole number",
+            ~np.isnan(gpus) & ~whole,
+            raw("num_gpus"),
+        )
+        check("num_gpus", f"{name('num_gpus')} must be >= 1", whole & (gpus < 1), raw("num_gpus"))
+        check(
+            "num_gpus",
+            f"{name('num_gpus')} must be <= {_MAX_GPUS}",
+            whole & (gpus > _MAX_GPUS),
+            raw("num_gpus"),
+        )
 
         duration = number("duration", required=False)
-        check("duration", f"{name('duration')} must be a positive, finite number of seconds",
-              (duration <= 0) | np.isinf(duration), raw("duration"))
+        check(
+            "duration",
+            f"{name('duration')} must be a positive, finite number of seconds",
+            (duration <= 0) | np.isinf(duration),
+            raw("duration"),
+        )
         steps = number("total_steps", required=False)
-        check("total_steps", f"{name('total_steps')} must be positive and finite",
-              (steps <= 0) | np.isinf(steps), raw("total_steps"))
+        check(
+            "total_steps",
+            f"{name('total_steps')} must be positive and finite",
+            (steps <= 0) | np.isinf(steps),
+            raw("total_steps"),
+        )
 
         typed_values: dict[str, np.ndarray] = {}
         has_typed = nowhere.copy()
         typed_unparsable = nowhere.copy()
         for column in typed_columns:
             values = number(column, required=False)
-            check(column, f"{name(column)} must be a positive, finite number of seconds",
-                  (values <= 0) | np.isinf(values), raw(column))
+            check(
+                column,
+                f"{name(column)} must be a positive, finite number of seconds",
+                (values <= 0) | np.isinf(values),
+                raw(column),
+            )
             typed_values[column] = values
             has_typed |= ~np.isnan(values)
             typed_unparsable |= unparsable[column]
 
-        no_work = (np.isnan(duration) & np.isnan(steps) & ~has_typed & ~unparsable["duration"]
-                   & ~unparsable["total_steps"] & ~typed_unparsable)
+        no_work = (
+            np.isnan(duration)
+            & np.isnan(steps)
+            & ~has_typed
+            & ~unparsable["duration"]
+            & ~unparsable["total_steps"]
+            & ~typed_unparsable
+        )
         work_columns = [c for c in ("duration", "total_steps") if c in df.columns]
         has_model = _present_text(df, "model")
         if not work_columns and not typed_columns and not has_model.any():
@@ -292,54 +326,88 @@ def validate_jobs(
                 f"missing column: a {fmt} trace needs {name('duration')!r} or "
                 f"{name('total_steps')!r} (or both, or '{DURATION_PREFIX}<gpu type>' "
                 "columns)",
-                path=path, field=name("duration"))
+                path=path,
+                field=name("duration"),
+            )
         work_from_model = n > 0 and bool(no_work.all())
         what = " nor ".join(name(c) for c in (work_columns or ["duration", "total_steps"]))
         if work_from_model:
-            check(work_columns[0] if work_columns else "duration",
-                  f"neither {what} is given, and no model to derive them from",
-                  no_work & ~has_model)
+            check(
+                work_columns[0] if work_columns else "duration",
+                f"neither {what} is given, and no model to derive them from",
+                no_work & ~has_model,
+            )
         else:
-            check(work_columns[0] if work_columns else "duration",
-                  f"neither {what} is given", no_work)
+            check(
+                work_columns[0] if work_columns else "duration", f"neither {what} is given", no_work
+            )
 
         deadline = number("deadline", required=False)
-        check("deadline", f"{name('deadline')} must be finite (leave it empty for none)",
-              np.isinf(deadline), raw("deadline"))
-        check("deadline", f"{name('deadline')} is before {name('submit_time')}",
-              deadline < submit, raw("deadline"))
+        check(
+            "deadline",
+            f"{name('deadline')} must be finite (leave it empty for none)",
+            np.isinf(deadline),
+            raw("deadline"),
+        )
+        check(
+            "deadline",
+            f"{name('deadline')} is before {name('submit_time')}",
+            deadline < submit,
+            raw("deadline"),
+        )
 
         priority = number("priority", required=False)
-        check("priority", f"{name('priority')} must be positive and finite",
-              (priority <= 0) | np.isinf(priority), raw("priority"))
+        check(
+            "priority",
+            f"{name('priority')} must be positive and finite",
+            (priority <= 0) | np.isinf(priority),
+            raw("priority"),
+        )
 
         milli = number("gpu_milli", required=False)
-        check("gpu_milli",
-              f"{name('gpu_milli')} must be a whole number from 1 to {WHOLE_GPU_MILLI} "
-              "(thousandths of a GPU)",
-              ~np.isnan(milli) & ~((np.floor(milli) == milli) & (milli >= 1)
-                                   & (milli <= WHOLE_GPU_MILLI)),
-              raw("gpu_milli"))
-        check("gpu_milli",
-              f"{name('gpu_milli')} below {WHOLE_GPU_MILLI} (a share of one GPU) needs "
-              f"{name('num_gpus')} 1",
-              (milli < WHOLE_GPU_MILLI) & (milli >= 1) & whole & (gpus > 1), raw("gpu_milli"))
+        check(
+            "gpu_milli",
+            f"{name('gpu_milli')} must be a whole number from 1 to {WHOLE_GPU_MILLI} "
+            "(thousandths of a GPU)",
+            ~np.isnan(milli)
+            & ~((np.floor(milli) == milli) & (milli >= 1) & (milli <= WHOLE_GPU_MILLI)),
+            raw("gpu_milli"),
+        )
+        check(
+            "gpu_milli",
+            f"{name('gpu_milli')} below {WHOLE_GPU_MILLI} (a share of one GPU) needs "
+            f"{name('num_gpus')} 1",
+            (milli < WHOLE_GPU_MILLI) & (milli >= 1) & whole & (gpus > 1),
+            raw("gpu_milli"),
+        )
 
         bounds: dict[str, np.ndarray] = {}
         for column in ELASTIC_COLUMNS:
             if column not in df.columns:
                 continue
             values = bounds[column] = number(column, required=False)
-            check(column, f"{name(column)} must be a whole number >= 1 (leave it empty for "
-                  f"{name('num_gpus')})",
-                  ~np.isnan(values) & ~((np.floor(values) == values) & (values >= 1)
-                                        & (values <= _MAX_GPUS)), raw(column))
+            check(
+                column,
+                f"{name(column)} must be a whole number >= 1 (leave it empty for "
+                f"{name('num_gpus')})",
+                ~np.isnan(values)
+                & ~((np.floor(values) == values) & (values >= 1) & (values <= _MAX_GPUS)),
+                raw(column),
+            )
         if "min_gpus" in bounds:
-            check("min_gpus", f"{name('min_gpus')} is above {name('num_gpus')}",
-                  bounds["min_gpus"] > gpus, raw("min_gpus"))
+            check(
+                "min_gpus",
+                f"{name('min_gpus')} is above {name('num_gpus')}",
+                bounds["min_gpus"] > gpus,
+                raw("min_gpus"),
+            )
         if "max_gpus" in bounds:
-            check("max_gpus", f"{name('max_gpus')} is below {name('num_gpus')}",
-                  bounds["max_gpus"] < gpus, raw("max_gpus"))
+            check(
+                "max_gpus",
+                f"{name('max_gpus')} is below {name('num_gpus')}",
+                bounds["max_gpus"] < gpus,
+                raw("max_gpus"),
+            )
 
     bad = nowhere.copy()
     for c in checks:
@@ -416,8 +484,10 @@ def validate_jobs(
         "lenient": bool(lenient),
     }
     if work_from_model:
-        provenance["work"] = ("not in the trace: implied by each job's model; a throughput "
-                              "model that knows when the model converges must supply it")
+        provenance["work"] = (
+            "not in the trace: implied by each job's model; a throughput "
+            "model that knows when the model converges must supply it"
+        )
     return Workload(jobs, provenance)
 
 
@@ -462,9 +532,12 @@ def _apply_exclusions(
     if not out.any():
         return df, extra_checks
     keep = ~out
-    kept_checks = [RowCheck(c.field, c.reason, c.mask[keep],
-                            None if c.values is None else _subset(c.values, keep))
-                   for c in extra_checks]
+    kept_checks = [
+        RowCheck(
+            c.field, c.reason, c.mask[keep], None if c.values is None else _subset(c.values, keep)
+        )
+        for c in extra_checks
+    ]
     return df.loc[keep].reset_index(drop=True), kept_checks
 
 
@@ -482,12 +555,14 @@ def _typed_duration_columns(df: pd.DataFrame, path: str) -> dict[str, str]:
         text = str(column)
         if not (text.lower().startswith(DURATION_PREFIX) and len(text) > len(DURATION_PREFIX)):
             continue
-        canonical = duration_column(text[len(DURATION_PREFIX):])
+        canonical = duration_column(text[len(DURATION_PREFIX) :])
         if canonical in seen:
             raise TraceError(
                 f"columns {seen[canonical]!r} and {text!r} both give durations on GPU type "
-                f"{canonical[len(DURATION_PREFIX):]!r} (type names ignore case)",
-                path=path, field=text)
+                f"{canonical[len(DURATION_PREFIX) :]!r} (type names ignore case)",
+                path=path,
+                field=text,
+            )
         seen[canonical] = text
         out[text] = canonical
     return out

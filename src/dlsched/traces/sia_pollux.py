@@ -28,8 +28,12 @@ from dlsched.traces.workload import Workload
 
 FORMAT = "sia-pollux"
 COLUMNS: tuple[str, ...] = ("name", "time", "application", "num_replicas", "batch_size")
-RENAMES = {"name": "job_id", "time": "submit_time", "application": "model",
-           "num_replicas": "num_gpus"}
+RENAMES = {
+    "name": "job_id",
+    "time": "submit_time",
+    "application": "model",
+    "num_replicas": "num_gpus",
+}
 """Pollux/Sia column → canonical column; ``batch_size`` stays as it is."""
 
 
@@ -38,5 +42,10 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     table = read_csv_frame(path, text_columns=("name", "application"))
     require_columns(table, COLUMNS[:4], path, FORMAT)
     table = table.rename(columns=RENAMES)
-    return validate_jobs(table, path, lenient=lenient, fmt=FORMAT,
-                         field_names={ours: theirs for theirs, ours in RENAMES.items()})
+    return validate_jobs(
+        table,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names={ours: theirs for theirs, ours in RENAMES.items()},
+    )

@@ -40,8 +40,9 @@ MULTI_GPU_COUNTS = (1, 2, 4, 8)
 MULTI_GPU_PROBABILITIES = (0.70, 0.10, 0.15, 0.05)
 
 
-def gavel_poisson(n_jobs: int, jobs_per_hour: float, *, seed: int,
-                  multi_gpu: bool = False) -> Workload:
+def gavel_poisson(
+    n_jobs: int, jobs_per_hour: float, *, seed: int, multi_gpu: bool = False
+) -> Workload:
     """`n_jobs` Gavel-style jobs arriving as a Poisson process (see the module docstring)."""
     if n_jobs < 1:
         raise ValueError(f"gavel_poisson: n_jobs must be >= 1, got {n_jobs!r}")
@@ -51,13 +52,23 @@ def gavel_poisson(n_jobs: int, jobs_per_hour: float, *, seed: int,
     gaps = rng.exponential(3600.0 / jobs_per_hour, size=n_jobs)
     submit = np.concatenate([[0.0], np.cumsum(gaps[1:])])
     short = rng.random(n_jobs) < SHORT_SHARE
-    exponent = np.where(short, rng.uniform(*SHORT_LOG10_MIN, size=n_jobs),
-                        rng.uniform(*LONG_LOG10_MIN, size=n_jobs))
-    gpus = (rng.choice(MULTI_GPU_COUNTS, size=n_jobs, p=MULTI_GPU_PROBABILITIES)
-            if multi_gpu else np.ones(n_jobs, dtype=np.int64))
-    jobs = pd.DataFrame({"job_id": np.arange(n_jobs), "submit_time": submit,
-                         "num_gpus": gpus, "duration": 60.0 * 10.0 ** exponent,
-                         "gpu_type": "V100"})
+    exponent = np.where(
+        short, rng.uniform(*SHORT_LOG10_MIN, size=n_jobs), rng.uniform(*LONG_LOG10_MIN, size=n_jobs)
+    )
+    gpus = (
+        rng.choice(MULTI_GPU_COUNTS, size=n_jobs, p=MULTI_GPU_PROBABILITIES)
+        if multi_gpu
+        else np.ones(n_jobs, dtype=np.int64)
+    )
+    jobs = pd.DataFrame(
+        {
+            "job_id": np.arange(n_jobs),
+            "submit_time": submit,
+            "num_gpus": gpus,
+            "duration": 60.0 * 10.0**exponent,
+            "gpu_type": "V100",
+        }
+    )
     source = f"<gavel_poisson n_jobs={n_jobs} jobs_per_hour={jobs_per_hour} seed={seed}>"
     work = validate_jobs(jobs, source, lenient=False, fmt="synthetic")
     return assign_models(work, seed=int(rng.integers(2**31)))
@@ -72,8 +83,9 @@ def _gavel_scale_factor(r: float) -> int:
     return 8 if r >= 0.95 else 1
 
 
-def gavel_generated(n_jobs: int, jobs_per_hour: float, *, seed: int = 0,
-                    multi_gpu: bool = False) -> Workload:
+def gavel_generated(
+    n_jobs: int, jobs_per_hour: float, *, seed: int = 0, multi_gpu: bool = False
+) -> Workload:
     """The first `n_jobs` jobs Gavel's simulator generates with `seed` at `jobs_per_hour`
     (see the module docstring); job ids are Gavel's (0, 1, ...), lengths are on V100s."""
     if n_jobs < 1:
@@ -93,10 +105,9 @@ def gavel_generated(n_jobs: int, jobs_per_hour: float, *, seed: int = 0,
         model = jobs_rng.choice(GAVEL_JOB_TYPES)
         while scale > 1 and model not in distributed:
             model = jobs_rng.choice(GAVEL_JOB_TYPES)
-        rows.append((job_id, now, scale, 60.0 * 10.0 ** exponent, model))
+        rows.append((job_id, now, scale, 60.0 * 10.0**exponent, model))
         now += -math.log(1.0 - gaps_rng.random()) / rate_per_s
-    frame = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration",
-                                        "model"])
+    frame = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration", "model"])
     frame["gpu_type"] = "V100"
     source = f"<gavel_generated n_jobs={n_jobs} jobs_per_hour={jobs_per_hour} seed={seed}>"
     return validate_jobs(frame, source, lenient=False, fmt="synthetic")

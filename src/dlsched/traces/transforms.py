@@ -29,19 +29,32 @@ from dlsched.traces.schema import constraint_types, duration_columns, type_key
 from dlsched.traces.workload import Workload
 
 GAVEL_JOB_TYPES: tuple[str, ...] = (
-    "ResNet-18 (batch size 16)", "ResNet-18 (batch size 32)", "ResNet-18 (batch size 64)",
-    "ResNet-18 (batch size 128)", "ResNet-18 (batch size 256)",
-    "ResNet-50 (batch size 16)", "ResNet-50 (batch size 32)", "ResNet-50 (batch size 64)",
+    "ResNet-18 (batch size 16)",
+    "ResNet-18 (batch size 32)",
+    "ResNet-18 (batch size 64)",
+    "ResNet-18 (batch size 128)",
+    "ResNet-18 (batch size 256)",
+    "ResNet-50 (batch size 16)",
+    "ResNet-50 (batch size 32)",
+    "ResNet-50 (batch size 64)",
     "ResNet-50 (batch size 128)",
-    "Transformer (batch size 16)", "Transformer (batch size 32)",
-    "Transformer (batch size 64)", "Transformer (batch size 128)",
+    "Transformer (batch size 16)",
+    "Transformer (batch size 32)",
+    "Transformer (batch size 64)",
+    "Transformer (batch size 128)",
     "Transformer (batch size 256)",
-    "LM (batch size 5)", "LM (batch size 10)", "LM (batch size 20)", "LM (batch size 40)",
+    "LM (batch size 5)",
+    "LM (batch size 10)",
+    "LM (batch size 20)",
+    "LM (batch size 40)",
     "LM (batch size 80)",
-    "Recommendation (batch size 512)", "Recommendation (batch size 1024)",
-    "Recommendation (batch size 2048)", "Recommendation (batch size 4096)",
+    "Recommendation (batch size 512)",
+    "Recommendation (batch size 1024)",
+    "Recommendation (batch size 2048)",
+    "Recommendation (batch size 4096)",
     "Recommendation (batch size 8192)",
-    "A3C", "CycleGAN",
+    "A3C",
+    "CycleGAN",
 )
 """Gavel's 26 job types (``scheduler/job_table.py``; the keys of its throughput oracle)."""
 
@@ -81,8 +94,14 @@ def time_window(
     if shift:
         out["submit_time"] = out["submit_time"] - shift
         out["deadline"] = out["deadline"] - shift
-    entry = {"name": "time_window", "start_s": start_s, "end_s": end_s, "rebase": rebase,
-             "jobs_kept": int(keep.sum()), "jobs_dropped": int((~keep).sum())}
+    entry = {
+        "name": "time_window",
+        "start_s": start_s,
+        "end_s": end_s,
+        "rebase": rebase,
+        "jobs_kept": int(keep.sum()),
+        "jobs_dropped": int((~keep).sum()),
+    }
     result = _derive(workload, out, entry)
     if shift and result.provenance.get("time_origin"):
         origin = pd.Timestamp(result.provenance["time_origin"]) + pd.Timedelta(seconds=shift)
@@ -142,20 +161,28 @@ def assign_models(
         multi = jobs["num_gpus"].to_numpy() > 1
         single_pick = rng.integers(0, len(GAVEL_JOB_TYPES), size=len(jobs))
         multi_pick = rng.integers(0, len(GAVEL_DISTRIBUTED_JOB_TYPES), size=len(jobs))
-        chosen[:] = np.where(multi,
-                             np.asarray(GAVEL_DISTRIBUTED_JOB_TYPES, dtype=object)[multi_pick],
-                             np.asarray(GAVEL_JOB_TYPES, dtype=object)[single_pick])
+        chosen[:] = np.where(
+            multi,
+            np.asarray(GAVEL_DISTRIBUTED_JOB_TYPES, dtype=object)[multi_pick],
+            np.asarray(GAVEL_JOB_TYPES, dtype=object)[single_pick],
+        )
         distribution: Any = "gavel"
     else:
         names, weights = _distribution(models)
         chosen[:] = np.asarray(names, dtype=object)[
-            rng.choice(len(names), size=len(jobs), p=weights)]
+            rng.choice(len(names), size=len(jobs), p=weights)
+        ]
         distribution = dict(zip(names, (float(w) for w in weights), strict=True))
     model = jobs["model"].to_numpy(dtype=object, copy=True)
     model[target] = chosen[target]
     jobs["model"] = pd.Series(model, dtype=object)
-    entry = {"name": "assign_models", "seed": seed, "distribution": distribution,
-             "overwrite": overwrite, "jobs_assigned": int(target.sum())}
+    entry = {
+        "name": "assign_models",
+        "seed": seed,
+        "distribution": distribution,
+        "overwrite": overwrite,
+        "jobs_assigned": int(target.sum()),
+    }
     return _derive(workload, jobs, entry)
 
 
@@ -199,16 +226,23 @@ def assign_deadlines(
         first = _plain(jobs["job_id"].iat[int(np.flatnonzero(missing)[0])])
         raise ValueError(
             f"assign_deadlines: job {first!r} has no duration (only steps?); pass "
-            f"durations=... (seconds per job, from a throughput model)")
+            f"durations=... (seconds per job, from a throughput model)"
+        )
     if overwrite:
         deadline[:] = np.nan
     submit = jobs["submit_time"].to_numpy()
     deadline[target] = submit[target] + factor[target] * basis[target]
     jobs["deadline"] = deadline
-    entry = {"name": "assign_deadlines", "low": float(low), "high": float(high),
-             "fraction": float(fraction), "overwrite": overwrite, "seed": seed,
-             "durations": "given" if durations is not None else "from the trace",
-             "jobs_with_deadline": int((~np.isnan(deadline)).sum())}
+    entry = {
+        "name": "assign_deadlines",
+        "low": float(low),
+        "high": float(high),
+        "fraction": float(fraction),
+        "overwrite": overwrite,
+        "seed": seed,
+        "durations": "given" if durations is not None else "from the trace",
+        "jobs_with_deadline": int((~np.isnan(deadline)).sum()),
+    }
     return _derive(workload, jobs, entry)
 
 
@@ -241,8 +275,9 @@ def cap_gpu_demand(
     if mode not in ("clip", "drop"):
         raise ValueError(f"cap_gpu_demand: mode must be 'clip' or 'drop', got {mode!r}")
     if duration not in ("keep_gpu_time", "keep"):
-        raise ValueError(f"cap_gpu_demand: duration must be 'keep_gpu_time' or 'keep', "
-                         f"got {duration!r}")
+        raise ValueError(
+            f"cap_gpu_demand: duration must be 'keep_gpu_time' or 'keep', got {duration!r}"
+        )
     jobs = workload.jobs.copy()
     cap = _caps(jobs, cluster)
     gpus = jobs["num_gpus"].to_numpy()
@@ -258,11 +293,15 @@ def cap_gpu_demand(
         jobs["num_gpus"] = new.astype(np.int64)
     out = jobs.loc[~drop]
     label = int(cluster) if isinstance(cluster, (int, np.integer)) else str(cluster.name)
-    entry = {"name": "cap_gpu_demand", "cluster": label,
-             "mode": mode, "duration": duration,
-             "jobs_clipped": int(over.sum()) if mode == "clip" else 0,
-             "jobs_dropped": int(drop.sum()),
-             "jobs_without_allowed_type": int(nowhere.sum())}
+    entry = {
+        "name": "cap_gpu_demand",
+        "cluster": label,
+        "mode": mode,
+        "duration": duration,
+        "jobs_clipped": int(over.sum()) if mode == "clip" else 0,
+        "jobs_dropped": int(drop.sum()),
+        "jobs_without_allowed_type": int(nowhere.sum()),
+    }
     return _derive(workload, out, entry)
 
 
@@ -298,9 +337,12 @@ def make_elastic(
     else:
         high = gpus
     jobs["max_gpus"] = high.astype(float)
-    entry = {"name": "make_elastic", "min_gpus": int(min_gpus),
-             "max_gpus": None if max_gpus is None else int(max_gpus),
-             "max_factor": None if max_factor is None else float(max_factor)}
+    entry = {
+        "name": "make_elastic",
+        "min_gpus": int(min_gpus),
+        "max_gpus": None if max_gpus is None else int(max_gpus),
+        "max_factor": None if max_factor is None else float(max_factor),
+    }
     return _derive(workload, jobs, entry)
 
 
@@ -324,24 +366,33 @@ def tile(workload: Workload, k: int, *, offset_s: float | None = None) -> Worklo
     if not (math.isfinite(offset_s) and offset_s >= 0):
         raise ValueError(f"tile: offset_s must be >= 0, got {offset_s!r}")
     integer_ids = pd.api.types.is_integer_dtype(jobs["job_id"].dtype)
-    stride = (int(jobs["job_id"].max()) - int(jobs["job_id"].min()) + 1
-              if integer_ids and len(jobs) else 0)
+    stride = (
+        int(jobs["job_id"].max()) - int(jobs["job_id"].min()) + 1
+        if integer_ids and len(jobs)
+        else 0
+    )
     copies = []
     for i in range(k):
         part = jobs.copy()
         part["submit_time"] = part["submit_time"] + i * offset_s
         part["deadline"] = part["deadline"] + i * offset_s
         if i:
-            part["job_id"] = (part["job_id"] + i * stride if integer_ids
-                              else part["job_id"].astype(str) + f"#{i}")
+            part["job_id"] = (
+                part["job_id"] + i * stride if integer_ids else part["job_id"].astype(str) + f"#{i}"
+            )
         if "tile" in part.columns:  # tiling a tiled workload: copies of copies
             part["tile"] = part["tile"] + i * (int(jobs["tile"].max()) + 1)
         else:
             part.insert(_before_source_row(part), "tile", np.full(len(part), i, dtype=np.int64))
         copies.append(part)
     out = pd.concat(copies, ignore_index=True)
-    entry = {"name": "tile", "k": k, "offset_s": float(offset_s), "tiled": True,
-             "note": "k time-shifted copies of the same jobs: a stand-in, not a real trace"}
+    entry = {
+        "name": "tile",
+        "k": k,
+        "offset_s": float(offset_s),
+        "tiled": True,
+        "note": "k time-shifted copies of the same jobs: a stand-in, not a real trace",
+    }
     result = _derive(workload, out, entry)
     result.provenance["tiled"] = True
     return result
@@ -372,8 +423,9 @@ def filter_jobs(
     if predicate is not None:
         mask = np.asarray(predicate(jobs), dtype=bool)
         if mask.shape != (len(jobs),):
-            raise ValueError(f"filter_jobs: predicate returned {mask.shape}, expected "
-                             f"({len(jobs)},)")
+            raise ValueError(
+                f"filter_jobs: predicate returned {mask.shape}, expected ({len(jobs)},)"
+            )
         keep &= mask
         entry["predicate"] = getattr(predicate, "__qualname__", repr(predicate))
     entry["jobs_kept"] = int(keep.sum())
@@ -407,8 +459,10 @@ def _seconds(workload: Workload, value: Any, what: str) -> float | None:
         return float(value)
     origin = workload.provenance.get("time_origin")
     if not isinstance(origin, str):
-        raise ValueError(f"time_window: {what} {value!r} is a date, but this workload has no "
-                         "time origin (provenance['time_origin']); give seconds")
+        raise ValueError(
+            f"time_window: {what} {value!r} is a date, but this workload has no "
+            "time origin (provenance['time_origin']); give seconds"
+        )
     return (pd.Timestamp(value) - pd.Timestamp(origin)).total_seconds()
 
 
@@ -420,8 +474,9 @@ def _distribution(models: Sequence[str] | Mapping[str, float]) -> tuple[list[str
         names = [str(m) for m in models]
         weights = np.ones(len(names))
     if not names or (weights < 0).any() or not weights.sum() > 0:
-        raise ValueError("assign_models: models must name at least one model with a "
-                         "positive weight")
+        raise ValueError(
+            "assign_models: models must name at least one model with a positive weight"
+        )
     return names, weights / weights.sum()
 
 

@@ -83,8 +83,9 @@ class GavelFifo(GavelPolicy):
     def __init__(self, type_choice: str = "ordered", **mechanism) -> None:
         super().__init__(**mechanism)
         if type_choice not in TYPE_CHOICES:
-            raise ValueError(f"gavel_fifo: type_choice must be one of {TYPE_CHOICES}, "
-                             f"got {type_choice!r}")
+            raise ValueError(
+                f"gavel_fifo: type_choice must be one of {TYPE_CHOICES}, got {type_choice!r}"
+            )
         self.type_choice = type_choice
         self._given: dict[JobState, int] = {}
         self._choice_rng: np.random.Generator | None = None
@@ -106,8 +107,9 @@ class GavelFifo(GavelPolicy):
         for j, job in enumerate(jobs):
             if job in self._given:
                 continue
-            fits = [k for k in order
-                    if room[k] >= problem.scale_factors[j] and problem.usable[j, k]]
+            fits = [
+                k for k in order if room[k] >= problem.scale_factors[j] and problem.usable[j, k]
+            ]
             if not fits:
                 break
             if self.type_choice == "random":

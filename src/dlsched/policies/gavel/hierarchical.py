@@ -42,8 +42,9 @@ WITHIN = ("fairness", "fifo")
 _KEEP = 1 - 1e-7  # stage 2 keeps each entity at (almost) its stage-1 level
 
 
-def hierarchical(problem: lp.Problem, entity: np.ndarray, entity_weight: np.ndarray,
-                 within: str = "fairness") -> np.ndarray:
+def hierarchical(
+    problem: lp.Problem, entity: np.ndarray, entity_weight: np.ndarray, within: str = "fairness"
+) -> np.ndarray:
     """X of the three stages in the module docstring. `entity[j]` is job j's entity index
     (0..E-1) and `entity_weight[e]` > 0 its weight; rows of `problem` are in arrival order."""
     n, m = problem.shape
@@ -53,11 +54,11 @@ def hierarchical(problem: lp.Problem, entity: np.ndarray, entity_weight: np.ndar
         raise ValueError(f"hierarchical: within must be one of {WITHIN}, got {within!r}")
     entity = np.asarray(entity, dtype=np.int64)
     weight = np.asarray(entity_weight, dtype=float)
-    fair = lp._fairness_coef(lp.Problem(problem.throughputs, problem.scale_factors,
-                                        problem.capacities, np.ones(n)))
+    fair = lp._fairness_coef(
+        lp.Problem(problem.throughputs, problem.scale_factors, problem.capacities, np.ones(n))
+    )
     nm = n * m
-    live = np.flatnonzero(np.bincount(entity, weights=fair.sum(axis=1),
-                                      minlength=len(weight)) > 0)
+    live = np.flatnonzero(np.bincount(entity, weights=fair.sum(axis=1), minlength=len(weight)) > 0)
     if not len(live):
         return np.zeros((n, m))
     position = np.full(len(weight), -1)
@@ -67,29 +68,36 @@ def hierarchical(problem: lp.Problem, entity: np.ndarray, entity_weight: np.ndar
     nz_r, nz_c = nz_r[on], nz_c[on]
     # 1. max t: w_e·t − Σ_{j∈e} fair_j ≤ 0
     rows, lower, upper = lp.feasible_region(problem, extra=1)
-    rows.add(np.concatenate([position[entity[nz_r]], np.arange(len(live))]),
-             np.concatenate([nz_r * m + nz_c, np.full(len(live), nm)]),
-             np.concatenate([-fair[nz_r, nz_c], weight[live]]), np.zeros(len(live)))
+    rows.add(
+        np.concatenate([position[entity[nz_r]], np.arange(len(live))]),
+        np.concatenate([nz_r * m + nz_c, np.full(len(live), nm)]),
+        np.concatenate([-fair[nz_r, nz_c], weight[live]]),
+        np.zeros(len(live)),
+    )
     cost = np.zeros(nm + 1)
     cost[-1] = -1.0
     level = float(lp.solve_lp(cost, rows, lower, upper, "hierarchical")[-1])
     # 2. max Σ_e Σ_{j∈e} fair_j / w_e with Σ_{j∈e} fair_j ≥ w_e·t*·_KEEP
     rows, lower, upper = lp.feasible_region(problem)
-    rows.add(position[entity[nz_r]], nz_r * m + nz_c, -fair[nz_r, nz_c],
-             -weight[live] * level * _KEEP)
+    rows.add(
+        position[entity[nz_r]], nz_r * m + nz_c, -fair[nz_r, nz_c], -weight[live] * level * _KEEP
+    )
     value = np.zeros((n, m))
     value[nz_r, nz_c] = fair[nz_r, nz_c] / weight[entity[nz_r]]
-    x = lp._as_matrix(lp.solve_lp(-value.ravel(), rows, lower, upper, "hierarchical"),
-                      (n, m))
+    x = lp._as_matrix(lp.solve_lp(-value.ravel(), rows, lower, upper, "hierarchical"), (n, m))
     # 3. within each entity, on its budget
     out = np.zeros((n, m))
     for e in live:
         members = np.flatnonzero(entity == e)
         budget = problem.scale_factors[members] @ x[members]
-        sub = lp.Problem(problem.throughputs[members], problem.scale_factors[members],
-                         budget, problem.weights[members], problem.usable[members])
-        out[members] = (lp.max_min_fairness(sub) if within == "fairness"
-                        else _fifo_within(sub))
+        sub = lp.Problem(
+            problem.throughputs[members],
+            problem.scale_factors[members],
+            budget,
+            problem.weights[members],
+            problem.usable[members],
+        )
+        out[members] = lp.max_min_fairness(sub) if within == "fairness" else _fifo_within(sub)
     return out
 
 
@@ -120,8 +128,13 @@ class Hierarchical(GavelPolicy):
     name = "hierarchical"
     heterogeneity_aware = True
 
-    def __init__(self, entity: str = "user", entity_weights: dict[str, float] | None = None,
-                 within: str = "fairness", **mechanism) -> None:
+    def __init__(
+        self,
+        entity: str = "user",
+        entity_weights: dict[str, float] | None = None,
+        within: str = "fairness",
+        **mechanism,
+    ) -> None:
         super().__init__(**mechanism)
         if entity not in ENTITIES:
             raise ValueError(f"hierarchical: entity must be one of {ENTITIES}, got {entity!r}")
@@ -138,8 +151,8 @@ class Hierarchical(GavelPolicy):
     def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         names = [getattr(job.spec, self.entity) for job in jobs]
         index: dict[object, int] = {}
-        entity = np.array([index.setdefault(name, len(index)) for name in names],
-                          dtype=np.int64)
-        weight = np.array([self.entity_weights.get(str(name), 1.0) if name is not None
-                           else 1.0 for name in index])
+        entity = np.array([index.setdefault(name, len(index)) for name in names], dtype=np.int64)
+        weight = np.array(
+            [self.entity_weights.get(str(name), 1.0) if name is not None else 1.0 for name in index]
+        )
         return hierarchical(problem, entity, weight, self.within)

@@ -81,8 +81,11 @@ class Problem:
     def usable(self) -> np.ndarray:
         """Boolean n × m: pairs that may get time (throughput > 0 and the gang fits in the
         type, unless `allowed` says otherwise)."""
-        fits = (self.scale_factors[:, None] <= self.capacities[None, :]
-                if self.allowed is None else self.allowed)
+        fits = (
+            self.scale_factors[:, None] <= self.capacities[None, :]
+            if self.allowed is None
+            else self.allowed
+        )
         return (self.throughputs > 0) & fits
 
     def equal_share_throughput(self) -> np.ndarray:
@@ -95,11 +98,17 @@ class Problem:
         return self.capacities / total
 
     def subset(self, rows: np.ndarray) -> Problem:
-        return Problem(self.throughputs[rows], self.scale_factors[rows], self.capacities,
-                       self.weights[rows], None if self.allowed is None else self.allowed[rows])
+        return Problem(
+            self.throughputs[rows],
+            self.scale_factors[rows],
+            self.capacities,
+            self.weights[rows],
+            None if self.allowed is None else self.allowed[rows],
+        )
 
 
 # ---- the solver ---------------------------------------------------------------------------
+
 
 class Rows:
     """Sparse constraint rows `A x ≤ b` over `n_cols` variables, accumulated in blocks."""
@@ -132,9 +141,10 @@ class Rows:
     def matrix(self) -> tuple[sp.csc_matrix, np.ndarray]:
         if not self._rows:
             return sp.csc_matrix((0, self.n_cols)), np.zeros(0)
-        a = sp.csc_matrix((np.concatenate(self._vals),
-                           (np.concatenate(self._rows), np.concatenate(self._cols))),
-                          shape=(self.n_rows, self.n_cols))
+        a = sp.csc_matrix(
+            (np.concatenate(self._vals), (np.concatenate(self._rows), np.concatenate(self._cols))),
+            shape=(self.n_rows, self.n_cols),
+        )
         return a, np.concatenate(self._bounds)
 
 
@@ -146,6 +156,7 @@ def _direct_highs():
     if "core" not in _backend:
         try:
             from scipy.optimize._highspy import _core  # private: guarded, with a fallback
+
             _core._Highs, _core.HighsLp, _core.MatrixFormat.kColwise  # noqa: B018
             _backend["core"] = _core
         except (ImportError, AttributeError):
@@ -153,8 +164,14 @@ def _direct_highs():
     return _backend["core"]
 
 
-def solve_lp(cost: np.ndarray, rows: Rows, lower: np.ndarray, upper: np.ndarray,
-             what: str, backend: str = "auto") -> np.ndarray:
+def solve_lp(
+    cost: np.ndarray,
+    rows: Rows,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    what: str,
+    backend: str = "auto",
+) -> np.ndarray:
     """x minimising cost·x subject to the rows and lower ≤ x ≤ upper (HiGHS).
 
     `backend`: "direct" (scipy's HiGHS bindings), "linprog" or "auto" (direct if present)."""
@@ -165,8 +182,13 @@ def solve_lp(cost: np.ndarray, rows: Rows, lower: np.ndarray, upper: np.ndarray,
     if core is not None:
         return _solve_direct(core, cost, a, b, lower, upper, what)
     bounds = np.column_stack([lower, upper])
-    result = linprog(cost, A_ub=a if a.shape[0] else None, b_ub=b if a.shape[0] else None,
-                     bounds=bounds, method="highs")
+    result = linprog(
+        cost,
+        A_ub=a if a.shape[0] else None,
+        b_ub=b if a.shape[0] else None,
+        bounds=bounds,
+        method="highs",
+    )
     if result.status != 0:
         raise SchedulingError(f"gavel {what} LP failed: {result.message}")
     return result.x
@@ -197,18 +219,21 @@ def _solve_direct(core, cost, a, b, lower, upper, what: str) -> np.ndarray:
 
 # ---- shared pieces --------------------------------------------------------------------------
 
+
 def _classes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Jobs with identical LP rows: the first job of each class, each job's class, and the
     class sizes. The LPs are symmetric in such jobs and convex, so averaging an optimum over
     a class is still optimal: one row per class solves them, every member getting the same
     X. With Gavel's 26 models the LP size stops growing with the number of jobs."""
-    _, first, inverse, counts = np.unique(key, axis=0, return_index=True,
-                                          return_inverse=True, return_counts=True)
+    _, first, inverse, counts = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
     return first, inverse.ravel(), counts
 
 
-def feasible_region(problem: Problem, extra: int = 0, multiplicity: np.ndarray | None = None
-                    ) -> tuple[Rows, np.ndarray, np.ndarray]:
+def feasible_region(
+    problem: Problem, extra: int = 0, multiplicity: np.ndarray | None = None
+) -> tuple[Rows, np.ndarray, np.ndarray]:
     """Rows (per job Σ_k X ≤ 1, per type Σ_j s_j X ≤ G_k) and bounds for the n·m variables
     of X (row-major) followed by `extra` free-standing ones (bounds [0, ∞) for those). Row j
     stands for `multiplicity[j]` identical jobs when given."""
@@ -216,8 +241,7 @@ def feasible_region(problem: Problem, extra: int = 0, multiplicity: np.ndarray |
     nm = n * m
     cols = np.arange(nm)
     job_of, type_of = cols // m, cols % m
-    gpus = problem.scale_factors if multiplicity is None else (
-        problem.scale_factors * multiplicity)
+    gpus = problem.scale_factors if multiplicity is None else (problem.scale_factors * multiplicity)
     rows = Rows(nm + extra)
     rows.add(job_of, cols, np.ones(nm), np.ones(n))
     rows.add(type_of, cols, gpus[job_of], problem.capacities)
@@ -237,14 +261,18 @@ def add_at_least(rows: Rows, coef: np.ndarray, column: int, offset: int = 0) -> 
     live = np.flatnonzero((coef > 0).any(axis=1))
     nz_r, nz_c = np.nonzero(coef[live])
     k = len(live)
-    rows.add(np.concatenate([nz_r, np.arange(k)]),
-             np.concatenate([offset + live[nz_r] * m + nz_c, np.full(k, column)]),
-             np.concatenate([-coef[live][nz_r, nz_c], np.ones(k)]), np.zeros(k))
+    rows.add(
+        np.concatenate([nz_r, np.arange(k)]),
+        np.concatenate([offset + live[nz_r] * m + nz_c, np.full(k, column)]),
+        np.concatenate([-coef[live][nz_r, nz_c], np.ones(k)]),
+        np.zeros(k),
+    )
     return live
 
 
-def max_min(problem: Problem, coef: np.ndarray, multiplicity: np.ndarray | None = None
-            ) -> tuple[np.ndarray, float]:
+def max_min(
+    problem: Problem, coef: np.ndarray, multiplicity: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     """X maximising t subject to Σ_k coef[j,k]·X[j,k] ≥ t for every job with a non-zero
     coef row, and t itself (0 when no such job)."""
     n, m = coef.shape
@@ -270,13 +298,15 @@ def _fairness_coef(problem: Problem) -> np.ndarray:
 
 
 def _grouped_max_min(problem: Problem, coef: np.ndarray) -> np.ndarray:
-    first, member_of, counts = _classes(np.column_stack(
-        [coef, problem.throughputs, problem.scale_factors]))
+    first, member_of, counts = _classes(
+        np.column_stack([coef, problem.throughputs, problem.scale_factors])
+    )
     x, _ = max_min(problem.subset(first), coef[first], counts)
     return x[member_of]
 
 
 # ---- objectives ---------------------------------------------------------------------------
+
 
 def max_min_fairness(problem: Problem) -> np.ndarray:
     """X maximising min_j Σ_k T[j,k]·X[j,k]·s_j / (w_j·T_equal[j]) (Gavel's LAS, §4.1).
@@ -300,8 +330,9 @@ def min_total_duration(problem: Problem, remaining_steps) -> np.ndarray:
         return np.zeros((0, m))
     remaining = np.asarray(remaining_steps, dtype=float)
     tput = problem.throughputs * problem.usable
-    coef = np.divide(tput, remaining[:, None], out=np.zeros_like(tput),
-                     where=remaining[:, None] > 0)
+    coef = np.divide(
+        tput, remaining[:, None], out=np.zeros_like(tput), where=remaining[:, None] > 0
+    )
     x, _ = max_min(problem, coef)
     return x
 
@@ -318,9 +349,14 @@ def makespan(problem: Problem, x: np.ndarray, remaining_steps) -> float:
     return float((remaining[live] / rate[live]).max())
 
 
-def finish_time_fairness(problem: Problem, elapsed_s, remaining_steps,
-                         tolerance: float = 1e-7, max_iterations: int = 60,
-                         spend_leftover: bool = False) -> np.ndarray:
+def finish_time_fairness(
+    problem: Problem,
+    elapsed_s,
+    remaining_steps,
+    tolerance: float = 1e-7,
+    max_iterations: int = 60,
+    spend_leftover: bool = False,
+) -> np.ndarray:
     """X minimising max_j ρ_j, Themis' finish-time fairness as Gavel states it (§4.1):
 
         ρ_j(X) = (elapsed_j + R_j / y_j) / (elapsed_j + R_j / T_equal[j]),  y_j = Σ_k T·X
@@ -363,9 +399,12 @@ def finish_time_fairness(problem: Problem, elapsed_s, remaining_steps,
         d = isolated * (t_live * x).sum(axis=1)  # D_j(X_k) > 0
         slope = lam * isolated - elapsed[live]
         rows = base.copy()  # R_j − (λ·isolated_j − elapsed_j)·y_j − d_j·s ≤ 0
-        rows.add(np.concatenate([nz_r, np.arange(k)]),
-                 np.concatenate([nz_r * m + nz_c, np.full(k, nm)]),
-                 np.concatenate([-slope[nz_r] * t_live[nz_r, nz_c], -d]), -remaining[live])
+        rows.add(
+            np.concatenate([nz_r, np.arange(k)]),
+            np.concatenate([nz_r * m + nz_c, np.full(k, nm)]),
+            np.concatenate([-slope[nz_r] * t_live[nz_r, nz_c], -d]),
+            -remaining[live],
+        )
         solution = solve_lp(cost, rows, lower, upper, "finish-time-fairness")
         candidate = _as_matrix(solution, (k, m))
         if solution[-1] >= -tolerance:
@@ -375,16 +414,24 @@ def finish_time_fairness(problem: Problem, elapsed_s, remaining_steps,
             break
         x, lam = candidate, new_lam
     if spend_leftover:
-        x = _spend_leftover(sub, t_live, x, lam, elapsed[live], remaining[live], isolated,
-                            equal[live])
+        x = _spend_leftover(
+            sub, t_live, x, lam, elapsed[live], remaining[live], isolated, equal[live]
+        )
     out = np.zeros((n, m))
     out[live] = x
     return out
 
 
-def _spend_leftover(sub: Problem, tput: np.ndarray, x: np.ndarray, lam: float,
-                    elapsed: np.ndarray, remaining: np.ndarray, isolated: np.ndarray,
-                    equal: np.ndarray) -> np.ndarray:
+def _spend_leftover(
+    sub: Problem,
+    tput: np.ndarray,
+    x: np.ndarray,
+    lam: float,
+    elapsed: np.ndarray,
+    remaining: np.ndarray,
+    isolated: np.ndarray,
+    equal: np.ndarray,
+) -> np.ndarray:
     """Among the X that keep every ρ_j ≤ λ (the optimum), the one with the most total
     throughput normalised by the equal share: the min-max LP's optimum is a face, and a
     vertex of it leaves GPU time unallocated that an interior-point solver (Gavel's ECOS)
@@ -403,8 +450,7 @@ def _spend_leftover(sub: Problem, tput: np.ndarray, x: np.ndarray, lam: float,
         return x  # numerically infeasible at λ: keep the Dinkelbach vertex
 
 
-def finish_time_ratios(problem: Problem, x: np.ndarray, elapsed_s, remaining_steps
-                       ) -> np.ndarray:
+def finish_time_ratios(problem: Problem, x: np.ndarray, elapsed_s, remaining_steps) -> np.ndarray:
     """ρ_j(X) for every job (NaN for jobs left out: nothing left or nowhere to run)."""
     elapsed = np.asarray(elapsed_s, dtype=float)
     remaining = np.asarray(remaining_steps, dtype=float)
@@ -413,8 +459,9 @@ def finish_time_ratios(problem: Problem, x: np.ndarray, elapsed_s, remaining_ste
     out = np.full(len(y), np.nan)
     live = (equal > 0) & (remaining > 0)
     with np.errstate(divide="ignore"):
-        out[live] = ((elapsed[live] + remaining[live] / y[live])
-                     / (elapsed[live] + remaining[live] / equal[live]))
+        out[live] = (elapsed[live] + remaining[live] / y[live]) / (
+            elapsed[live] + remaining[live] / equal[live]
+        )
     return out
 
 
@@ -427,8 +474,9 @@ def _normalised(problem: Problem) -> np.ndarray:
 def _grouped_linear(problem: Problem, value: np.ndarray, what: str) -> np.ndarray:
     """X maximising Σ value[j,k]·X[j,k], one row per class of identical jobs."""
     n, m = problem.shape
-    first, member_of, counts = _classes(np.column_stack(
-        [value, problem.throughputs, problem.scale_factors]))
+    first, member_of, counts = _classes(
+        np.column_stack([value, problem.throughputs, problem.scale_factors])
+    )
     rows, lower, upper = feasible_region(problem.subset(first), multiplicity=counts)
     x = solve_lp(-(value[first] * counts[:, None]).ravel(), rows, lower, upper, what)
     return _as_matrix(x, (len(first), m))[member_of]

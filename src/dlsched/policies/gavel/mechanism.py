@@ -100,8 +100,19 @@ class _Table:
     of the last solve, then those that arrived since (rows of finished jobs stay, inactive,
     until the next solve compacts the table)."""
 
-    _COLUMNS = ("x", "time", "deficit", "tput", "usable", "gang", "weight", "active", "mode",
-                "key", "fresh")
+    _COLUMNS = (
+        "x",
+        "time",
+        "deficit",
+        "tput",
+        "usable",
+        "gang",
+        "weight",
+        "active",
+        "mode",
+        "key",
+        "fresh",
+    )
 
     def __init__(self, n_modes: int, n_types: int, capacity: int = 16) -> None:
         self.jobs: list[JobState] = []
@@ -119,15 +130,16 @@ class _Table:
         self.key = np.zeros(capacity, dtype=np.int64)  # partner class id
         self.fresh = np.zeros(capacity, dtype=bool)  # arrived after the last solve: no X yet
 
-    def append(self, job: JobState, tput: np.ndarray, key: int, credit: float,
-               fresh: bool = False) -> int:
+    def append(
+        self, job: JobState, tput: np.ndarray, key: int, credit: float, fresh: bool = False
+    ) -> int:
         if self.n == len(self.gang):
             for name in self._COLUMNS:
                 old = getattr(self, name)
                 grown = np.zeros((2 * len(old), *old.shape[1:]), dtype=old.dtype)
                 if name == "mode":
                     grown[:] = -1
-                grown[:len(old)] = old
+                grown[: len(old)] = old
                 setattr(self, name, grown)
         i = self.n
         self.n += 1
@@ -145,7 +157,7 @@ class _Table:
 
     def compact(self, n_modes: int) -> tuple[_Table, np.ndarray]:
         """A new table of the active rows (modes reset), and those rows' old indices."""
-        rows = np.flatnonzero(self.active[:self.n])
+        rows = np.flatnonzero(self.active[: self.n])
         table = _Table(n_modes, self.tput.shape[1], max(16, 2 * len(rows)))
         n = table.n = len(rows)
         table.jobs = [self.jobs[i] for i in rows]
@@ -162,17 +174,24 @@ class GavelPolicy(BasePolicy):
     heterogeneity_aware = True
     zero_priority_fill = True  # GPUs left over go to jobs with priority 0 (not under FIFO)
 
-    def __init__(self, round_s: float = DEFAULT_ROUND_S, fill_idle: bool = False,
-                 resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S, exact: bool = False,
-                 slice_s: float = DEFAULT_SLICE_S, charge_type_change: bool = False,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        round_s: float = DEFAULT_ROUND_S,
+        fill_idle: bool = False,
+        resolve_interval_s: float = DEFAULT_RESOLVE_INTERVAL_S,
+        exact: bool = False,
+        slice_s: float = DEFAULT_SLICE_S,
+        charge_type_change: bool = False,
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         for what, value in (("round_s", round_s), ("slice_s", slice_s)):
             if not value > 0:
                 raise ValueError(f"{self.name}: {what} must be > 0 seconds, got {value!r}")
         if not resolve_interval_s >= 0:
-            raise ValueError(f"{self.name}: resolve_interval_s must be >= 0 seconds, "
-                             f"got {resolve_interval_s!r}")
+            raise ValueError(
+                f"{self.name}: resolve_interval_s must be >= 0 seconds, got {resolve_interval_s!r}"
+            )
         self.exact = bool(exact)
         self.period_s = float(round_s)
         self.round_s = float(slice_s) if self.exact else float(round_s)
@@ -201,8 +220,10 @@ class GavelPolicy(BasePolicy):
         self._rng: np.random.Generator | None = None
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(round_s={self.period_s:g}, fill_idle={self.fill_idle}, "
-                f"resolve_interval_s={self.resolve_interval_s:g}, exact={self.exact})")
+        return (
+            f"{type(self).__name__}(round_s={self.period_s:g}, fill_idle={self.fill_idle}, "
+            f"resolve_interval_s={self.resolve_interval_s:g}, exact={self.exact})"
+        )
 
     # ---- hooks --------------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
@@ -210,8 +231,13 @@ class GavelPolicy(BasePolicy):
         self._jobs[job] = None
         self._dirty = True
         if self._modes:
-            self._table.append(job, self.throughputs(self._view, job), self._class_of(job),
-                               self.period_s / 2, fresh=True)
+            self._table.append(
+                job,
+                self.throughputs(self._view, job),
+                self._class_of(job),
+                self.period_s / 2,
+                fresh=True,
+            )
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
@@ -233,8 +259,10 @@ class GavelPolicy(BasePolicy):
         out = {}
         for i, job in enumerate(table.jobs):
             if table.active[i]:
-                out[job] = {t: float(table.x[i, self._mode_type == k].sum())
-                            for k, t in enumerate(self._types)}
+                out[job] = {
+                    t: float(table.x[i, self._mode_type == k].sum())
+                    for k, t in enumerate(self._types)
+                }
         return out
 
     # ---- the allocation -----------------------------------------------------------------
@@ -242,11 +270,11 @@ class GavelPolicy(BasePolicy):
         """X for `problem` (n jobs × m types; row i is `jobs[i]`)."""
         raise NotImplementedError
 
-    def allocate(self, problem: Problem, jobs: list[JobState], view: ClusterView
-                 ) -> Allocation:
+    def allocate(self, problem: Problem, jobs: list[JobState], view: ClusterView) -> Allocation:
         """The modes and X of every job; by default one mode per GPU type, from `solve`."""
-        return Allocation([(k, None) for k in range(problem.shape[1])],
-                          self.solve(problem, jobs, view))
+        return Allocation(
+            [(k, None) for k in range(problem.shape[1])], self.solve(problem, jobs, view)
+        )
 
     def throughputs(self, view: ClusterView, job: JobState) -> np.ndarray:
         """Steps/s of the job on each of `view.gpu_types` as the estimator sees them, 0 where
@@ -254,8 +282,12 @@ class GavelPolicy(BasePolicy):
         rates = self._rates.get(job)
         if rates is None:
             usable = set(view.rank_types(job.spec))
-            rates = np.array([view.estimator.throughput(job.spec, t) if t in usable else 0.0
-                              for t in view.gpu_types])
+            rates = np.array(
+                [
+                    view.estimator.throughput(job.spec, t) if t in usable else 0.0
+                    for t in view.gpu_types
+                ]
+            )
             self._rates[job] = rates
             if rates.max(initial=0.0) > 0:  # every job seen counts once in the type ranking
                 if len(self._speed) != len(rates):
@@ -289,10 +321,14 @@ class GavelPolicy(BasePolicy):
         scratch, rows = old.compact(0)
         jobs = scratch.jobs
         n = len(jobs)
-        problem = Problem.build(scratch.tput[:n], scratch.gang[:n], self.capacities(view),
-                                scratch.weight[:n])
-        allocation = (self.allocate(problem, jobs, view) if jobs
-                      else Allocation([(k, None) for k in range(m)], np.zeros((0, m))))
+        problem = Problem.build(
+            scratch.tput[:n], scratch.gang[:n], self.capacities(view), scratch.weight[:n]
+        )
+        allocation = (
+            self.allocate(problem, jobs, view)
+            if jobs
+            else Allocation([(k, None) for k in range(m)], np.zeros((0, m)))
+        )
         self.solves += 1
         self._type_order = self._rank_types()
         modes = allocation.modes
@@ -304,7 +340,7 @@ class GavelPolicy(BasePolicy):
         # Gavel's reset: deficits take what each mode was owed since the last solve.
         if old_modes and n:
             since = now - self._last_solve if self._last_solve is not None else 0.0
-            owed = (old.deficit[rows] + old.x[rows] * since - (old.time[rows] - credit))
+            owed = old.deficit[rows] + old.x[rows] * since - (old.time[rows] - credit)
             placed = old.mode[rows]
             if old_modes == modes:
                 table.deficit[:n] = owed
@@ -314,14 +350,20 @@ class GavelPolicy(BasePolicy):
                     j = index.get(mode)
                     if j is not None:
                         table.deficit[:n, j] = owed[:, i]
-                remap = np.array([index.get(mode, index.get((mode[0], None), -1))
-                                  for mode in old_modes] + [-1], dtype=np.int64)
+                remap = np.array(
+                    [index.get(mode, index.get((mode[0], None), -1)) for mode in old_modes] + [-1],
+                    dtype=np.int64,
+                )
                 table.mode[:n] = remap[placed]  # placed = -1 picks the trailing -1
         self._modes, self._mode_index, self._table = modes, index, table
         self._mode_type = np.array([k for k, _ in modes], dtype=np.int64)
         self._mode_partner = np.array(
-            [-1 if key is None else self._class_id.setdefault(key, len(self._class_id))
-             for _, key in modes], dtype=np.int64)
+            [
+                -1 if key is None else self._class_id.setdefault(key, len(self._class_id))
+                for _, key in modes
+            ],
+            dtype=np.int64,
+        )
         self._type_time = np.full(m, credit * n)
         self._last_solve = now
         self._dirty = False
@@ -329,8 +371,7 @@ class GavelPolicy(BasePolicy):
     def _rank_types(self) -> list[int]:
         """GPU types fastest first: by the mean, over every job seen so far, of its throughput
         there relative to its best (a cluster-wide order that settles as jobs arrive)."""
-        speed = self._speed if len(self._speed) == len(self._types) else np.zeros(
-            len(self._types))
+        speed = self._speed if len(self._speed) == len(self._types) else np.zeros(len(self._types))
         return sorted(range(len(self._types)), key=lambda k: (-speed[k], self._types[k]))
 
     # ---- accounting ---------------------------------------------------------------------
@@ -342,20 +383,23 @@ class GavelPolicy(BasePolicy):
         table = self._table
         if held <= 0 or not table.n:
             return
-        mode = table.mode[:table.n]
+        mode = table.mode[: table.n]
         rows = np.flatnonzero(mode >= 0)
         if not len(rows):
             return
         modes = mode[rows]
         table.time[rows, modes] += held
         paired = self._mode_partner[modes] >= 0
-        self._type_time += np.bincount(self._mode_type[modes],
-                                       weights=np.where(paired, held / 2, held),
-                                       minlength=len(self._type_time))
+        self._type_time += np.bincount(
+            self._mode_type[modes],
+            weights=np.where(paired, held / 2, held),
+            minlength=len(self._type_time),
+        )
 
     def _can_resolve(self, now: float) -> bool:
-        return self._dirty and (self._last_solve is None
-                                or now - self._last_solve >= self.resolve_interval_s)
+        return self._dirty and (
+            self._last_solve is None or now - self._last_solve >= self.resolve_interval_s
+        )
 
     # ---- the mechanism ------------------------------------------------------------------
     def schedule(self, view: ClusterView):
@@ -371,8 +415,11 @@ class GavelPolicy(BasePolicy):
             if self._can_resolve(view.now) or (nothing_runs and self._dirty) or not self._modes:
                 self._resolve(view)
             return self._assign(view, full=True)
-        if (self.fill_idle and self.min_pending_demand()
-                and view.free_gpus() >= self.min_pending_demand()):
+        if (
+            self.fill_idle
+            and self.min_pending_demand()
+            and view.free_gpus() >= self.min_pending_demand()
+        ):
             if self._can_resolve(view.now):
                 self._resolve(view)
             return self._assign(view, full=False)
@@ -399,11 +446,12 @@ class GavelPolicy(BasePolicy):
             self._rng = np.random.default_rng(self.seed)
         return [int(k) for k in self._rng.permutation(len(self._types))]
 
-    def _choose(self, now: float, room: np.ndarray, only_pending: bool
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _choose(
+        self, now: float, room: np.ndarray, only_pending: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gavel's greedy pass: rows, modes and partner rows (-1: alone), priority order."""
         table = self._table
-        rows = np.flatnonzero(table.active[:table.n])
+        rows = np.flatnonzero(table.active[: table.n])
         if only_pending:
             rows = rows[table.mode[rows] < 0]
         if self.exact or not self.zero_priority_fill:  # only jobs with some X can run
@@ -436,7 +484,7 @@ class GavelPolicy(BasePolicy):
                     ok &= p[ranked] > 0
                 ranked = ranked[ok]
                 if (gang[ranked] == 1).all():  # fast path: the first `room` of them
-                    pick = ranked[:room[k]]
+                    pick = ranked[: room[k]]
                 else:
                     pick = []
                     left = room[k]
@@ -453,8 +501,9 @@ class GavelPolicy(BasePolicy):
                 picked.append(rows[pick])
                 picked_modes.append(np.full(len(pick), single, dtype=np.int64))
                 continue
-            self._choose_packed(k, rows, priority, x, deficit, usable, gang, taken, room,
-                                chosen, held)
+            self._choose_packed(
+                k, rows, priority, x, deficit, usable, gang, taken, room, chosen, held
+            )
         if not packed:
             if not picked:
                 return none, none, none
@@ -465,8 +514,9 @@ class GavelPolicy(BasePolicy):
         array = np.array(chosen, dtype=np.int64).reshape(-1, 3)
         return array[:, 0], array[:, 1], array[:, 2]
 
-    def _choose_packed(self, k, rows, priority, x, deficit, usable, gang, taken, room,
-                       chosen, held) -> None:
+    def _choose_packed(
+        self, k, rows, priority, x, deficit, usable, gang, taken, room, chosen, held
+    ) -> None:
         """The greedy pass over type k's entries when modes include job pairs."""
         table = self._table
         modes = np.flatnonzero(self._mode_type == k)
@@ -485,7 +535,8 @@ class GavelPolicy(BasePolicy):
             if taken[i] or not usable[i, k] or gang[i] > room[k]:
                 continue
             if (self.exact and not x[i, mode] > 0) or (
-                    not self.zero_priority_fill and not priority[i, mode] > 0):
+                not self.zero_priority_fill and not priority[i, mode] > 0
+            ):
                 continue
             partner_class = self._mode_partner[mode]
             if partner_class < 0:
@@ -502,8 +553,9 @@ class GavelPolicy(BasePolicy):
                 members = np.flatnonzero((keys == partner_class) & (x[:, back] > 0))
                 members = members[np.argsort(-priority[members, back], kind="stable")]
                 candidates = by_class[(back, partner_class)] = [int(j) for j in members]
-            mate = next((j for j in candidates if j != i and not taken[j]
-                         and gang[j] == gang[i]), None)
+            mate = next(
+                (j for j in candidates if j != i and not taken[j] and gang[j] == gang[i]), None
+            )
             if mate is None:
                 continue
             taken[i] = taken[mate] = True
@@ -525,13 +577,14 @@ class GavelPolicy(BasePolicy):
         table = self._table
         if not len(self._jobs):
             return None
-        rows, modes, mates = self._choose(view.now, self._room(view, free_only=not full),
-                                          only_pending=not full)
+        rows, modes, mates = self._choose(
+            view.now, self._room(view, free_only=not full), only_pending=not full
+        )
         alloc = view.allocation()
-        running = np.flatnonzero(table.mode[:table.n] >= 0)
+        running = np.flatnonzero(table.mode[: table.n] >= 0)
         if len(running) != len(view.running):  # our record drifted: rebuild it
             self._resync(view)
-            running = np.flatnonzero(table.mode[:table.n] >= 0)
+            running = np.flatnonzero(table.mode[: table.n] >= 0)
         if (mates >= 0).any() or self._partner or self.charge_type_change:
             self._assign_general(view, alloc, rows, modes, mates, full)
         else:
@@ -551,8 +604,15 @@ class GavelPolicy(BasePolicy):
                 key = None if partner is None else self.partner_key(partner)
                 table.mode[row] = self._mode_index.get((k, key), self._mode_index[(k, None)])
 
-    def _assign_singles(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
-                        running: np.ndarray, full: bool) -> None:
+    def _assign_singles(
+        self,
+        view: ClusterView,
+        alloc,
+        rows: np.ndarray,
+        modes: np.ndarray,
+        running: np.ndarray,
+        full: bool,
+    ) -> None:
         """Every job alone on its GPUs: keep, remove and place with array bookkeeping."""
         table = self._table
         jobs = table.jobs
@@ -560,8 +620,9 @@ class GavelPolicy(BasePolicy):
         target[rows] = modes
         if full and len(running):
             wanted = target[running]
-            stay = (wanted >= 0) & (self._mode_type[np.maximum(wanted, 0)]
-                                    == self._mode_type[table.mode[running]])
+            stay = (wanted >= 0) & (
+                self._mode_type[np.maximum(wanted, 0)] == self._mode_type[table.mode[running]]
+            )
             for row in running[~stay].tolist():  # Python ints: cheaper in a Python loop
                 job = jobs[row]
                 del alloc[job]
@@ -580,8 +641,15 @@ class GavelPolicy(BasePolicy):
                 placed.append(row)
         table.mode[placed] = target[placed]
 
-    def _assign_general(self, view: ClusterView, alloc, rows: np.ndarray, modes: np.ndarray,
-                        mates: np.ndarray, full: bool) -> None:
+    def _assign_general(
+        self,
+        view: ClusterView,
+        alloc,
+        rows: np.ndarray,
+        modes: np.ndarray,
+        mates: np.ndarray,
+        full: bool,
+    ) -> None:
         """The same with packed pairs or deferred type changes."""
         table = self._table
         jobs = table.jobs
@@ -606,8 +674,11 @@ class GavelPolicy(BasePolicy):
                 del alloc[job]
                 self._requeued(job)
                 table.mode[table.row[job]] = -1
-                if (self.charge_type_change and target is not None
-                        and target[0] != type_index[gpu_type_of[job.gpus[0]]]):
+                if (
+                    self.charge_type_change
+                    and target is not None
+                    and target[0] != type_index[gpu_type_of[job.gpus[0]]]
+                ):
                     moving.add(job)
                     if target[1] is not None:
                         moving.add(target[1])
@@ -619,12 +690,14 @@ class GavelPolicy(BasePolicy):
         to_place = []
         for row, mode, mate in chosen:
             job = jobs[row]
-            if job in kept and (mate < 0 or (jobs[mate] in kept
-                                              and self._partner.get(job) is jobs[mate])):
+            if job in kept and (
+                mate < 0 or (jobs[mate] in kept and self._partner.get(job) is jobs[mate])
+            ):
                 table.mode[row] = mode  # lease extension
                 if mate >= 0:
                     table.mode[mate] = self._mode_index.get(
-                        (int(self._mode_type[mode]), self.partner_key(job)), mode)
+                        (int(self._mode_type[mode]), self.partner_key(job)), mode
+                    )
                 continue
             to_place.append((row, mode, mate))
         to_place.sort(key=lambda c: -table.gang[c[0]])  # stable: priority order within a size
@@ -636,8 +709,9 @@ class GavelPolicy(BasePolicy):
                 continue
             self._place(view, alloc, job, k, partner)
 
-    def _keeps(self, view: ClusterView, job: JobState,
-               want: dict[JobState, tuple[int, JobState | None]]) -> bool:
+    def _keeps(
+        self, view: ClusterView, job: JobState, want: dict[JobState, tuple[int, JobState | None]]
+    ) -> bool:
         """Whether a running job keeps its GPUs this round (lease extension)."""
         target = want.get(job)
         if target is None or self._types[target[0]] != view.gpu_type_of(job.gpus[0]):
@@ -647,12 +721,14 @@ class GavelPolicy(BasePolicy):
             return True
         # packed with a job it no longer pairs with: the lower-indexed one keeps the GPUs
         mate_target = want.get(mate)
-        mate_stays = (mate_target is not None and mate_target[1] is None
-                      and mate_target[0] == target[0])
+        mate_stays = (
+            mate_target is not None and mate_target[1] is None and mate_target[0] == target[0]
+        )
         return target[1] is None and (not mate_stays or job.spec.index < mate.spec.index)
 
-    def _place(self, view: ClusterView, alloc, job: JobState, k: int,
-               partner: JobState | None) -> None:
+    def _place(
+        self, view: ClusterView, alloc, job: JobState, k: int, partner: JobState | None
+    ) -> None:
         gpu_type = self._types[k]
         if partner is None:
             if job in alloc or self._start_on(view, alloc, job, gpu_type):
@@ -663,8 +739,16 @@ class GavelPolicy(BasePolicy):
             self._set_mode(partner, k, job)
             return
         # anchor: a member already running alone on this type; the other joins it
-        anchor = next((j for j in (job, partner) if j in alloc and j not in self._partner
-                       and view.gpu_type_of(alloc[j][0]) == gpu_type), None)
+        anchor = next(
+            (
+                j
+                for j in (job, partner)
+                if j in alloc
+                and j not in self._partner
+                and view.gpu_type_of(alloc[j][0]) == gpu_type
+            ),
+            None,
+        )
         if anchor is None:
             anchor = job if job not in alloc else partner
             if anchor in alloc or not self._start_on(view, alloc, anchor, gpu_type):
@@ -684,8 +768,9 @@ class GavelPolicy(BasePolicy):
     def _start_on(self, view: ClusterView, alloc, job: JobState, gpu_type: str) -> bool:
         """Place a job that holds no GPUs on free GPUs of the type: fewest nodes, else any
         (Gavel assigns workers without consolidating). False when they are not free."""
-        gpus = (view.place(job, gpu_type=gpu_type)
-                or view.place(job, gpu_type=gpu_type, strategy="best_fit"))
+        gpus = view.place(job, gpu_type=gpu_type) or view.place(
+            job, gpu_type=gpu_type, strategy="best_fit"
+        )
         if gpus is None:
             return False
         alloc[job] = gpus
@@ -694,8 +779,11 @@ class GavelPolicy(BasePolicy):
 
     def _set_mode(self, job: JobState, k: int, partner: JobState | None) -> None:
         index = self._mode_index
-        mode = index[(k, None)] if partner is None else index.get(
-            (k, self.partner_key(partner)), index[(k, None)])
+        mode = (
+            index[(k, None)]
+            if partner is None
+            else index.get((k, self.partner_key(partner)), index[(k, None)])
+        )
         self._table.mode[self._table.row[job]] = mode
 
     def _restart_deferred(self, view: ClusterView):
@@ -715,8 +803,11 @@ def mechanism_options(cls: type[GavelPolicy]) -> type[GavelPolicy]:
     """Class decorator for a Gavel policy whose `__init__(self, <own>, **mechanism)` passes
     `**mechanism` on to `GavelPolicy`: its signature then lists the mechanism's options too,
     so the registry, `dlsched policies` and experiment files check and show them all."""
-    own = [p for p in inspect.signature(cls.__init__).parameters.values()
-           if p.kind is not p.VAR_KEYWORD]
+    own = [
+        p
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.kind is not p.VAR_KEYWORD
+    ]
     shared = list(inspect.signature(GavelPolicy.__init__).parameters.values())[1:]
     cls.__init__.__signature__ = inspect.Signature(own + shared)  # type: ignore[attr-defined]
     return cls

@@ -67,8 +67,9 @@ def pair_throughput(view: ClusterView, job: JobSpec, other: JobSpec, gpu_type: s
     return together * estimator.throughput(job, gpu_type) / alone
 
 
-def max_min_fairness_packed(problem: lp.Problem, keys: np.ndarray, pair_rates: PairRates
-                            ) -> tuple[list[Mode], np.ndarray]:
+def max_min_fairness_packed(
+    problem: lp.Problem, keys: np.ndarray, pair_rates: PairRates
+) -> tuple[list[Mode], np.ndarray]:
     """Modes [(k, None) for each type] + [(k, partner key id)], and X (jobs × modes)
     maximising min_j of the job's normalised throughput alone and in pairs (module
     docstring). `keys[j]` is job j's class id for pairing; `pair_rates(i, j, k)` the rates
@@ -79,8 +80,9 @@ def max_min_fairness_packed(problem: lp.Problem, keys: np.ndarray, pair_rates: P
         return singles, np.zeros((0, m))
     coef = lp._fairness_coef(problem)
     tput = problem.throughputs * problem.usable
-    first, member_of, counts = lp._classes(np.column_stack(
-        [coef, problem.throughputs, problem.scale_factors, keys]))
+    first, member_of, counts = lp._classes(
+        np.column_stack([coef, problem.throughputs, problem.scale_factors, keys])
+    )
     n_classes = len(first)
     a, t_cls, scale = coef[first], tput[first], problem.scale_factors[first]
     cnt = counts.astype(float)
@@ -105,8 +107,9 @@ def max_min_fairness_packed(problem: lp.Problem, keys: np.ndarray, pair_rates: P
     tr, tcol, tval = [x_cols % m], [x_cols], [(cnt * scale)[x_cols // m]]
     # fairness: t − (normalised throughput of a member) ≤ 0
     fr, fcol, fval = [x_cols // m], [x_cols], [-a.ravel()]
-    upper = np.concatenate([problem.usable[first].ravel().astype(float),
-                            np.ones(n_pairs), [np.inf]])
+    upper = np.concatenate(
+        [problem.usable[first].ravel().astype(float), np.ones(n_pairs), [np.inf]]
+    )
     for p, (c, d, k, rc, rd) in enumerate(pairs):
         col = n_x + p
         share_d = cnt[c] / cnt[d]  # member time of class d per unit of y (class c's)
@@ -120,25 +123,28 @@ def max_min_fairness_packed(problem: lp.Problem, keys: np.ndarray, pair_rates: P
             fr.append([d]), fcol.append([col])
             fval.append([-a[d, k] * rd / t_cls[d, k] * share_d])
     rows.add(np.concatenate(r), np.concatenate(cols), np.concatenate(vals), np.ones(n_classes))
-    rows.add(np.concatenate(tr), np.concatenate(tcol), np.concatenate(tval),
-             problem.capacities)
+    rows.add(np.concatenate(tr), np.concatenate(tcol), np.concatenate(tval), problem.capacities)
     live = np.flatnonzero(a.any(axis=1))
-    fr_all, fcol_all, fval_all = (np.concatenate(fr), np.concatenate(fcol),
-                                  np.concatenate(fval))
+    fr_all, fcol_all, fval_all = (np.concatenate(fr), np.concatenate(fcol), np.concatenate(fval))
     keep = np.isin(fr_all, live)
     position = np.full(n_classes, -1)
     position[live] = np.arange(len(live))
-    rows.add(np.concatenate([position[fr_all[keep]], np.arange(len(live))]),
-             np.concatenate([fcol_all[keep], np.full(len(live), t_col)]),
-             np.concatenate([fval_all[keep], np.ones(len(live))]), np.zeros(len(live)))
+    rows.add(
+        np.concatenate([position[fr_all[keep]], np.arange(len(live))]),
+        np.concatenate([fcol_all[keep], np.full(len(live), t_col)]),
+        np.concatenate([fval_all[keep], np.ones(len(live))]),
+        np.zeros(len(live)),
+    )
     if not len(live):
         upper[-1] = 0.0
     cost = np.zeros(t_col + 1)
     cost[-1] = -1.0
     solution = lp.solve_lp(cost, rows, np.zeros(t_col + 1), upper, "max-min-packed")
     x = np.clip(solution, 0.0, 1.0)
-    pair_modes = sorted({(k, int(keys[first[d]])) for c, d, k, _, _ in pairs}
-                        | {(k, int(keys[first[c]])) for c, d, k, _, _ in pairs})
+    pair_modes = sorted(
+        {(k, int(keys[first[d]])) for c, d, k, _, _ in pairs}
+        | {(k, int(keys[first[c]])) for c, d, k, _, _ in pairs}
+    )
     modes = singles + pair_modes
     index = {mode: i for i, mode in enumerate(modes)}
     shares = np.zeros((n_classes, len(modes)))
@@ -167,8 +173,10 @@ class _PackedPolicy(GavelPolicy):
             key = (a.model, b.model, a.num_gpus, k)
             found = self._pair_cache.get(key)
             if found is None or a.type_durations is not None or b.type_durations is not None:
-                found = (pair_throughput(view, a, b, types[k]),
-                         pair_throughput(view, b, a, types[k]))
+                found = (
+                    pair_throughput(view, a, b, types[k]),
+                    pair_throughput(view, b, a, types[k]),
+                )
                 self._pair_cache[key] = found
             return found
 
@@ -190,8 +198,9 @@ class MaxMinFairnessPacked(_PackedPolicy):
     heterogeneity_aware = True
 
     def allocate(self, problem, jobs, view):
-        modes, shares = max_min_fairness_packed(problem, self._keys(jobs),
-                                                self._pair_rates(view, jobs))
+        modes, shares = max_min_fairness_packed(
+            problem, self._keys(jobs), self._pair_rates(view, jobs)
+        )
         return Allocation(self._named(modes), shares)
 
 
@@ -207,8 +216,9 @@ class FifoPacked(_PackedPolicy):
     def __init__(self, packing_threshold: float = 1.5, **mechanism) -> None:
         super().__init__(**mechanism)
         if not packing_threshold >= 0:
-            raise ValueError(f"fifo_packed: packing_threshold must be >= 0, "
-                             f"got {packing_threshold!r}")
+            raise ValueError(
+                f"fifo_packed: packing_threshold must be >= 0, got {packing_threshold!r}"
+            )
         self.packing_threshold = float(packing_threshold)
 
     def allocate(self, problem, jobs, view):
@@ -239,8 +249,9 @@ class FifoPacked(_PackedPolicy):
             i, k = best
             alone.discard(i)
             pairs.append((i, j, k))
-        pair_modes = sorted({(k, int(keys[b])) for a, b, k in pairs}
-                            | {(k, int(keys[a])) for a, b, k in pairs})
+        pair_modes = sorted(
+            {(k, int(keys[b])) for a, b, k in pairs} | {(k, int(keys[a])) for a, b, k in pairs}
+        )
         modes = [(k, None) for k in range(m)] + pair_modes
         index = {mode: i for i, mode in enumerate(modes)}
         shares = np.zeros((n, len(modes)))

@@ -59,15 +59,19 @@ class LPPolicy(GavelPolicy):
     """A Gavel policy whose X comes from an LP over the problem the policy is allowed to see
     (the agnostic ones see throughput 1 on every usable type)."""
 
-    def objective(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView
-                  ) -> np.ndarray:
+    def objective(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         raise NotImplementedError
 
     def seen(self, problem: lp.Problem) -> lp.Problem:
         if self.heterogeneity_aware:
             return problem
-        return lp.Problem(problem.usable.astype(float), problem.scale_factors,
-                          problem.capacities, problem.weights, problem.allowed)
+        return lp.Problem(
+            problem.usable.astype(float),
+            problem.scale_factors,
+            problem.capacities,
+            problem.weights,
+            problem.allowed,
+        )
 
     def solve(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         seen = self.seen(problem)
@@ -79,22 +83,25 @@ class LPPolicy(GavelPolicy):
             # has the same per-job totals (any totals fitting the pool split in proportion
             # to the GPU counts fit every type) at a third of the size on Gavel's cluster.
             share = seen.capacities / seen.capacities.sum()
-            pooled = lp.Problem(np.ones((n, 1)), seen.scale_factors,
-                                np.array([seen.capacities.sum()]), seen.weights)
+            pooled = lp.Problem(
+                np.ones((n, 1)), seen.scale_factors, np.array([seen.capacities.sum()]), seen.weights
+            )
             return self.objective(pooled, jobs, view)[:, :1] * share[None, :]
         return lp.spread_evenly(seen, self.objective(seen, jobs, view))
 
-    def remaining(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView
-                  ) -> np.ndarray:
+    def remaining(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         """Remaining work as the LP counts it: estimated steps (at least 1% of the job), or
         for the agnostic policies seconds on the job's fastest type."""
         now, estimator = view.now, view.estimator
-        remaining = np.array([max(estimator.remaining_steps(job, now),
-                                  0.01 * estimator.total_steps(job.spec)) for job in jobs])
+        remaining = np.array(
+            [
+                max(estimator.remaining_steps(job, now), 0.01 * estimator.total_steps(job.spec))
+                for job in jobs
+            ]
+        )
         if not self.heterogeneity_aware:
             best = np.array([estimator.best_type(job.spec)[1] for job in jobs])
-            remaining = np.divide(remaining, best, out=np.zeros_like(remaining),
-                                  where=best > 0)
+            remaining = np.divide(remaining, best, out=np.zeros_like(remaining), where=best > 0)
         return remaining
 
 
@@ -138,13 +145,18 @@ class FinishTimeFairness(LPPolicy):
     def __init__(self, spend_leftover: bool | None = None, **mechanism) -> None:
         super().__init__(**mechanism)
         # None: the form that comes closest to the authors' curve (see the module docstring)
-        self.spend_leftover = (self.heterogeneity_aware if spend_leftover is None
-                               else bool(spend_leftover))
+        self.spend_leftover = (
+            self.heterogeneity_aware if spend_leftover is None else bool(spend_leftover)
+        )
 
     def objective(self, problem, jobs, view):
         elapsed = [view.now - job.spec.submit_time for job in jobs]
-        return lp.finish_time_fairness(problem, elapsed, self.remaining(problem, jobs, view),
-                                       spend_leftover=self.spend_leftover)
+        return lp.finish_time_fairness(
+            problem,
+            elapsed,
+            self.remaining(problem, jobs, view),
+            spend_leftover=self.spend_leftover,
+        )
 
 
 @register("finish_time_fairness_perf")
@@ -198,7 +210,8 @@ class MinCost(LPPolicy):
                     f"{self.name}: no cost_per_hour for GPU type "
                     f"{view.cluster.display_name(gpu_type)!r}; set it in the cluster file "
                     f"(gpu_types: {{{view.cluster.display_name(gpu_type)}: {{cost_per_hour: "
-                    f"...}}}}) or pass cost_per_hour={{...}} to the policy")
+                    f"...}}}}) or pass cost_per_hour={{...}} to the policy"
+                )
             prices.append(price)
         return np.array(prices)
 
