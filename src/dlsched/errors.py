@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class DlschedError(Exception):
     """Base class of every error dlsched raises on purpose."""
@@ -52,3 +55,24 @@ class UnknownModelError(DlschedError, KeyError):
 
 class SchedulingError(DlschedError, RuntimeError):
     """A policy returned an impossible allocation (a GPU twice, an unknown job...)."""
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of `choices`, or an empty string."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_keys(where: str, given: Iterable[object], allowed: Iterable[str]) -> None:
+    """Raise `ConfigError` naming `where` and each unknown key, with a did-you-mean.
+
+    >>> check_keys("c.yaml, nodes[0]", ["gpu_type", "gpus_per_nod"], ["gpu_type", "gpus_per_node"])
+    Traceback (most recent call last):
+    ...
+    dlsched.errors.ConfigError: c.yaml, nodes[0]: unknown key 'gpus_per_nod' (did you mean 'gpus_per_node'?); allowed: gpu_type, gpus_per_node
+    """
+    allowed = sorted(allowed)
+    unknown = [key for key in given if key not in allowed]
+    if unknown:
+        names = "; ".join(f"unknown key {key!r}{did_you_mean(key, allowed)}" for key in unknown)
+        raise ConfigError(f"{where}: {names}; allowed: {', '.join(allowed)}")
