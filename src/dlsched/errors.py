@@ -66,13 +66,14 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
 def check_keys(where: str, given: Iterable[object], allowed: Iterable[str]) -> None:
     """Raise `ConfigError` naming `where` and each unknown key, with a did-you-mean.
 
-    >>> check_keys("c.yaml, nodes[0]", ["gpu_type", "gpus_per_nod"], ["gpu_type", "gpus_per_node"])
+    >>> check_keys("c.yaml, nodes[0]", ["gpus_per_nod"], ["gpu_type", "gpus_per_node"])
     Traceback (most recent call last):
     ...
-    dlsched.errors.ConfigError: c.yaml, nodes[0]: unknown key 'gpus_per_nod' (did you mean 'gpus_per_node'?); allowed: gpu_type, gpus_per_node
+    dlsched.errors.ConfigError: c.yaml, nodes[0]: unknown key 'gpus_per_nod' (did you mean \
+'gpus_per_node'?); allowed: gpu_type, gpus_per_node
     """
-    allowed = sorted(allowed)
-    unknown = [key for key in given if key not in allowed]
+    known = sorted(allowed)
+    unknown = [key for key in given if key not in known]
     if unknown:
-        names = "; ".join(f"unknown key {key!r}{did_you_mean(key, allowed)}" for key in unknown)
-        raise ConfigError(f"{where}: {names}; allowed: {', '.join(allowed)}")
+        names = "; ".join(f"unknown key {key!r}{did_you_mean(key, known)}" for key in unknown)
+        raise ConfigError(f"{where}: {names}; allowed: {', '.join(known)}")
