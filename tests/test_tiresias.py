@@ -7,7 +7,7 @@ import pytest
 import dlsched
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import Ledger
-from dlsched.policies.placement import yarn
+from dlsched.engine.placement import yarn
 from dlsched.policies.tiresias import AuthorsGittinsTable, GittinsIndex, _py2_round
 
 

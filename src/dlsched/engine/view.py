@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from dlsched.cluster import Cluster, type_key
 from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Pool
+from dlsched.engine.placement import fraction, get_placer
 from dlsched.errors import UnknownModelError
 from dlsched.jobs import JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.estimator import OracleEstimator
-from dlsched.policies.placement import fraction, get_placer
 
 if TYPE_CHECKING:
     from dlsched.engine.simulator import Simulator

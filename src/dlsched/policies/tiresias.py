@@ -72,11 +72,11 @@ from importlib import resources
 import numpy as np
 
 from dlsched.engine.ledger import Pool
+from dlsched.engine.placement import STRATEGIES
 from dlsched.engine.view import ClusterView
 from dlsched.errors import SchedulingError, UnknownModelError
 from dlsched.jobs import JobState
 from dlsched.policies.base import BasePolicy
-from dlsched.policies.placement import STRATEGIES
 from dlsched.policies.registry import register
 
 DEFAULT_THRESHOLDS = (3250.0, 7200.0)
