@@ -7,6 +7,7 @@ spelling of the first occurrence in the cluster file is the one shown in results
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import yaml
 
 from dlsched.bundled import resolve_cluster
-from dlsched.errors import ConfigError
+from dlsched.errors import ConfigError, check_keys, did_you_mean
 
 _TYPE_KEYS: dict[str, str] = {}  # name → key; GPU type names are few, lookups many
 
@@ -123,81 +124,181 @@ class Cluster:
         return _parse(data, source)
 
 
+MAX_TOTAL_GPUS = 1_000_000
+"""The most GPUs a cluster file may describe; larger counts are refused before any node is built."""
+
+MAX_GPUS_PER_NODE = 1024
+"""The most GPUs one node may hold (``gpus_per_node``)."""
+
+_TOP_KEYS = ("name", "description", "gpu_types", "racks", "nodes", "vcs")
+_GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour")
+_RACK_KEYS = ("name", "nodes")
+_GROUP_KEYS = ("gpu_type", "count", "gpus_per_node", "name", "rack", "memory_gb")
+_VC_KEYS = ("name", "nodes", "gpu_type", "gpus")
+
+
+class _MissingClusterFile(ConfigError, FileNotFoundError):
+    """No such cluster file nor bundled name: a `ConfigError` that is also `FileNotFoundError`."""
+
+
 def load_cluster(path: str | Path) -> Cluster:
-    """Load a cluster YAML file, or a bundled one by name (``"gavel-108"``, ``"philly"``)."""
-    resolved = resolve_cluster(path)
+    """Load a cluster YAML file, or a bundled one by name (``"gavel-108"``, ``"philly"``).
+
+    Every problem with the file (missing, unreadable, not UTF-8, not YAML, not a mapping, an
+    unknown key, a duplicate name, an absurd size) is one `ConfigError` naming the file.
+    """
     try:
-        text = resolved.read_text()
+        resolved = resolve_cluster(path)
+    except FileNotFoundError as exc:
+        raise _MissingClusterFile(str(exc)) from None
+    try:
+        raw = resolved.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{resolved}: cannot read cluster file: {exc}") from exc
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"{resolved}: cannot read the cluster file ({reason}); check the path"
+        ) from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{resolved}: not a UTF-8 text file (byte {raw[exc.start]:#04x} at offset "
+            f"{exc.start}); a cluster file is YAML text"
+        ) from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{resolved}: not valid YAML: {exc}") from exc
+        raise ConfigError(
+            f"{resolved}: not valid YAML{_yaml_problem(exc)}; fix the syntax"
+        ) from exc
     return _parse(data, str(resolved))
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """`` at line L, column C: <problem>`` from a PyYAML error, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc)
+    return f"{where}: {' '.join(str(problem).split())}"
+
+
+def _fail(source: str, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{source}: key {key!r}: {message}")
+
+
+def _check_mapping_keys(
+    source: str, key: str | None, value: dict[Any, Any], allowed: tuple[str, ...]
+) -> None:
+    check_keys(source if key is None else f"{source}: key {key!r}", value, allowed)
+
+
+def _a_kind(value: Any) -> str:
+    if value is None:
+        return "nothing (an empty file)"
+    return f"a {type(value).__name__}"
+
+
 def _parse(data: Any, source: str) -> Cluster:
-    def fail(key: str, message: str) -> ConfigError:
-        return ConfigError(f"{source}: key {key!r}: {message}")
-
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: a cluster file must be a mapping with 'name' and 'nodes'")
-    name = str(data.get("name") or Path(source).stem)
-    types: dict[str, GpuType] = {}
-    declared = data.get("gpu_types") or {}
-    if not isinstance(declared, dict):
-        raise fail("gpu_types", "must be a mapping of type name to {memory_gb, cost_per_hour}")
-    for tname, props in declared.items():
-        props = props or {}
-        if not isinstance(props, dict):
-            raise fail(f"gpu_types.{tname}", "must be a mapping")
-        types[type_key(tname)] = GpuType(
-            str(tname),
-            _opt_positive(props.get("memory_gb"), fail, f"gpu_types.{tname}.memory_gb"),
-            _opt_positive(
-                props.get("cost_per_hour"),
-                fail,
-                f"gpu_types.{tname}.cost_per_hour",
-                allow_zero=True,
-            ),
+        raise ConfigError(
+            f"{source}: a cluster file must be a mapping with 'name' and 'nodes', "
+            f"got {_a_kind(data)}"
         )
+    _check_mapping_keys(source, None, data, _TOP_KEYS)
+    name = _name(data["name"], source, "name") if data.get("name") else Path(source).stem
+    types = _parse_gpu_types(data.get("gpu_types"), source)
 
-    groups: list[tuple[str, dict]] = []
+    groups: list[tuple[str, str | None, Any]] = []  # (location, rack of a racks entry, group)
     if "racks" in data:
         racks = data["racks"]
         if not isinstance(racks, list):
-            raise fail("racks", "must be a list of {name, nodes}")
+            raise _fail(source, "racks", "must be a list of {name, nodes}")
+        rack_where: dict[str, str] = {}
         for r, rack in enumerate(racks):
+            key = f"racks[{r}]"
             if not isinstance(rack, dict) or not isinstance(rack.get("nodes"), list):
-                raise fail(f"racks[{r}]", "must be a mapping with a 'nodes' list")
-            rname = str(rack.get("name", f"rack{r}"))
-            groups.extend((rname, g) for g in rack["nodes"])
+                raise _fail(source, key, "must be a mapping with a 'nodes' list")
+            _check_mapping_keys(source, key, rack, _RACK_KEYS)
+            rname = _name(rack["name"], source, f"{key}.name") if "name" in rack else f"rack{r}"
+            if rname in rack_where:
+                raise _fail(
+                    source,
+                    f"{key}.name",
+                    f"rack {rname!r} is already listed as {rack_where[rname]}; "
+                    "list each rack once, with all its node groups",
+                )
+            rack_where[rname] = key
+            groups.extend((f"{key}.nodes[{j}]", rname, g) for j, g in enumerate(rack["nodes"]))
     if "nodes" in data:
         if not isinstance(data["nodes"], list):
-            raise fail("nodes", "must be a list of {gpu_type, count, gpus_per_node}")
-        groups.extend((None, g) for g in data["nodes"])  # type: ignore[misc]
+            raise _fail(source, "nodes", "must be a list of {gpu_type, count, gpus_per_node}")
+        groups.extend((f"nodes[{j}]", None, g) for j, g in enumerate(data["nodes"]))
     if not groups:
         raise ConfigError(f"{source}: no nodes: give a 'nodes' list (or 'racks' with nodes)")
 
+    # Validate every group and the total size before building anything, so that an absurd
+    # count is refused instead of exhausting memory.
+    plans: list[tuple[str, str, int, int, str]] = []  # (prefix, type key, count, per node, rack)
+    prefix_where: dict[str, str] = {}
+    total_gpus = 0
+    # g, the index over all groups, is in the default node-name prefix that VCs may name.
+    for g, (key, rack, group) in enumerate(groups):
+        if not isinstance(group, dict):
+            raise _fail(
+                source, key, "must be a mapping like {gpu_type: V100, count: 9, gpus_per_node: 4}"
+            )
+        _check_mapping_keys(source, key, group, _GROUP_KEYS)
+        if "gpu_type" not in group:
+            raise _fail(source, f"{key}.gpu_type", "missing; give the GPU type of these nodes")
+        tname = _name(group["gpu_type"], source, f"{key}.gpu_type")
+        tkey = type_key(tname)
+        memory = _opt_positive(group.get("memory_gb"), source, f"{key}.memory_gb")
+        if tkey not in types:
+            types[tkey] = GpuType(tname, memory)
+        elif memory is not None and types[tkey].memory_gb not in (None, memory):
+            raise _fail(
+                source,
+                f"{key}.memory_gb",
+                f"{memory:g} conflicts with the {types[tkey].memory_gb:g} GB already set for "
+                f"{types[tkey].name}; give one memory per GPU type (in 'gpu_types')",
+            )
+        count = _positive_int(group.get("count", 1), source, f"{key}.count")
+        per_node = _positive_int(group.get("gpus_per_node", 1), source, f"{key}.gpus_per_node")
+        if per_node > MAX_GPUS_PER_NODE:
+            raise _fail(
+                source,
+                f"{key}.gpus_per_node",
+                f"{per_node:,} is more than the limit of {MAX_GPUS_PER_NODE:,} GPUs per node",
+            )
+        total_gpus += count * per_node
+        if total_gpus > MAX_TOTAL_GPUS:
+            raise _fail(
+                source,
+                f"{key}.count",
+                f"{count:,} nodes of {per_node:,} GPUs bring the cluster to {total_gpus:,} GPUs, "
+                f"more than the limit of {MAX_TOTAL_GPUS:,} GPUs per cluster",
+            )
+        if "rack" in group:
+            rack_name = _name(group["rack"], source, f"{key}.rack")
+        else:
+            rack_name = rack if rack is not None else "rack0"
+        if "name" in group:
+            prefix = _name(group["name"], source, f"{key}.name")
+        else:
+            prefix = f"{types[tkey].name.lower()}-g{g}"
+        if prefix in prefix_where:
+            raise _fail(
+                source,
+                f"{key}.name",
+                f"node-group name {prefix!r} is already used by {prefix_where[prefix]}; "
+                "give each node group its own name",
+            )
+        prefix_where[prefix] = key
+        plans.append((prefix, tkey, count, per_node, rack_name))
+
     nodes: list[Node] = []
     next_gpu = 0
-    for g, (rack, group) in enumerate(groups):
-        key = f"nodes[{g}]"
-        if not isinstance(group, dict):
-            raise fail(key, "must be a mapping like {gpu_type: V100, count: 9, gpus_per_node: 4}")
-        if "gpu_type" not in group:
-            raise fail(f"{key}.gpu_type", "missing")
-        tname = str(group["gpu_type"])
-        tkey = type_key(tname)
-        if tkey not in types:
-            types[tkey] = GpuType(
-                tname, _opt_positive(group.get("memory_gb"), fail, f"{key}.memory_gb")
-            )
-        count = _positive_int(group.get("count", 1), fail, f"{key}.count")
-        per_node = _positive_int(group.get("gpus_per_node", 1), fail, f"{key}.gpus_per_node")
-        rack_name = str(group.get("rack", rack if rack is not None else "rack0"))
-        prefix = str(group.get("name", f"{types[tkey].name.lower()}-g{g}"))
+    for prefix, tkey, count, per_node, rack_name in plans:
         for i in range(count):
             gpu_ids = tuple(range(next_gpu, next_gpu + per_node))
             next_gpu += per_node
@@ -205,7 +306,7 @@ def _parse(data: Any, source: str) -> Cluster:
 
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
-    vcs = _parse_vcs(data.get("vcs"), nodes, fail)
+    vcs = _parse_vcs(data.get("vcs"), nodes, source)
     return Cluster(
         name=name,
         gpu_types=types,
@@ -216,69 +317,153 @@ def _parse(data: Any, source: str) -> Cluster:
     )
 
 
-def _parse_vcs(raw: Any, nodes: list[Node], fail: Any) -> tuple[VirtualCluster, ...]:
+def _parse_gpu_types(declared: Any, source: str) -> dict[str, GpuType]:
+    """`gpu_types: {<name>: {memory_gb, cost_per_hour}}`, keyed by `type_key`."""
+    if declared is None:
+        return {}
+    if not isinstance(declared, dict):
+        raise _fail(
+            source, "gpu_types", "must be a mapping of type name to {memory_gb, cost_per_hour}"
+        )
+    types: dict[str, GpuType] = {}
+    first: dict[str, object] = {}
+    for raw_name, props in declared.items():
+        key = f"gpu_types.{raw_name}"
+        tname = _name(raw_name, source, key)
+        tkey = type_key(tname)
+        if tkey in first:
+            raise _fail(
+                source,
+                key,
+                f"the same GPU type as gpu_types.{first[tkey]} (type names match "
+                "case-insensitively); declare it once",
+            )
+        first[tkey] = raw_name
+        props = props or {}
+        if not isinstance(props, dict):
+            raise _fail(source, key, "must be a mapping like {memory_gb: 16, cost_per_hour: 2.5}")
+        _check_mapping_keys(source, key, props, _GPU_TYPE_KEYS)
+        types[tkey] = GpuType(
+            tname,
+            _opt_positive(props.get("memory_gb"), source, f"{key}.memory_gb"),
+            _opt_positive(
+                props.get("cost_per_hour"), source, f"{key}.cost_per_hour", allow_zero=True
+            ),
+        )
+    return types
+
+
+def _parse_vcs(raw: Any, nodes: list[Node], source: str) -> tuple[VirtualCluster, ...]:
     """`vcs: [{name, nodes: <count> | [node names], gpu_type: <only with a count>,
     gpus: <quota>}]`. A node count takes the next unowned nodes (of `gpu_type` if given)
     in file order, so the mapping is deterministic."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise fail("vcs", "must be a list of {name, nodes and/or gpus}")
+        raise _fail(source, "vcs", "must be a list of {name, nodes and/or gpus}")
     by_name = {node.name: node.index for node in nodes}
     owned: dict[int, str] = {}
+    vc_where: dict[str, str] = {}
     out: list[VirtualCluster] = []
     for i, vc in enumerate(raw):
         key = f"vcs[{i}]"
         if not isinstance(vc, dict) or "name" not in vc:
-            raise fail(key, "must be a mapping with a 'name'")
-        name = str(vc["name"])
+            raise _fail(source, key, "must be a mapping with a 'name'")
+        _check_mapping_keys(source, key, vc, _VC_KEYS)
+        name = _name(vc["name"], source, f"{key}.name")
+        if name in vc_where:
+            raise _fail(
+                source,
+                f"{key}.name",
+                f"VC name {name!r} is already used by {vc_where[name]}; give each VC its own name",
+            )
+        vc_where[name] = key
         wanted = vc.get("nodes")
+        if "gpu_type" in vc and (wanted is None or isinstance(wanted, list)):
+            raise _fail(
+                source,
+                f"{key}.gpu_type",
+                "applies only with a node count ('nodes: 4'); leave it out or give a count",
+            )
         indices: list[int] = []
         if isinstance(wanted, list):
             for node_name in wanted:
                 if str(node_name) not in by_name:
-                    raise fail(f"{key}.nodes", f"no node named {node_name!r}")
+                    raise _fail(
+                        source,
+                        f"{key}.nodes",
+                        f"no node named {node_name!r}{did_you_mean(node_name, by_name)}",
+                    )
                 indices.append(by_name[str(node_name)])
         elif wanted is not None:
-            count = _positive_int(wanted, fail, f"{key}.nodes")
-            only = type_key(vc["gpu_type"]) if "gpu_type" in vc else None
+            count = _positive_int(wanted, source, f"{key}.nodes")
+            only = None
+            if "gpu_type" in vc:
+                only = type_key(_name(vc["gpu_type"], source, f"{key}.gpu_type"))
+                present = {n.gpu_type for n in nodes}
+                if only not in present:
+                    raise _fail(
+                        source,
+                        f"{key}.gpu_type",
+                        f"no node has GPU type {vc['gpu_type']!r}{did_you_mean(only, present)}",
+                    )
             free = [
                 n.index
                 for n in nodes
                 if n.index not in owned and (only is None or n.gpu_type == only)
             ]
             if len(free) < count:
-                raise fail(f"{key}.nodes", f"wants {count} nodes, only {len(free)} are unowned")
+                raise _fail(
+                    source, f"{key}.nodes", f"wants {count} nodes, only {len(free)} are unowned"
+                )
             indices = free[:count]
         for index in indices:
             if index in owned:
-                raise fail(
+                raise _fail(
+                    source,
                     f"{key}.nodes",
                     f"node {nodes[index].name!r} already belongs to VC {owned[index]!r}",
                 )
             owned[index] = name
         quota = vc.get("gpus")
         if quota is not None:
-            quota = _positive_int(quota, fail, f"{key}.gpus")
+            quota = _positive_int(quota, source, f"{key}.gpus")
         if not indices and quota is None:
-            raise fail(key, "give 'nodes' (a count or a list of node names) or 'gpus' (a quota)")
+            raise _fail(
+                source, key, "give 'nodes' (a count or a list of node names) or 'gpus' (a quota)"
+            )
         out.append(VirtualCluster(name, tuple(indices), quota))
     return tuple(out)
 
 
-def _positive_int(value: Any, fail: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise fail(key, f"must be a positive integer, got {value!r}")
-    return value
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _opt_positive(value: Any, fail: Any, key: str, allow_zero: bool = False) -> float | None:
+def _name(value: Any, source: str, key: str) -> str:
+    """A name as text. Integers are fine (``2080``); a float or a date means YAML read an
+    unquoted name as a number, which would silently change it (``6214e9``)."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if _is_count(value):
+        return str(value)
+    raise _fail(source, key, f"must be a non-empty name, got {value!r}; quote it in the YAML")
+
+
+def _positive_int(value: Any, source: str, key: str) -> int:
+    if not _is_count(value) or value < 1:
+        raise _fail(source, key, f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _opt_positive(value: Any, source: str, key: str, allow_zero: bool = False) -> float | None:
     if value is None:
         return None
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
+        or not math.isfinite(value)
         or not (value > 0 or (allow_zero and value == 0))
     ):
-        raise fail(key, f"must be a positive number, got {value!r}")
+        raise _fail(source, key, f"must be a positive number, got {value!r}")
     return float(value)
