@@ -1,7 +1,8 @@
 """Jobs: the immutable `JobSpec` from the workload and the runtime `JobState`.
 
 Work is counted in training steps. A job's progress is `steps_done` as of `credited_at`, plus
-`rate × (now − max(credited_at, progress_from))` while it runs; the engine credits progress
+`rate × (now − max(credited_at, progress_from))` while it runs (the true rate is the engine's
+private `_rate`: a policy sees progress, never the rate behind it); the engine credits progress
 whenever the job's allocation changes, so a rate always applies to one stint of fixed GPUs.
 """
 
@@ -63,7 +64,7 @@ class JobState:
         "spec",
         "status",
         "gpus",
-        "rate",
+        "_rate",
         "steps_done",
         "credited_at",
         "progress_from",
@@ -86,7 +87,7 @@ class JobState:
         self.spec = spec
         self.status = PENDING
         self.gpus: tuple[int, ...] = ()
-        self.rate = 0.0
+        self._rate = 0.0  # the true steps/s: the engine's, never shown to policies
         self.steps_done = 0.0
         self.credited_at = spec.submit_time
         self.progress_from = spec.submit_time
@@ -117,7 +118,7 @@ class JobState:
         if self.status != RUNNING or now <= self.progress_from:
             return self.steps_done
         start = max(self.credited_at, self.progress_from)
-        return min(self.spec.total_steps, self.steps_done + self.rate * (now - start))
+        return min(self.spec.total_steps, self.steps_done + self._rate * (now - start))
 
     def remaining_steps_at(self, now: float) -> float:
         """True steps left at `now` (policies use the estimator instead)."""

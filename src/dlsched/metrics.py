@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlsched.engine.recorder import EVENT_COLUMNS
 from dlsched.jobs import FINISHED
 
-EVENT_COLUMNS = ["time", "event", "job_id", "num_gpus", "gpu_type", "rate", "overhead_s"]
 _JSON_FILES = ("meta.json",)
 
 
@@ -187,6 +187,8 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
             dtype="boolean",
         )
     events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
+    # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
+    events["gpus"] = [",".join(map(str, gpus)) for gpus in events["gpus"]]
     timeline = pd.DataFrame(sim.timeline, columns=sim.timeline_columns)
     return SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
 

@@ -19,24 +19,35 @@ from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, JobState
 
 if TYPE_CHECKING:
-    from dlsched.engine.simulator import Simulator
+    from dlsched.engine.ledger import Ledger
+    from dlsched.engine.state import Clock, JobIndex
 
 
 class Allocation(MutableMapping):
     """Tentative allocation for one scheduling call (see the module docstring)."""
 
-    def __init__(self, sim: Simulator) -> None:
-        self._sim = sim
-        self._ledger = sim.ledger
+    def __init__(self, ledger: Ledger, jobs: JobIndex, clock: Clock) -> None:
+        self._ledger = ledger
+        self._jobs = jobs
+        self._clock = clock
         self._changed: dict[JobState, tuple[int, ...]] = {}
+
+    def _set(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
+        """Record the job's tentative GPUs; a job that gains or loses all its GPUs leaves or
+        joins the pending demand at once, so the rest of this call sees it."""
+        self._changed[state] = new
+        if bool(old) != bool(new):
+            self._jobs.waiting(state, waits=not new)
 
     def _state(self, job: object) -> JobState:
         if isinstance(job, JobState):
             state = job
         else:
-            state = self._sim.active.get(job)  # type: ignore[arg-type]
+            state = self._jobs.active.get(job)
             if state is None:
-                raise SchedulingError(f"job {job!r} is not pending or running at t={self._sim.now}")
+                raise SchedulingError(
+                    f"job {job!r} is not pending or running at t={self._clock.now}"
+                )
         if state.status == FINISHED:
             raise SchedulingError(f"job {state.job_id!r} has already finished")
         return state
@@ -79,14 +90,13 @@ class Allocation(MutableMapping):
         spec = state.spec
         if current:
             self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
-        quota = self._sim.vc_quota.get(spec.vc)  # type: ignore[arg-type]
-        share = len(gpus) * spec.gpu_milli / 1000
-        if quota is not None and self._ledger.vc_used.get(spec.vc, 0.0) + share > quota + 1e-9:
+        if not self._ledger.fits_quota(spec.vc, len(gpus) * spec.gpu_milli / 1000):
+            quota = self._ledger.vc_quota[spec.vc]  # type: ignore[index]
             raise SchedulingError(
                 f"job {state.job_id!r} would take VC {spec.vc!r} past its quota of {quota} GPUs"
             )
         self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc, pack=pack)
-        self._changed[state] = gpus
+        self._set(state, current, gpus)
 
     def __delitem__(self, job: object) -> None:
         state = self._state(job)
@@ -94,10 +104,10 @@ class Allocation(MutableMapping):
         if not current:
             raise KeyError(job)
         self._ledger.give_back(state.spec.index, current, state.spec.gpu_milli, state.spec.vc)
-        self._changed[state] = ()
+        self._set(state, current, ())
 
     def __iter__(self) -> Iterator[object]:
-        for state in self._sim.running.values():
+        for state in self._jobs.running.values():
             if self._changed.get(state, state.gpus):
                 yield state.job_id
         for state, gpus in self._changed.items():
@@ -110,13 +120,13 @@ class Allocation(MutableMapping):
     def replace_all(self, answer: Mapping[object, tuple[int, ...]]) -> None:
         """Make `answer` the whole allocation: free what changes first, then assign."""
         desired = {self._state(job): tuple(int(g) for g in gpus) for job, gpus in answer.items()}
-        holders = list(self._sim.running.values()) + list(self._changed)
+        holders = list(self._jobs.running.values()) + list(self._changed)
         for state in holders:
             current = self._current(state)
             if current and desired.get(state) != current:
                 spec = state.spec
                 self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
-                self._changed[state] = ()
+                self._set(state, current, ())
         for state, gpus in desired.items():
             if gpus:
                 self[state] = gpus

@@ -57,7 +57,7 @@ class Auditor:
         packed: dict[int, list[int]] = {}
         shared: dict[int, int] = {}
         vc_used: dict[str, float] = {}
-        for job_id, state in sim.running.items():
+        for job_id, state in sim.jobs.running.items():
             spec = state.spec
             if state.status != RUNNING or not state.gpus:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
@@ -99,10 +99,10 @@ class Auditor:
             self._fail(f"packed GPUs {ledger.packed_jobs} != {packed}")
         if any(load > 1000 for load in shared.values()) or shared != ledger.shared_load:
             self._fail(f"shared GPU loads {ledger.shared_load} != {shared} or over 1000")
-        for vc, quota in sim.vc_quota.items():
+        for vc, quota in sim.ledger.vc_quota.items():
             if vc_used.get(vc, 0.0) > quota + 1e-9:
                 self._fail(f"VC {vc!r} holds {vc_used[vc]} GPUs, over its quota {quota}")
-        for job_id, state in sim.pending.items():
+        for job_id, state in sim.jobs.pending.items():
             if state.status != PENDING or state.gpus:
                 self._fail(f"pending job {job_id!r} is {state.status} with GPUs {state.gpus}")
         free_by_type = {t: 0 for t in ledger.capacity}
@@ -118,7 +118,7 @@ class Auditor:
                     self._fail(f"node {node} is in the wrong free-count bucket")
         if free_by_type != ledger.free_by_type or free_by_pool != ledger.free_by_pool:
             self._fail(f"free counts {ledger.free_by_type} != {free_by_type}")
-        if len(sim.running) + len(sim.pending) != len(sim.active):
+        if len(sim.jobs.running) + len(sim.jobs.pending) != len(sim.jobs.active):
             self._fail("active = pending + running does not hold")
         done = sum(1 for s in sim.states if s.status == FINISHED)
         if done != sim.finished:

@@ -64,6 +64,10 @@ class Ledger:
         self.packed_jobs: dict[int, list[int]] = {}
         self.packed_ever = False  # until a policy packs, no job's rate depends on a partner
         self.vc_used: dict[str, float] = {}
+        # A VC's quota caps the GPUs its jobs hold at once, wherever they run.
+        self.vc_quota: dict[str, int] = {
+            vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
+        }
 
     @property
     def free_total(self) -> int:
@@ -72,6 +76,18 @@ class Ledger:
     def busy_by_type(self) -> dict[str, int]:
         """GPUs not free per type (a GPU shared by fractions counts as busy)."""
         return {t: self.capacity[t] - f for t, f in self.free_by_type.items()}
+
+    def quota_left(self, vc: str | None) -> float | None:
+        """GPUs a VC's jobs may still take under its quota (None: no quota)."""
+        quota = self.vc_quota.get(vc) if vc is not None else None
+        if quota is None:
+            return None
+        return quota - self.vc_used.get(vc, 0.0)  # type: ignore[arg-type]
+
+    def fits_quota(self, vc: str | None, share: float) -> bool:
+        """Whether `share` more GPUs (fractions count as fractions) fit the VC's quota."""
+        left = self.quota_left(vc)
+        return left is None or share <= left + 1e-9
 
     def pool_of(self, gpu: int) -> Pool:
         return self.node_pool[self.gpu_node[gpu]]

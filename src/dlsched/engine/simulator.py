@@ -1,6 +1,6 @@
 """The simulator: the only code that touches SimPy.
 
-One `simpy.Environment` orders events; dlsched keeps exact times itself (`self.now` is the
+One `simpy.Environment` orders events; dlsched keeps exact times itself (`clock.now` is the
 time computed for the event, never an accumulation of SimPy delays), so completion times are
 exact and time never goes back. Jobs arrive through one arrival process; a running job's
 completion is a timeout carrying the job's allocation version, so a preemption or a move just
@@ -8,12 +8,20 @@ bumps the version and the stale timeout is ignored (cheaper than one process per
 `Interrupt`, which the design sketch suggested; the semantics are the same). Everything that
 happens at one instant — arrivals, completions, a round tick — asks for one scheduling call,
 which runs after all of them (a lower SimPy priority at the same time).
+
+The run owns its randomness: one `numpy.random.SeedSequence(seed)`, from which independent
+streams are spawned for the estimator (its noise), the policy (`view.rng`) and transforms
+applied during the run, so changing `seed` changes every random choice and nothing else.
+
+A policy is told that a run begins (`policy.start(view)`, where it builds its per-run state),
+so one instance serves any number of runs. A run ends when every job has finished, when
+nothing more can happen, at `max_time_s`, or when the policy stalls: `STALL_CALLS` scheduling
+calls in a row with nothing running and nothing changed. Jobs left then are `unfinished`.
 """
 
 from __future__ import annotations
 
 import gc
-import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,8 +30,9 @@ import numpy as np
 import simpy
 
 from dlsched.cluster import Cluster
-from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import PACKED, Ledger
+from dlsched.engine.recorder import Event, Recorder
+from dlsched.engine.state import Clock, JobIndex
 from dlsched.engine.view import ClusterView
 from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
@@ -33,6 +42,18 @@ from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.rates import JobRates
 
 _AFTER_EVERYTHING = 2  # SimPy priority below NORMAL (1): runs after same-time events
+_LAST = 3  # after the scheduling call of the same instant (the max_time_s stop)
+
+#: Scheduling calls in a row with nothing running and nothing changed after which a run is
+#: declared stalled (a policy that keeps waking itself up without ever starting a job).
+STALL_CALLS = 1000
+
+#: Streams spawned from the run's SeedSequence, in this order.
+STREAMS = ("estimator", "policy", "transforms")
+
+
+class _Halt(Exception):
+    """Raised inside the event loop to end a run early (stall or time limit)."""
 
 
 @contextmanager
@@ -68,7 +89,10 @@ class Simulator:
         audit: bool = False,
         skip: set[int] | None = None,
         on_progress: Callable[[float], None] | None = None,
+        max_time_s: float | None = None,
     ) -> None:
+        if max_time_s is not None and not max_time_s >= 0:
+            raise ValueError(f"max_time_s must be >= 0 seconds, got {max_time_s!r}")
         self.specs = specs
         self.cluster = cluster
         self._display = {key: t.name for key, t in cluster.gpu_types.items()}
@@ -77,47 +101,77 @@ class Simulator:
         self.estimator = estimator
         self.overheads = overheads
         self.seed = seed
+        self.max_time_s = max_time_s
         self.skip = skip or set()
         self.states = [JobState(spec) for spec in specs]
         self.ledger = Ledger(cluster)
-        self.vc_quota: dict[str, int] = {
-            vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
-        }
-        self.pending: dict[object, JobState] = {}
-        self.running: dict[object, JobState] = {}
-        self.active: dict[object, JobState] = {}
-        self.now = 0.0
-        self.round_due = False
-        self.finished = 0
+        self.jobs = JobIndex(self.states)
+        self.clock = Clock()
+        self.recorder = Recorder(cluster)
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
         self.scheduler_wall_s = 0.0
-        self.events: list[tuple] = []
-        self.timeline: list[tuple] = []
-        self._type_order = tuple(sorted(cluster.gpu_types))
+        self.halted: dict[str, object] | None = None
         self.rates = JobRates(truth)
-        self._alloc: Allocation | None = None
         self._requested = False
         self._wakeups: set[float] = set()
         self._last_call_changed = True
+        self._idle_calls = 0
         self._on_progress = on_progress
         self.env = simpy.Environment()
-        self.estimator.bind(self.rates, specs, cluster, np.random.default_rng(seed))
+        streams = np.random.SeedSequence(seed).spawn(len(STREAMS))
+        self.rngs = {
+            name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)
+        }
+        self.estimator.bind(self.rates, specs, cluster, self.rngs["estimator"])
         # An estimator that learns from observed progress (perf/learned.py) is told of stints.
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
         self._observe_stop = getattr(estimator, "on_stop", None)
-        self.view = ClusterView(self)
+        self.view = ClusterView(
+            cluster,
+            self.ledger,
+            self.jobs,
+            self.clock,
+            estimator,
+            overheads,
+            self.rngs["policy"],
+            self.wake_at,
+        )
         self._auditor = None
         if audit:
             from dlsched.engine.audit import Auditor
 
             self._auditor = Auditor(self)
 
+    # ---- the state the rest of dlsched reads ------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.clock.now
+
+    @property
+    def finished(self) -> int:
+        return self.jobs.finished
+
+    @property
+    def events(self) -> list[Event]:
+        return self.recorder.events
+
+    @property
+    def timeline(self) -> list[tuple[float, ...]]:
+        return self.recorder.timeline
+
+    @property
+    def timeline_columns(self) -> list[str]:
+        return self.recorder.timeline_columns
+
     # ---- public -----------------------------------------------------------------------
     def run(self) -> None:
         """Run until every job has finished or nothing more can happen."""
         env = self.env
+        start = getattr(self.policy, "start", None)
+        if start is not None:
+            start(self.view)
         self._record_timeline()
         env.process(self._arrivals())
         round_s = getattr(self.policy, "round_s", None)
@@ -125,78 +179,87 @@ class Simulator:
             if not round_s > 0:
                 raise ValueError(f"policy round_s must be > 0 seconds, got {round_s!r}")
             env.process(self._rounds(float(round_s)))
+        if self.max_time_s is not None:
+            stop = simpy.Event(env)
+            stop._ok = True  # triggered by hand so that it can carry its own priority
+            stop._value = None
+            stop.callbacks.append(self._time_up)
+            env.schedule(stop, _LAST, self.max_time_s)
         with _no_full_collections():
-            env.run()
+            try:
+                env.run()
+            except _Halt:
+                pass
 
-    def current_allocation(self) -> Allocation:
-        if self._alloc is None:
-            raise SchedulingError("view.allocation() is only available inside schedule()")
-        return self._alloc
+    # ---- ending early -----------------------------------------------------------------
+    def _time_up(self, _event: object) -> None:
+        if self.jobs.active or not self.arrivals_done:
+            self.clock.now = max(self.clock.now, float(self.max_time_s or 0.0))
+            self._halt("max_time_s", f"simulated time reached max_time_s={self.max_time_s}")
+
+    def _halt(self, reason: str, message: str) -> None:
+        """Credit what running jobs did up to now and end the run: nothing computed is lost;
+        jobs not finished are reported `unfinished`."""
+        now = self.clock.now
+        for state in list(self.jobs.running.values()):
+            state.steps_done = state.steps_done_at(now)
+            state.credited_at = now
+            held = now - state.held_since
+            gpu_s = state.gpu_share * held
+            state.attained_service_s += gpu_s
+            state.held_s += held
+            state.held_since = now
+            by_type = state.gpu_seconds_by_type
+            gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
+            by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
+        self.halted = {"reason": reason, "time": now, "message": message}
+        raise _Halt(message)
 
     # ---- processes --------------------------------------------------------------------
     def _arrivals(self):
         env, specs, i, n = self.env, self.specs, 0, len(self.specs)
+        clock, jobs, record = self.clock, self.jobs, self.recorder.event
         on_arrival = getattr(self.policy, "on_arrival", None)
         while i < n:
             t = specs[i].submit_time
-            if t > self.now:
+            if t > clock.now:
                 yield env.timeout(t - env.now)
-                self.now = max(self.now, t)
+                clock.now = max(clock.now, t)
             while i < n and specs[i].submit_time == t:
                 state = self.states[i]
                 if i in self.skip:  # can never run: reported, never queued
-                    self.events.append(
-                        (
-                            self.now,
-                            "unschedulable",
-                            state.job_id,
-                            state.spec.num_gpus,
-                            None,
-                            math.nan,
-                            math.nan,
-                        )
-                    )
+                    record(Event(clock.now, "unschedulable", state.job_id, state.spec.num_gpus))
                     i += 1
                     continue
-                self.pending[state.job_id] = state
-                self.active[state.job_id] = state
-                self.events.append(
-                    (
-                        self.now,
-                        "submit",
-                        state.job_id,
-                        state.spec.num_gpus,
-                        None,
-                        math.nan,
-                        math.nan,
-                    )
-                )
+                jobs.arrive(state)
+                record(Event(clock.now, "submit", state.job_id, state.spec.num_gpus))
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
+            self._idle_calls = 0
             self._request_schedule()
             if self._on_progress is not None:
-                self._on_progress(self.now)
+                self._on_progress(clock.now)
         self.arrivals_done = True
 
     def _rounds(self, round_s: float):
-        env = self.env
+        env, clock, jobs = self.env, self.clock, self.jobs
         tick = 0
         while True:
             tick += 1
             target = tick * round_s
             yield env.timeout(target - env.now)
-            self.now = max(self.now, target)
-            if self.arrivals_done and not self.active:
+            clock.now = max(clock.now, target)
+            if self.arrivals_done and not jobs.active:
                 return
-            if self.arrivals_done and not self.running and not self._last_call_changed:
+            if self.arrivals_done and not jobs.running and not self._last_call_changed:
                 return  # nothing runs and the policy keeps declining: it never will
-            self.round_due = True
+            clock.is_round = True
             self._request_schedule()
 
     def wake_at(self, when: float) -> None:
         """Ask for a scheduling call at `when` (a policy's timer: a demotion, a promotion)."""
-        if when <= self.now or when in self._wakeups:
+        if when <= self.clock.now or when in self._wakeups:
             return
         self._wakeups.add(when)
         timeout = self.env.timeout(when - self.env.now)
@@ -204,8 +267,8 @@ class Simulator:
 
     def _wake(self, when: float) -> None:
         self._wakeups.discard(when)
-        self.now = max(self.now, when)
-        if self.active:
+        self.clock.now = max(self.clock.now, when)
+        if self.jobs.active:
             self._request_schedule()
 
     def _request_schedule(self) -> None:
@@ -221,16 +284,17 @@ class Simulator:
     # ---- scheduling -------------------------------------------------------------------
     def _schedule(self, _event: object) -> None:
         self._requested = False
-        if not self.active:
-            self.round_due = False
+        clock, jobs = self.clock, self.jobs
+        if not jobs.active:
+            clock.is_round = False
             return
         policy = self.policy
         self.scheduling_calls += 1
-        self._alloc = alloc = Allocation(self)
+        alloc = self.view._open_call()
         if self._observe_clock is not None:
-            self._observe_clock(self.now)
+            self._observe_clock(clock.now)
         wall = time.perf_counter()
-        if self.round_due:
+        if clock.is_round:
             on_round = getattr(policy, "on_round", None)
             if on_round is not None:
                 on_round(self.view)
@@ -238,8 +302,8 @@ class Simulator:
         if answer is not None and answer is not alloc:
             alloc.replace_all(answer)
         self.scheduler_wall_s += time.perf_counter() - wall
-        self._alloc = None
-        self.round_due = False
+        self.view._close_call()
+        clock.is_round = False
         changes = alloc.changes()
         for state, old, new in changes:
             self._apply(state, old, new)
@@ -251,19 +315,30 @@ class Simulator:
             self._record_timeline()
         if self._auditor is not None:
             self._auditor.after_schedule()
+        if changes or jobs.running:
+            self._idle_calls = 0
+        else:
+            self._idle_calls += 1
+            if self._idle_calls >= STALL_CALLS:
+                self._halt(
+                    "stall",
+                    f"the policy made {STALL_CALLS} scheduling calls in a row with nothing "
+                    "running and started nothing",
+                )
 
     def _apply(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
-        now = self.now
+        now = self.clock.now
         job_id = state.job_id
+        jobs = self.jobs
         if old:
             self._stop(state, now)
         if not new:
             state.status = PENDING
             state.preemptions += 1
             state.queued_since = now
-            self.running.pop(job_id, None)
-            self.pending[job_id] = state
-            self.events.append((now, "preempt", job_id, len(old), None, math.nan, math.nan))
+            jobs.running.pop(job_id, None)
+            jobs.pending[job_id] = state
+            self.recorder.event(Event(now, "preempt", job_id, len(old), gpus=old))
             return
         spec = state.spec
         if old and len(old) != len(new):
@@ -290,18 +365,20 @@ class Simulator:
                 "is 0 (it cannot run there)"
             )
         state.gpus = new
-        state.rate = rate
+        state._rate = rate
         state.held_since = now
         state.credited_at = now
         state.progress_from = now + overhead
         state.status = RUNNING
         state.version += 1
-        self.pending.pop(job_id, None)
-        self.running[job_id] = state
+        jobs.pending.pop(job_id, None)
+        jobs.running[job_id] = state
         self._plan_completion(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
-        self.events.append((now, kind, job_id, len(new), self._display[gpu_type], rate, overhead))
+        self.recorder.event(
+            Event(now, kind, job_id, len(new), self._display[gpu_type], rate, overhead, new)
+        )
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
         cluster = self.cluster
@@ -316,7 +393,7 @@ class Simulator:
     def _plan_completion(self, state: JobState) -> None:
         """Schedule the exact completion of the job's current stint at its current rate."""
         start = max(state.progress_from, state.credited_at)
-        finish = start + (state.spec.total_steps - state.steps_done) / state.rate
+        finish = start + (state.spec.total_steps - state.steps_done) / state._rate
         version = state.version
         # the event carries what the callback needs (no closure: fewer objects for the GC)
         timeout = self.env.timeout(max(0.0, finish - self.env.now), (state, version, finish))
@@ -337,7 +414,7 @@ class Simulator:
         by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
         state.last_run_s = held
         state.gpus = ()
-        state.rate = 0.0
+        state._rate = 0.0
         state.version += 1
 
     def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
@@ -376,7 +453,7 @@ class Simulator:
     def _rerate_neighbours(self, gpus: set[int], skip: set[int]) -> None:
         """Running jobs on `gpus` whose co-located partners changed get their new rate from
         now on (progress credited up to now; an unfinished overhead still runs out)."""
-        ledger, now = self.ledger, self.now
+        ledger, now = self.ledger, self.clock.now
         if not ledger.packed_ever:
             return  # only packing makes a job's rate depend on its neighbours
         for index in sorted({i for g in gpus for i in ledger.occupants(g)} - skip):
@@ -384,7 +461,7 @@ class Simulator:
             if state.status != RUNNING or state.spec.fractional:
                 continue
             gpu_type, rate = self._rate(state.spec, state.gpus)
-            if rate == state.rate:
+            if rate == state._rate:
                 continue
             if not rate > 0:
                 raise SchedulingError(
@@ -395,20 +472,21 @@ class Simulator:
                 self._observe_stop(state, now)
             state.steps_done = state.steps_done_at(now)
             state.credited_at = now
-            state.rate = rate
+            state._rate = rate
             state.version += 1
             self._plan_completion(state)
             if self._observe_stint is not None:
                 self._tell_stint(state, gpu_type)
-            self.events.append(
-                (
+            self.recorder.event(
+                Event(
                     now,
                     "rerate",
                     state.job_id,
                     len(state.gpus),
-                    self.cluster.display_name(gpu_type),
+                    self._display[gpu_type],
                     rate,
                     0.0,
+                    state.gpus,
                 )
             )
 
@@ -418,7 +496,8 @@ class Simulator:
     def _complete(self, state: JobState, version: int, finish: float) -> None:
         if state.version != version:
             return  # the job was preempted or moved after this completion was planned
-        self.now = now = max(self.now, finish)
+        clock, jobs = self.clock, self.jobs
+        clock.now = now = max(clock.now, finish)
         gpus = state.gpus
         self._stop(state, now)
         state.steps_done = state.spec.total_steps
@@ -426,10 +505,10 @@ class Simulator:
         state.finish_time = now
         self.ledger.give_back(state.spec.index, gpus, state.spec.gpu_milli, state.spec.vc)
         self._rerate_neighbours(set(gpus), {state.spec.index})
-        del self.running[state.job_id]
-        del self.active[state.job_id]
-        self.finished += 1
-        self.events.append((now, "finish", state.job_id, len(gpus), None, math.nan, math.nan))
+        del jobs.running[state.job_id]
+        del jobs.active[state.job_id]
+        jobs.finished += 1
+        self.recorder.event(Event(now, "finish", state.job_id, len(gpus), gpus=gpus))
         on_finish = getattr(self.policy, "on_finish", None)
         if on_finish is not None:
             on_finish(state)
@@ -439,14 +518,4 @@ class Simulator:
         self._request_schedule()
 
     def _record_timeline(self) -> None:
-        busy = self.ledger.busy_by_type()
-        row = (self.now, *(busy[t] for t in self._type_order))
-        timeline = self.timeline
-        if timeline and timeline[-1][0] == row[0]:
-            timeline[-1] = row
-        elif not timeline or timeline[-1][1:] != row[1:]:
-            timeline.append(row)
-
-    @property
-    def timeline_columns(self) -> list[str]:
-        return ["time", *(self.cluster.display_name(t) for t in self._type_order)]
+        self.recorder.busy(self.clock.now, self.ledger.busy_by_type())

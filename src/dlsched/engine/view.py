@@ -1,67 +1,120 @@
-"""`ClusterView`: everything a policy may read, and nothing it may change."""
+"""`ClusterView`: everything a policy may read, and nothing it may change.
+
+The view is built from the run's ledger, job index and clock, the estimator and the
+overhead model — never from the simulator or the true throughput model. What a policy sees
+of a job is its spec, its progress and what the estimator says; the rate the engine really
+advances it at stays with the engine (`JobState._rate`, private).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from dlsched.cluster import Cluster, type_key
 from dlsched.engine.allocation import Allocation
-from dlsched.engine.ledger import Pool
+from dlsched.engine.ledger import Ledger, Pool
 from dlsched.engine.placement import fraction, get_placer
-from dlsched.errors import UnknownModelError
-from dlsched.jobs import JobSpec, JobState
+from dlsched.engine.state import Clock, JobIndex
+from dlsched.errors import SchedulingError, UnknownModelError
+from dlsched.jobs import RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.estimator import OracleEstimator
 
-if TYPE_CHECKING:
-    from dlsched.engine.simulator import Simulator
-
 
 class ClusterView:
-    """Read-only state at a scheduling point: time, jobs, free GPUs, estimator, helpers."""
+    """Read-only state at a scheduling point: time, jobs, free GPUs, estimator, helpers.
 
-    def __init__(self, sim: Simulator) -> None:
-        self._sim = sim
-        self.cluster: Cluster = sim.cluster
-        self.estimator: OracleEstimator = sim.estimator
-        self.overheads: OverheadModel = sim.overheads
-        self.pending: Mapping[object, JobState] = MappingProxyType(sim.pending)
-        self.running: Mapping[object, JobState] = MappingProxyType(sim.running)
-        self.gpu_types: tuple[str, ...] = tuple(sorted(sim.cluster.gpu_types))
+    `rng` is the policy's own random stream for this run (spawned from the run's seed): every
+    random choice a policy makes comes from it, so `simulate(seed=...)` reaches policies."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        ledger: Ledger,
+        jobs: JobIndex,
+        clock: Clock,
+        estimator: OracleEstimator,
+        overheads: OverheadModel,
+        rng: np.random.Generator,
+        wake: Callable[[float], None],
+    ) -> None:
+        self.cluster: Cluster = cluster
+        self.estimator: OracleEstimator = estimator
+        self.overheads: OverheadModel = overheads
+        self.rng: np.random.Generator = rng
+        self.pending: Mapping[object, JobState] = MappingProxyType(jobs.pending)
+        self.running: Mapping[object, JobState] = MappingProxyType(jobs.running)
+        self.gpu_types: tuple[str, ...] = tuple(sorted(cluster.gpu_types))
+        self._ledger = ledger
+        self._jobs = jobs
+        self._clock = clock
+        self._wake = wake
+        self._alloc: Allocation | None = None
         self._ranked: dict[object, tuple[str, ...]] = {}
-        self._owning_vcs = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
+        self._owning_vcs = {vc.name for vc in cluster.vcs if vc.node_indices}
 
     @property
     def now(self) -> float:
         """The current simulated time in seconds."""
-        return self._sim.now
+        return self._clock.now
 
     @property
     def is_round(self) -> bool:
         """Whether a round tick is part of this scheduling call."""
-        return self._sim.round_due
+        return self._clock.is_round
 
     def wake_at(self, when: float) -> None:
         """Ask for a scheduling call at simulated time `when`, even if nothing else happens
         then (Tiresias' demotions and promotions). Times not in the future are ignored."""
-        self._sim.wake_at(when)
+        self._wake(when)
 
     def allocation(self) -> Allocation:
         """The allocation to modify and return (one per scheduling call)."""
-        return self._sim.current_allocation()
+        if self._alloc is None:
+            raise SchedulingError("view.allocation() is only available inside schedule()")
+        return self._alloc
+
+    def _open_call(self) -> Allocation:
+        """(Engine) start a scheduling call: a fresh allocation on the current one."""
+        self._alloc = Allocation(self._ledger, self._jobs, self._clock)
+        return self._alloc
+
+    def _close_call(self) -> None:
+        self._alloc = None
+
+    def min_pending_demand(self) -> int:
+        """The smallest GPU request among jobs without GPUs, counting this call's changes
+        (0 when none wait): when fewer GPUs are free, no waiting job can start."""
+        return self._jobs.min_demand()
+
+    def free_gpus_on_node(self, node: int) -> tuple[int, ...]:
+        """Free GPU ids of one node, sorted (within this call, after the policy's changes)."""
+        return tuple(self._ledger.node_free[node])
+
+    def observed_rate(self, job: JobState) -> float | None:
+        """Steps/s the running job has made since its current stint's overhead ended, as a
+        job's own progress counter would show it; None before any progress was measured."""
+        if job.status != RUNNING:
+            return None
+        since = max(job.progress_from, job.credited_at)
+        now = self._clock.now
+        if now <= since:
+            return None
+        return (job.steps_done_at(now) - job.steps_done) / (now - since)
 
     def free_gpus(self, gpu_type: str | None = None) -> int:
         """Free GPUs now (within this call, after the policy's own changes)."""
-        ledger = self._sim.ledger
+        ledger = self._ledger
         if gpu_type is None:
             return ledger.free_total
         return ledger.free_by_type.get(type_key(gpu_type), 0)
 
     def free_by_type(self) -> dict[str, int]:
         """Free GPUs per type key."""
-        return dict(self._sim.ledger.free_by_type)
+        return dict(self._ledger.free_by_type)
 
     def gpu_type_of(self, gpu: int) -> str:
         """The type key of a GPU id."""
@@ -75,7 +128,7 @@ class ClusterView:
 
     def pool_of_gpu(self, gpu: int) -> Pool:
         """The pool a GPU belongs to."""
-        return self._sim.ledger.pool_of(gpu)
+        return self._ledger.pool_of(gpu)
 
     def rank_types(self, job: JobSpec) -> tuple[str, ...]:
         """GPU types the job may use and run on, fastest first by the estimator (ties: name).
@@ -90,7 +143,7 @@ class ClusterView:
         )
         ranked = self._ranked.get(key)
         if ranked is None:
-            capacity = self._sim.ledger.pool_capacity
+            capacity = self._ledger.pool_capacity
             allowed = job.gpu_constraint
             rates = []
             for gpu_type in self.gpu_types:
@@ -114,28 +167,24 @@ class ClusterView:
 
     def pool_capacity(self) -> dict[Pool, int]:
         """GPUs per pool (GPU type, owning VC or None), busy or not."""
-        return dict(self._sim.ledger.pool_capacity)
+        return dict(self._ledger.pool_capacity)
 
     def free_gpus_for_vc(self, vc: str | None, gpu_type: str | None = None) -> int:
         """Free GPUs the jobs of a VC could take now: its own nodes' (or the unowned ones'),
         capped by what its quota leaves."""
-        ledger = self._sim.ledger
+        ledger = self._ledger
         owner = vc if vc in self._owning_vcs else None
         types = (type_key(gpu_type),) if gpu_type else self.gpu_types
         free = sum(ledger.free_by_pool.get((t, owner), 0) for t in types)
-        quota = self._sim.vc_quota.get(vc)  # type: ignore[arg-type]
-        if quota is not None:
-            free = min(free, int(quota - ledger.vc_used.get(vc, 0.0) + 1e-9))  # type: ignore[arg-type]
+        left = ledger.quota_left(vc)
+        if left is not None:
+            free = min(free, int(left + 1e-9))
         return free
 
     def fits_quota(self, job: JobSpec, n_gpus: int | None = None) -> bool:
         """Whether the job's VC quota (if any) leaves room for it now."""
-        quota = self._sim.vc_quota.get(job.vc)  # type: ignore[arg-type]
-        if quota is None:
-            return True
         n = job.num_gpus if n_gpus is None else n_gpus
-        used = self._sim.ledger.vc_used.get(job.vc, 0.0)  # type: ignore[arg-type]
-        return used + n * job.gpu_milli / 1000 <= quota + 1e-9
+        return self._ledger.fits_quota(job.vc, n * job.gpu_milli / 1000)
 
     def place(
         self,
@@ -154,7 +203,7 @@ class ClusterView:
         n = spec.num_gpus if n_gpus is None else n_gpus
         if not self.fits_quota(spec, n):
             return None
-        ledger = self._sim.ledger
+        ledger = self._ledger
         types = (type_key(gpu_type),) if gpu_type is not None else self.rank_types(spec)
         for t in types:
             pool = self.pool(spec, t)

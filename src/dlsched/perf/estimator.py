@@ -54,11 +54,20 @@ class OracleEstimator:
         return self._true_throughput(job, gpu_type, n, nodes)
 
     def colocated_throughput(
-        self, job: JobSpec, gpu_type: str, n_gpus: int, partners: Sequence[tuple[str | None, int]]
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        partners: Sequence[tuple[str | None, int]],
+        n_nodes: int = 1,
     ) -> float:
-        """Estimated steps/s of `job` packed with `partners` ((model, GPUs) sharing its GPUs);
-        0 when nobody measured the pair (it cannot be packed)."""
-        return self._rates.rate(job, gpu_type, n_gpus, 1, tuple(sorted(partners)))
+        """Estimated steps/s of `job` on `n_nodes` nodes packed with `partners` ((model,
+        GPUs) sharing its GPUs); 0 when nobody measured the pair (it cannot be packed)."""
+        return self._rates.rate(job, gpu_type, n_gpus, n_nodes, tuple(sorted(partners)))
+
+    def consolidated_nodes(self, gpu_type: str, n_gpus: int) -> int:
+        """The fewest nodes of `gpu_type` that hold `n_gpus` GPUs."""
+        return self._consolidated_nodes(gpu_type, n_gpus)
 
     def total_steps(self, job: JobSpec) -> float:
         """Estimated total work in steps."""
@@ -98,7 +107,7 @@ class OracleEstimator:
 
     def _running_rate(self, state: JobState) -> float:
         """Estimated rate of a running job on its current GPUs (the oracle's is the truth)."""
-        return state.rate
+        return state._rate
 
     def duration(self, job: JobSpec, gpu_type: str | None = None) -> float:
         """Estimated run time alone, on `gpu_type` or the fastest type."""
@@ -157,14 +166,18 @@ class NoisyEstimator(OracleEstimator):
         return super().throughput(job, gpu_type, n_gpus, n_nodes) * self._rate_factor(job, gpu_type)
 
     def colocated_throughput(
-        self, job: JobSpec, gpu_type: str, n_gpus: int, partners: Sequence[tuple[str | None, int]]
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        partners: Sequence[tuple[str | None, int]],
+        n_nodes: int = 1,
     ) -> float:
-        return super().colocated_throughput(job, gpu_type, n_gpus, partners) * self._rate_factor(
-            job, gpu_type
-        )
+        together = super().colocated_throughput(job, gpu_type, n_gpus, partners, n_nodes)
+        return together * self._rate_factor(job, gpu_type)
 
     def _running_rate(self, state: JobState) -> float:
-        return state.rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])
+        return state._rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])
 
     def __repr__(self) -> str:
         return f"NoisyEstimator(sigma={self.sigma}, sigma_throughput={self.sigma_throughput})"

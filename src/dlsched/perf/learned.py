@@ -90,11 +90,11 @@ class LearnedEstimator(NoisyEstimator):
             return
         key = self._key(state.spec, gpu_type, len(state.gpus), n_nodes)
         mature = max(state.progress_from, state.credited_at) + self.min_observation_s
-        self._stints[state.spec.index] = (state.version, key, state.rate, mature)
+        self._stints[state.spec.index] = (state.version, key, state._rate, mature)
         self._seq += 1
         heapq.heappush(
             self._maturing,
-            (mature, self._seq, state.spec.index, state, state.version, key, state.rate),
+            (mature, self._seq, state.spec.index, state, state.version, key, state._rate),
         )
 
     def on_stop(self, state: JobState, now: float) -> None:
@@ -150,7 +150,7 @@ class LearnedEstimator(NoisyEstimator):
     def _running_rate(self, state: JobState) -> float:
         stint = self._stints.get(state.spec.index)
         if stint is not None and stint[0] == state.version and self._now >= stint[3]:
-            return state.rate  # it has run there long enough to be measured
+            return state._rate  # it has run there long enough to be measured
         cluster = self._cluster
         n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
         return self.throughput(

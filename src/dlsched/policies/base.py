@@ -1,8 +1,21 @@
-"""The policy protocol. A policy reads a `ClusterView` and returns an allocation."""
+"""The policy contract. A policy reads a `ClusterView` and returns an allocation.
+
+Lifecycle (scikit-learn's): parameters are stored by `__init__` and nothing else happens
+there; the engine calls `start(view)` at the beginning of every run, before the first job
+arrives, and the policy builds all its per-run state there. So one instance serves any
+number of runs, each from a clean state, and two runs with the same inputs and seed give the
+same result. During a run the engine calls `on_arrival(job)` for each job as it is
+submitted, `schedule(view)` once per scheduling point (after everything that happened at that
+instant), `on_round(view)` before `schedule` on a round tick (when `round_s` is set) and
+`on_finish(job)` when a job completes.
+
+What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
+says (`view.estimator`); the true rate stays with the engine. Random choices come from
+`view.rng`, the policy's stream of the run's seed.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -14,9 +27,10 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Policy(Protocol):
-    """What the engine calls. Hooks `on_arrival(job)`, `on_finish(job)`, `on_round(view)`
-    are optional. `schedule` returns `view.allocation()` after changing it, any mapping
-    job id → GPU ids as the whole answer, or None for "no change"."""
+    """What the engine calls. `start(view)` and the hooks `on_arrival(job)`,
+    `on_finish(job)`, `on_round(view)` are optional. `schedule` returns
+    `view.allocation()` after changing it, any mapping job id → GPU ids as the whole answer,
+    or None for "no change"."""
 
     name: str
     round_s: float | None
@@ -25,32 +39,19 @@ class Policy(Protocol):
 
 
 class BasePolicy:
-    """Convenience base: no round, no-op hooks, and a counter of pending GPU demands."""
+    """Convenience base: no round, no-op hooks, `start` to override for per-run state."""
 
     name = "base"
     round_s: float | None = None
 
-    def __init__(self) -> None:
-        self._pending_demand: Counter[int] = Counter()
+    def start(self, view: ClusterView) -> None:
+        """Called by the engine at the beginning of every run: build per-run state here."""
 
     def on_arrival(self, job: JobState) -> None:
-        self._pending_demand[job.spec.num_gpus] += 1
+        """Called when a job is submitted (before the scheduling call of that instant)."""
 
     def on_finish(self, job: JobState) -> None:
         """Called when a job completes."""
-
-    def _started(self, job: JobState) -> None:
-        demand = self._pending_demand
-        demand[job.spec.num_gpus] -= 1
-        if not demand[job.spec.num_gpus]:
-            del demand[job.spec.num_gpus]
-
-    def _requeued(self, job: JobState) -> None:
-        self._pending_demand[job.spec.num_gpus] += 1
-
-    def min_pending_demand(self) -> int:
-        """The smallest GPU request among pending jobs (0 when none pend)."""
-        return min(self._pending_demand, default=0)
 
     def schedule(self, view: ClusterView) -> Mapping[object, tuple[int, ...]] | None:
         raise NotImplementedError
