@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,13 +42,14 @@ __all__ = [
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a canonical CSV, CSV.gz or parquet file (see ``dlsched.traces.schema``)."""
+    skipped: list[dict[str, Any]] | None = [] if lenient else None
     if is_parquet(path):
         df = read_parquet_frame(path)
     else:
         header = read_csv_header(path)
         text = [c for c in TEXT_COLUMNS if c in header]
-        df = read_csv_frame(path, text_columns=text)
-    return validate_jobs(df, path, lenient=lenient, fmt=FORMAT)
+        df = read_csv_frame(path, text_columns=text, skipped=skipped)
+    return validate_jobs(df, path, lenient=lenient, fmt=FORMAT, skipped=skipped or ())
 
 
 def is_parquet(path: str | os.PathLike[str]) -> bool:

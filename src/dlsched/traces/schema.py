@@ -172,6 +172,7 @@ def validate_jobs(
     extra_checks: Sequence[RowCheck] = (),
     exclusions: Sequence[RowCheck] = (),
     excluded: Mapping[str, int] | None = None,
+    skipped: Sequence[Mapping[str, Any]] = (),
 ) -> Workload:
     """Validate a job table in canonical column names and return it as a ``Workload``.
 
@@ -187,7 +188,12 @@ def validate_jobs(
     ``exclusions`` are rows the format itself says are not replayable jobs (a CPU-only pod,
     a job still running when the log ends): they are dropped whatever ``lenient`` says and
     counted by reason in ``provenance["excluded"]``, together with the counts in
-    ``excluded`` of rows the loader already dropped.
+    ``excluded`` of rows the loader already dropped. ``skipped`` lists rows the reader
+    already left out as malformed (lenient loading only, see
+    ``reading.iter_csv_chunks``); they join ``provenance["skipped"]`` in file order.
+
+    A table that ends up with no job raises ``TraceError`` (replaying nothing is never what
+    was meant); when rows were skipped or excluded, the message says how many and why.
 
     >>> table = pd.DataFrame({"job_id": [7, 3], "submit_time": [5.0, 0.0],
     ...                       "num_gpus": [1, 4], "duration": [60.0, 30.0]})
@@ -213,7 +219,7 @@ def validate_jobs(
             )
 
     excluded_counts: dict[str, int] = {k: int(v) for k, v in (excluded or {}).items() if v}
-    rows_before = len(df) + sum(excluded_counts.values())
+    rows_before = len(df) + sum(excluded_counts.values()) + len(skipped)
     df, extra_checks = _apply_exclusions(df, exclusions, extra_checks, excluded_counts)
 
     typed = _typed_duration_columns(df, path)
@@ -417,7 +423,7 @@ def validate_jobs(
         checks.append(RowCheck(name("job_id"), _DUPLICATE, duplicate))
         bad = bad | duplicate
 
-    skipped = _describe_bad_rows(
+    bad_rows = _describe_bad_rows(
         checks,
         bad,
         rows,
@@ -425,9 +431,13 @@ def validate_jobs(
         first_row=first_row,
         limit=None if lenient else 1,
     )
-    if skipped and not lenient:
-        first = skipped[0]
+    if bad_rows and not lenient:
+        first = bad_rows[0]
         raise TraceError(first["reason"], path=path, row=first["row"], field=first["field"])
+    if skipped:
+        bad_rows = sorted([*(dict(s) for s in skipped), *bad_rows], key=lambda s: s["row"])
+    if not (~bad).any():
+        raise TraceError(_no_jobs(rows_before, bad_rows, excluded_counts), path=path)
 
     keep = np.flatnonzero(~bad)
     everything = len(keep) == n
@@ -478,7 +488,7 @@ def validate_jobs(
         "format": fmt,
         "rows_read": int(rows_before),
         "rows_loaded": len(jobs),
-        "skipped": skipped,
+        "skipped": bad_rows,
         "excluded": excluded_counts,
         "transforms": [],
         "lenient": bool(lenient),
@@ -489,6 +499,23 @@ def validate_jobs(
             "model that knows when the model converges must supply it"
         )
     return Workload(jobs, provenance)
+
+
+def _no_jobs(rows: int, skipped: list[dict[str, Any]], excluded: Mapping[str, int]) -> str:
+    """Why a table holds no job: empty, every row skipped as bad, or every row excluded."""
+    if not rows:
+        return "holds no jobs (only a header line); a trace needs at least one job row"
+    parts = []
+    if skipped:
+        first = skipped[0]
+        where = f"row {first['row']}" + (f", field {first['field']!r}" if first["field"] else "")
+        parts.append(
+            f"{len(skipped)} were skipped (lenient), the first on {where}: {first['reason']}"
+        )
+    if excluded:
+        reasons = "; ".join(f"{count} {reason}" for reason, count in excluded.items())
+        parts.append(f"{sum(excluded.values())} excluded by the format ({reasons})")
+    return f"holds no jobs: of its {rows} rows, " + "; ".join(parts)
 
 
 def _sorted(submit: np.ndarray, ids: pd.Series) -> bool:
