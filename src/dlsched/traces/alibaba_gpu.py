@@ -23,6 +23,7 @@ variants carry only the first five columns (no times) and cannot be replayed.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,10 @@ ZERO_RUN = "zero run time"
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load an openb pod list (``openb_pod_list_*.csv``, plain or gzipped)."""
-    pods = read_csv_frame(path, text_columns=("name", "gpu_spec", "qos", "pod_phase"))
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
+    pods = read_csv_frame(
+        path, text_columns=("name", "gpu_spec", "qos", "pod_phase"), skipped=skipped
+    )
     if "creation_time" not in pods.columns and {"name", "num_gpu"} <= set(pods.columns):
         raise TraceError(
             "this openb pod list has no creation_time, deletion_time or scheduled_time (the "
@@ -111,6 +115,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         path,
         lenient=lenient,
         fmt=FORMAT,
+        skipped=skipped or (),
         field_names={
             "job_id": "name",
             "submit_time": "creation_time",

@@ -22,6 +22,7 @@ skips too.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,8 +52,10 @@ NO_GPU = "asks for no GPU (num_gpu 0; the Chronus simulator skips these)"
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Chronus job CSV (plain or gzipped)."""
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
     table = read_csv_frame(
         path,
+        skipped=skipped,
         text_columns=(
             "job_id",
             "user",
@@ -107,6 +110,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         path,
         lenient=lenient,
         fmt=FORMAT,
+        skipped=skipped or (),
         field_names={"num_gpus": "num_gpu", "model": "model_name", "deadline": "expect_time_list"},
         extra_checks=checks,
         exclusions=[RowCheck("num_gpu", NO_GPU, gpus == 0)],

@@ -21,12 +21,13 @@ CPU-only jobs (``gpu_num`` 0), jobs without a ``duration`` (never ran) and jobs 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dlsched.traces.parsing import rebase, require_columns, times
-from dlsched.traces.reading import data_line_numbers, iter_csv_chunks
+from dlsched.traces.reading import iter_csv_chunks
 from dlsched.traces.schema import RowCheck, validate_jobs
 from dlsched.traces.workload import Workload
 
@@ -54,10 +55,10 @@ _TEXT = ("job_id", "user", "vc", "state", "submit_time", "start_time", "end_time
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Helios ``cluster_log.csv`` (plain or gzipped), streaming it in chunks."""
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
     parts: list[pd.DataFrame] = []
     cpu_only = 0
-    offset = 0
-    for chunk in iter_csv_chunks(path, text_columns=_TEXT):
+    for chunk in iter_csv_chunks(path, text_columns=_TEXT, skipped=skipped, source_row=True):
         require_columns(chunk, NEEDED, path, FORMAT)
         gpus = pd.to_numeric(chunk["gpu_num"], errors="coerce").to_numpy(
             dtype=np.float64, na_value=np.nan
@@ -80,17 +81,14 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
             "cpu_num": part["cpu_num"] if "cpu_num" in part.columns else None,
             "node_num": part["node_num"] if "node_num" in part.columns else None,
             "queueing_delay": part["queue"] if "queue" in part.columns else None,
-            "position": offset + np.flatnonzero(keep),
+            "source_row": part["source_row"],
         }
         parts.append(pd.DataFrame(columns).reset_index(drop=True))
-        offset += len(chunk)
     table = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     del parts
-    lines = data_line_numbers(path, offset)
     submit, origin = rebase(table.pop("submitted_ns").to_numpy(dtype=np.int64))
     bad_submit = table.pop("bad_submit").to_numpy(dtype=bool)
     table.insert(1, "submit_time", submit)
-    table["source_row"] = lines[table.pop("position").to_numpy()]
     for column in ("user", "status", "cpu_num", "node_num", "queueing_delay"):
         if table[column].isna().all():
             table.pop(column)
@@ -118,6 +116,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         extra_checks=checks,
         exclusions=exclusions,
         excluded={CPU_ONLY: cpu_only},
+        skipped=skipped or (),
     )
     workload.provenance["time_origin"] = origin
     return workload

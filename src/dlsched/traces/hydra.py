@@ -19,6 +19,7 @@ the job's truth on each type. ``job_name`` is kept as a passthrough column.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,8 @@ _INDEX = ("", "Unnamed: 0", "index")
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Hydra case CSV (plain or gzipped)."""
-    table = read_csv_frame(path, text_columns=("job_name",))
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
+    table = read_csv_frame(path, text_columns=("job_name",), skipped=skipped)
     require_columns(table, KNOWN, path, FORMAT)
     index = next((c for c in table.columns if c in _INDEX), None)
     types = [c for c in table.columns if c not in (*KNOWN, "source_row") and c != index]
@@ -66,5 +68,11 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     frame["job_name"] = table["job_name"]
     frame["source_row"] = table["source_row"]
     return validate_jobs(
-        frame, path, lenient=lenient, fmt=FORMAT, field_names=field_names, extra_checks=checks
+        frame,
+        path,
+        lenient=lenient,
+        fmt=FORMAT,
+        field_names=field_names,
+        skipped=skipped or (),
+        extra_checks=checks,
     )

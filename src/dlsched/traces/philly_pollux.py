@@ -18,6 +18,8 @@ Mapping:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,15 +36,21 @@ NEEDED: tuple[str, ...] = ("timestamp", "duration", "num_gpus", "cluster")
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load the Pollux-preprocessed Philly table (plain or gzipped CSV)."""
-    table = read_csv_frame(path, text_columns=("timestamp", "cluster"))
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
+    table = read_csv_frame(path, text_columns=("timestamp", "cluster"), skipped=skipped)
     require_columns(table, NEEDED, path, FORMAT)
-    return from_frame(table, path, lenient=lenient)
+    return from_frame(table, path, lenient=lenient, skipped=skipped or ())
 
 
 def from_frame(
-    table: pd.DataFrame, path: str | os.PathLike[str], *, lenient: bool = False
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    lenient: bool = False,
+    skipped: Sequence[Mapping[str, Any]] = (),
 ) -> Workload:
-    """Build the workload from the table as read (with ``source_row``)."""
+    """Build the workload from the table as read (with ``source_row``); ``skipped``: rows
+    the reader left out as malformed (see ``validate_jobs``)."""
     checks: list[RowCheck] = []
     submitted = times(table, "timestamp", checks)
     submit, origin = rebase(submitted)
@@ -61,6 +69,7 @@ def from_frame(
         path,
         lenient=lenient,
         fmt=FORMAT,
+        skipped=skipped,
         field_names={"submit_time": "timestamp", "vc": "cluster"},
         extra_checks=checks,
     )

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -58,13 +58,14 @@ def open_binary(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
                         f"{len(members)}",
                         path=path,
                     )
-                stream = archive.extractfile(members[0])
-                assert stream is not None  # a regular file always has a stream
-                yield stream
+                member = archive.extractfile(members[0])
+                assert member is not None  # a regular file always has a stream
+                yield member
             return
         with open(path, "rb") as raw:
             gzipped = raw.read(2) == _GZIP_MAGIC
-        with gzip.open(path, "rb") if gzipped else open(path, "rb") as stream:
+        opened = gzip.open(path, "rb") if gzipped else open(path, "rb")
+        with cast(IO[bytes], opened) as stream:
             yield stream
     except TraceError:
         raise
@@ -387,9 +388,9 @@ def iter_csv_chunks(
             ) from None
         except pd.errors.ParserError as exc:
             message = " ".join(str(exc).split())
-            line = re.search(r"line (\d+)", message)
+            where = re.search(r"line (\d+)", message)
             raise TraceError(
-                f"malformed CSV ({message})", path=path, row=int(line.group(1)) if line else None
+                f"malformed CSV ({message})", path=path, row=int(where.group(1)) if where else None
             ) from None
         except UnicodeDecodeError as exc:
             row, reason = _undecodable_line(path, exc)

@@ -221,6 +221,9 @@ def validate_jobs(
     excluded_counts: dict[str, int] = {k: int(v) for k, v in (excluded or {}).items() if v}
     rows_before = len(df) + sum(excluded_counts.values()) + len(skipped)
     df, extra_checks = _apply_exclusions(df, exclusions, extra_checks, excluded_counts)
+    if not len(df):  # before the column checks, which an empty table can fail for no reason
+        early = sorted((dict(s) for s in skipped), key=lambda s: s["row"])
+        raise TraceError(_no_jobs(rows_before, early, excluded_counts), path=path)
 
     typed = _typed_duration_columns(df, path)
     if typed:
@@ -605,7 +608,7 @@ def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     unparsed = np.flatnonzero(np.isnan(values) & ~missing)
     # Only the entries that did not parse are looked at one by one: NA spellings or bad rows.
     for i in unparsed:
-        if str(column.iat[i]).strip().lower() in _NA_TOKENS:
+        if str(column.iat[int(i)]).strip().lower() in _NA_TOKENS:
             missing[i] = True
     return values, missing, np.isnan(values) & ~missing
 
@@ -650,7 +653,7 @@ def _job_ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
             return as_int, missing, "int"
         except (OverflowError, ValueError, TypeError):  # beyond int64: keep them as text
             pass
-    ids = arrow.to_numpy(dtype=object, na_value=None)
+    ids: np.ndarray = arrow.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
     ids[missing] = None
     return ids, missing, "str"
 

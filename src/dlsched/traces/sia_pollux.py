@@ -20,6 +20,7 @@ model that knows each model's convergence must supply the work before simulation
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from dlsched.traces.parsing import require_columns
 from dlsched.traces.reading import read_csv_frame
@@ -39,7 +40,8 @@ RENAMES = {
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Pollux or Sia workload CSV (plain or gzipped)."""
-    table = read_csv_frame(path, text_columns=("name", "application"))
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
+    table = read_csv_frame(path, text_columns=("name", "application"), skipped=skipped)
     require_columns(table, COLUMNS[:4], path, FORMAT)
     table = table.rename(columns=RENAMES)
     return validate_jobs(
@@ -47,5 +49,6 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         path,
         lenient=lenient,
         fmt=FORMAT,
+        skipped=skipped or (),
         field_names={ours: theirs for theirs, ours in RENAMES.items()},
     )

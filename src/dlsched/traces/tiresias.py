@@ -8,6 +8,7 @@ and ``interval`` (gap to the next submission) are kept as passthrough columns.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from dlsched.errors import TraceError
 from dlsched.traces.reading import read_csv_frame
@@ -21,7 +22,8 @@ RENAMES = {"num_gpu": "num_gpus", "model_name": "model"}
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     """Load a Tiresias job CSV; errors name the Tiresias field (``num_gpu``, not ``num_gpus``)."""
-    df = read_csv_frame(path, text_columns=("job_id", "model_name"))
+    skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
+    df = read_csv_frame(path, text_columns=("job_id", "model_name"), skipped=skipped)
     for theirs, ours in RENAMES.items():
         if theirs in df.columns and ours in df.columns:
             raise TraceError(
@@ -31,4 +33,6 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
             )
     df = df.rename(columns=RENAMES)
     field_names = {ours: theirs for theirs, ours in RENAMES.items()}
-    return validate_jobs(df, path, lenient=lenient, fmt=FORMAT, field_names=field_names)
+    return validate_jobs(
+        df, path, lenient=lenient, fmt=FORMAT, field_names=field_names, skipped=skipped or ()
+    )
