@@ -4,7 +4,9 @@ Defaults follow the core semantics: a job's first start costs nothing, a restart
 preemption costs the restart cost, a move to other GPUs `migration_s` (the restart cost when
 not given), a change of GPU count of an elastic job `rescale_s` (the migration cost when not
 given). The restart cost may depend on the job's size (`restart_by_gpus`, Helios) or on its
-model (`restart_by_model`, Sia). `make_overheads(name)` gives the named settings in `PRESETS`.
+model (`restart_by_model`, Sia). `make_overheads(name)` gives the named settings in `PRESETS`
+(a `dlsched.registry.Registry`; plugins add presets under the ``dlsched.overhead_presets``
+entry-point group).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlsched.jobs import JobSpec
+from dlsched.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class OverheadModel:
         return self.migration(job) if self.rescale_s is None else self.rescale_s
 
 
-PRESETS: dict[str, OverheadModel] = {
+_BUILTIN_PRESETS: dict[str, OverheadModel] = {
     # The Tiresias authors' simulator charges nothing for preemption or placement.
     "tiresias-sim": OverheadModel(),
     "none": OverheadModel(),
@@ -107,15 +110,19 @@ PRESETS: dict[str, OverheadModel] = {
 }
 
 
+PRESETS: Registry[OverheadModel] = Registry(
+    "overhead preset", entry_point_group="dlsched.overhead_presets"
+)
+"""Preset name → `OverheadModel`."""
+for _name, _model in _BUILTIN_PRESETS.items():
+    PRESETS.add(_name, _model)
+del _name, _model
+
+
 def make_overheads(spec: OverheadModel | str | None, restart_s: float = 0.0) -> OverheadModel:
-    """An overhead model: as given, a preset name, or (None) a flat restart cost."""
+    """An overhead model: as given, a preset name (`PRESETS`), or (None) a flat restart cost."""
     if isinstance(spec, OverheadModel):
         return spec
     if spec is None:
         return OverheadModel(restart_s=restart_s)
-    try:
-        return PRESETS[spec]
-    except KeyError:
-        raise ValueError(
-            f"unknown overhead preset {spec!r}; presets: {', '.join(sorted(PRESETS))}"
-        ) from None
+    return PRESETS.get(spec)

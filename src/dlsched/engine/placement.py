@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlsched.engine.ledger import WHOLE, Ledger, Pool
+from dlsched.registry import Registry
 
 Placer = Callable[[Ledger, int, Pool], "tuple[int, ...] | None"]
 
@@ -140,19 +141,14 @@ def fraction(ledger: Ledger, milli: int, pool: Pool) -> tuple[int, ...] | None:
     return best_fit(ledger, 1, pool)
 
 
-STRATEGIES: dict[str, Placer] = {
-    "consolidated": consolidated,
-    "best_fit": best_fit,
-    "spread": spread,
-    "yarn": yarn,
-}
+STRATEGIES: Registry[Placer] = Registry("placement", entry_point_group="dlsched.placements")
+"""Placement strategy name → placer. Plugins: the ``dlsched.placements`` entry-point group."""
+STRATEGIES.add("consolidated", consolidated)
+STRATEGIES.add("best_fit", best_fit)
+STRATEGIES.add("spread", spread)
+STRATEGIES.add("yarn", yarn)
 
 
 def get_placer(name: str) -> Placer:
-    """A placement strategy by name."""
-    try:
-        return STRATEGIES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown placement {name!r}; choose one of {', '.join(STRATEGIES)}"
-        ) from None
+    """A placement strategy by name (`UnknownNameError`, a ValueError, if there is none)."""
+    return STRATEGIES.get(name)

@@ -2,39 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from dlsched.errors import did_you_mean
 from dlsched.perf.base import DurationModel, ThroughputModel
 from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
 from dlsched.perf.learned import LearnedEstimator
 from dlsched.perf.profile import ProfileTable
 from dlsched.perf.scaling import ScalingModel
+from dlsched.registry import Registry
 
-THROUGHPUT_MODELS = ("duration", "gavel", "scaling")
+THROUGHPUT_MODELS: Registry[Callable[[], ThroughputModel]] = Registry(
+    "throughput model", entry_point_group="dlsched.throughput_models"
+)
+"""Throughput model name → a factory with no arguments. Plugins: ``dlsched.throughput_models``."""
+THROUGHPUT_MODELS.add("duration", DurationModel)
+THROUGHPUT_MODELS.add("gavel", ProfileTable.gavel)
+THROUGHPUT_MODELS.add("scaling", ScalingModel.gavel)
+
+
+def _oracle(spec: str, arg: str) -> OracleEstimator:
+    if arg:
+        raise ValueError(f"estimator {spec!r}: 'oracle' takes nothing after ':'")
+    return OracleEstimator()
+
+
+def _noisy(spec: str, arg: str) -> OracleEstimator:
+    try:
+        return NoisyEstimator(float(arg)) if arg else NoisyEstimator()
+    except ValueError:
+        raise ValueError(f"estimator {spec!r}: the sigma after ':' must be a number >= 0") from None
+
+
+def _learned(spec: str, arg: str) -> OracleEstimator:
+    if arg and arg not in ("agnostic", *THROUGHPUT_MODELS):
+        raise ValueError(
+            f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
+            f"one of {', '.join(THROUGHPUT_MODELS)}"
+        )
+    return LearnedEstimator(arg or "agnostic")
+
+
+ESTIMATORS: Registry[Callable[[str, str], OracleEstimator]] = Registry(
+    "estimator", entry_point_group="dlsched.estimators"
+)
+"""Estimator name → ``factory(spec, arg)``, where `spec` is the whole text (for messages) and
+`arg` what follows ``name:`` (empty if nothing). Plugins: ``dlsched.estimators``."""
+ESTIMATORS.add("oracle", _oracle)
+ESTIMATORS.add("noisy", _noisy)
+ESTIMATORS.add("learned", _learned)
 
 
 def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
-    """A throughput model from its name (`duration`, `gavel`, `scaling`) or as given."""
+    """A throughput model from its name (`duration`, `gavel`, `scaling`, or a plugin's) or
+    as given."""
     if not isinstance(spec, str):
         if not isinstance(spec, ThroughputModel):
             raise TypeError(
-                f"throughput must be one of {THROUGHPUT_MODELS} or a ThroughputModel, got {spec!r}"
+                f"throughput must be one of {', '.join(THROUGHPUT_MODELS)} or a "
+                f"ThroughputModel, got {spec!r}"
             )
         return spec
-    name = spec.strip().lower()
-    if name == "duration":
-        return DurationModel()
-    if name == "gavel":
-        return ProfileTable.gavel()
-    if name == "scaling":
-        return ScalingModel.gavel()
-    raise ValueError(
-        f"unknown throughput model {spec!r}; choose one of "
-        f"{', '.join(THROUGHPUT_MODELS)} or pass a ThroughputModel"
-    )
+    return THROUGHPUT_MODELS.get(spec.strip().lower())()
 
 
 def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
-    `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), or as given."""
+    `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), a plugin's name
+    (`ESTIMATORS`), or as given."""
     if isinstance(spec, OracleEstimator):
         return spec
     if not isinstance(spec, str):
@@ -42,29 +77,17 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
             f"estimator must be 'oracle', 'noisy[:sigma]' or an estimator, got {spec!r}"
         )
     name, _, arg = spec.strip().lower().partition(":")
-    if name == "oracle" and not arg:
-        return OracleEstimator()
-    if name == "noisy":
-        try:
-            return NoisyEstimator(float(arg)) if arg else NoisyEstimator()
-        except ValueError:
-            raise ValueError(
-                f"estimator {spec!r}: the sigma after ':' must be a number >= 0"
-            ) from None
-    if name == "learned":
-        if arg and arg not in ("agnostic", *THROUGHPUT_MODELS):
-            raise ValueError(
-                f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
-                f"one of {', '.join(THROUGHPUT_MODELS)}"
-            )
-        return LearnedEstimator(arg or "agnostic")
-    raise ValueError(
-        f"unknown estimator {spec!r}; choose 'oracle', 'noisy', 'noisy:<sigma>', "
-        "'learned' or 'learned:<prior>'"
-    )
+    if name not in ESTIMATORS:
+        raise ValueError(
+            f"unknown estimator {spec!r}{did_you_mean(name, ESTIMATORS)}; choose one of "
+            f"{', '.join(ESTIMATORS)} ('noisy:<sigma>' and 'learned:<prior>' take an argument)"
+        )
+    return ESTIMATORS.get(name)(spec, arg)
 
 
 __all__ = [
+    "ESTIMATORS",
+    "THROUGHPUT_MODELS",
     "DurationModel",
     "LearnedEstimator",
     "NoisyEstimator",

@@ -2,79 +2,86 @@
 
 A third-party package registers ``mypolicy = mypkg.module:MyPolicy`` under the entry-point
 group ``dlsched.policies``; `get("mypolicy", **params)` then finds it without forking dlsched.
+
+The built-in policy modules (every module and sub-package of `dlsched.policies`) are imported
+on the first lookup, not when `dlsched.policies` is imported, so that the engine and the
+policies can import each other's light modules without a cycle. A policy module registers
+its classes with `@register(name)`; adding a policy means adding a module, nothing else.
+Clashes follow `dlsched.registry`: a name registered twice in code is an error, a plugin whose
+name is taken is skipped with a warning.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from collections.abc import Callable
-from importlib.metadata import entry_points
+import pkgutil
+from collections.abc import Callable, Mapping
 from typing import Any
 
-_REGISTRY: dict[str, Callable[..., Any]] = {}
-_entry_points_loaded = False
+from dlsched import registry as _generic
+
+_PACKAGE = "dlsched.policies"
+
+
+def _import_builtin_policies() -> None:
+    package = importlib.import_module(_PACKAGE)
+    modules = pkgutil.walk_packages(package.__path__, prefix=f"{_PACKAGE}.", onerror=lambda n: None)
+    for module in sorted(modules, key=lambda m: m.name):
+        importlib.import_module(module.name)
+
+
+POLICIES: _generic.Registry[Callable[..., Any]] = _generic.Registry(
+    "policy", entry_point_group="dlsched.policies", loader=_import_builtin_policies
+)
+"""Every policy factory (usually a class) by name."""
 
 
 def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Class decorator: make a policy available as `name`."""
-
-    def add(factory: Callable[..., Any]) -> Callable[..., Any]:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"policy name {name!r} is already registered")
-        _REGISTRY[name] = factory
-        return factory
-
-    return add
-
-
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for ep in entry_points(group="dlsched.policies"):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
+    """Class decorator: make a policy available as `name` (a ValueError if it is taken)."""
+    return POLICIES.register(name)
 
 
 def names() -> list[str]:
     """Every registered policy name, sorted."""
-    _load_entry_points()
-    return sorted(_REGISTRY)
-
-
-def describe(name: str) -> str:
-    """The first line of a policy's docstring."""
-    doc = inspect.getdoc(_factory(name)) or ""
-    return doc.splitlines()[0] if doc else ""
+    return POLICIES.names()
 
 
 def factory(name: str) -> Callable[..., Any]:
     """The class (or factory) registered under `name`."""
-    return _factory(name)
+    return POLICIES.get(name)
 
 
-def check_params(name: str, factory_: Callable[..., Any], params: dict[str, Any]) -> None:
-    """Raise ValueError naming the accepted parameters if `params` do not fit `factory_`."""
-    try:
-        inspect.signature(factory_).bind(**params)
-    except TypeError:
-        accepted = [p for p in inspect.signature(factory_).parameters if p != "self"]
-        raise ValueError(
-            f"policy {name!r} got parameters {sorted(params)}; it accepts {accepted or 'none'}"
-        ) from None
+def describe(name: str) -> str:
+    """The first line of a policy's docstring."""
+    doc = inspect.getdoc(factory(name)) or ""
+    return doc.splitlines()[0] if doc else ""
 
 
-def _factory(name: str) -> Callable[..., Any]:
-    _load_entry_points()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; registered: {', '.join(names())}") from None
+def parameters(name: str) -> dict[str, inspect.Parameter]:
+    """A policy's parameters by name (its factory's signature without self and **kwargs).
+
+    >>> parameters("fifo")["placement"].default
+    'consolidated'
+    """
+    return _generic.parameters(factory(name))
+
+
+def check_params(name: str, factory_: Callable[..., Any], params: Mapping[str, Any]) -> None:
+    """Raise ValueError if `params` do not fit `factory_`: an unknown parameter (with a
+    did-you-mean and the accepted ones) or a value of the wrong type (see
+    `dlsched.registry.check_arguments`)."""
+    _generic.check_arguments(f"policy {name!r}", factory_, params)
 
 
 def get(name: str, **params: Any) -> Any:
-    """A new policy instance by name, with its parameters."""
-    make = _factory(name)
+    """A new policy instance by name, with its parameters (checked first).
+
+    >>> get("tiresias", compat="maybe")
+    Traceback (most recent call last):
+    ...
+    ValueError: policy 'tiresias': parameter 'compat' must be true or false, got 'maybe'
+    """
+    make = factory(name)
     check_params(name, make, params)
     return make(**params)

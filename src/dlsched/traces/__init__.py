@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dlsched.errors import TraceError
+from dlsched.errors import TraceError, did_you_mean
+from dlsched.registry import Registry
 from dlsched.traces import (
     alibaba_gpu,
     alibaba_pai,
@@ -60,20 +61,25 @@ __all__ = [
 
 Loader = Callable[..., Workload]
 
-LOADERS: dict[str, Loader] = {
-    "canonical": canonical.load,
-    "tiresias": tiresias.load,
-    "gavel": gavel.load,
-    "philly": philly.load,
-    "philly-pollux": philly_pollux.load,
-    "alibaba-pai-2020": alibaba_pai.load,
-    "alibaba-gpu-2023": alibaba_gpu.load,
-    "helios": helios.load,
-    "sia-pollux": sia_pollux.load,
-    "chronus": chronus.load,
-    "hydra": hydra.load,
-}
-"""Format name → ``load(path, *, lenient=False, **options) -> Workload``."""
+LOADERS: Registry[Loader] = Registry("trace format", entry_point_group="dlsched.trace_formats")
+"""Format name → ``load(path, *, lenient=False, **options) -> Workload``. Plugins add formats
+under the ``dlsched.trace_formats`` entry-point group; they are used with ``format=<name>``
+(``"auto"`` detects built-in formats only)."""
+for _module in (
+    canonical,
+    tiresias,
+    gavel,
+    philly,
+    philly_pollux,
+    alibaba_pai,
+    alibaba_gpu,
+    helios,
+    sia_pollux,
+    chronus,
+    hydra,
+):
+    LOADERS.add(_module.FORMAT, _module.load)
+del _module
 
 _GAVEL_SUFFIXES = (".trace", ".trace.gz")
 
@@ -107,11 +113,15 @@ def load_trace(
     ``task_table=`` for ``alibaba-pai-2020``).
     """
     if format != "auto" and format not in LOADERS:
-        known = ", ".join(["auto", *sorted(LOADERS)])
-        raise TraceError(f"unknown trace format {format!r}; known formats: {known}", path=str(path))
+        known = ["auto", *LOADERS]
+        raise TraceError(
+            f"unknown trace format {format!r}{did_you_mean(format, known)}; "
+            f"known formats: {', '.join(known)}",
+            path=str(path),
+        )
     _check_path(path, directory_ok=format in ("auto", "alibaba-pai-2020"))
     name = detect_format(path) if format == "auto" else format
-    return LOADERS[name](path, lenient=lenient, **options)
+    return LOADERS.get(name)(path, lenient=lenient, **options)
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:

@@ -1,0 +1,393 @@
+"""One registry mechanism for every plug-in family: names → objects, plus entry points.
+
+Each family (policies, trace formats, throughput models, estimators, overhead presets,
+placements) owns one `Registry`. Built-in entries are added in code (`register`/`add`);
+a family may load its built-in modules lazily, on the first lookup, through a `loader`.
+Third-party packages add entries through the family's entry-point group, for example
+``mypolicy = mypkg.module:MyPolicy`` under ``dlsched.policies``; those are loaded on the
+first lookup too.
+
+Name clashes are never silent:
+
+- registering in code a name that already belongs to a *different* object raises
+  `ValueError` naming both objects (registering the same object twice is a no-op);
+- an entry point whose name is already taken is skipped with a `PluginWarning` naming the
+  plugin and the current owner of the name (built-ins and code win over plugins);
+- an entry point that cannot be loaded (missing module, error on import) is skipped with a
+  `PluginWarning` naming the plugin and its error; every other entry still works.
+
+>>> colours = Registry("colour")
+>>> _ = colours.add("red", "#f00")
+>>> colours.get("red"), "red" in colours, colours.names()
+('#f00', True, ['red'])
+>>> colours.get("rde")
+Traceback (most recent call last):
+...
+dlsched.registry.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); registered: red
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import numbers
+import sys
+import threading
+import types
+import typing
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Generic, TypeVar
+
+from dlsched.errors import DlschedError, did_you_mean
+
+T = TypeVar("T")
+
+
+class UnknownNameError(DlschedError, ValueError, KeyError):
+    """A name that no entry of a registry has. Both a `ValueError` and, so that a registry
+    can be indexed like a mapping, a `KeyError`."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginWarning(UserWarning):
+    """An entry-point plugin was skipped: it failed to load, or its name was taken."""
+
+
+def _describe(obj: object) -> str:
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if module and qualname:
+        return f"{module}.{qualname}"
+    return repr(obj)
+
+
+class Registry(Generic[T]):
+    """Names → objects of one plug-in family (`family` names it in messages).
+
+    `entry_point_group`: the entry-point group whose plugins join the registry on the first
+    lookup. `loader`: called once, on the first lookup, to import the family's built-in
+    modules (which register themselves); it runs before the entry points are read, so
+    built-ins take precedence over plugins.
+
+    Lookups (`get`, `names`, `in`, iteration, ``registry[name]``) see every entry; iteration
+    yields the names, sorted, so a registry can stand where a tuple of names or a dict keyed
+    by name was used.
+    """
+
+    def __init__(
+        self,
+        family: str,
+        entry_point_group: str | None = None,
+        loader: Callable[[], None] | None = None,
+    ) -> None:
+        self.family = family
+        self.entry_point_group = entry_point_group
+        self._loader = loader
+        self._entries: dict[str, T] = {}
+        self._loaded = loader is None and entry_point_group is None
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"Registry({self.family!r}, entry_point_group={self.entry_point_group!r})"
+
+    # -- adding -------------------------------------------------------------------------
+
+    def add(self, name: str, obj: T) -> T:
+        """Register `obj` as `name` and return it.
+
+        Raises ValueError if `name` already belongs to a different object.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
+        with self._lock:
+            existing = self._entries.get(name)
+            if existing is not None and existing is not obj:
+                raise ValueError(
+                    f"{self.family} name {name!r} is already registered to "
+                    f"{_describe(existing)}; cannot register {_describe(obj)} under it "
+                    "(choose another name)"
+                )
+            self._entries[name] = obj
+        return obj
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator: `add` the decorated class or function as `name`."""
+
+        def decorate(obj: T) -> T:
+            return self.add(name, obj)
+
+        return decorate
+
+    # -- looking up ---------------------------------------------------------------------
+
+    def get(self, name: str) -> T:
+        """The object registered as `name`; `UnknownNameError` (a ValueError) if none is."""
+        if not self._loaded:
+            self._load()
+        try:
+            return self._entries[name]
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            known = self.names()
+            raise UnknownNameError(
+                f"unknown {self.family} {name!r}{did_you_mean(name, known)}; "
+                f"registered: {', '.join(known) or 'none'}"
+            ) from None
+
+    factory = get
+    """The same as `get`, read better where the entries are classes or factories."""
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        if not self._loaded:
+            self._load()
+        return sorted(self._entries)
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        if not self._loaded:
+            self._load()
+        try:
+            return name in self._entries
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    # -- loading ------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._loaded:
+                return
+            # Set first: a built-in module may look a name up while the loader imports it.
+            self._loaded = True
+            try:
+                if self._loader is not None:
+                    self._loader()
+                if self.entry_point_group is not None:
+                    self._load_entry_points(entry_points(group=self.entry_point_group))
+            except BaseException:
+                self._loaded = False  # the next lookup tries again and raises again
+                raise
+
+    def _load_entry_points(self, points: Iterable[EntryPoint]) -> None:
+        for point in points:
+            plugin = f"{self.family} plugin {point.name!r} ({point.value}"
+            if point.dist is not None:
+                plugin += f", from {point.dist.name}"
+            plugin += f", entry-point group {self.entry_point_group!r})"
+            try:
+                obj = point.load()
+            except Exception as exc:  # a broken plugin must not break the others
+                warnings.warn(
+                    f"skipped {plugin}: it failed to load: {type(exc).__name__}: {exc}",
+                    PluginWarning,
+                    stacklevel=4,
+                )
+                continue
+            existing = self._entries.get(point.name)
+            if existing is None:
+                self._entries[point.name] = obj
+            elif existing is not obj:
+                warnings.warn(
+                    f"skipped {plugin}: the name {point.name!r} is already registered to "
+                    f"{_describe(existing)}; rename the plugin's entry point",
+                    PluginWarning,
+                    stacklevel=4,
+                )
+
+
+# -- factory parameters ---------------------------------------------------------------------
+
+
+def parameters(factory: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """The named parameters of a class or factory: its signature (following signature
+    decorators) without ``self``, ``*args`` and ``**kwargs``."""
+    return {
+        name: p
+        for name, p in inspect.signature(factory).parameters.items()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name != "self"
+    }
+
+
+def check_arguments(what: str, factory: Callable[..., Any], given: Mapping[str, Any]) -> None:
+    """Raise ValueError if `given` do not fit `factory`: an unknown name (with a did-you-mean
+    and the accepted names) or a value of the wrong type.
+
+    Values are checked against simple annotations (bool, int, float, str, None, Literal and
+    unions of those; string annotations are parsed, never evaluated) or, without an
+    annotation, against the type of the default. Other annotations are not checked. `what`
+    starts each message, e.g. ``"policy 'fifo'"``.
+    """
+    signature = inspect.signature(factory)
+    named = parameters(factory)
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    for key in given:
+        if key not in named and not open_ended:
+            accepted = ", ".join(named) or "none"
+            raise ValueError(
+                f"{what}: unknown parameter {key!r}{did_you_mean(key, named)}; "
+                f"it accepts {accepted}"
+            )
+    positional_only = [k for k in given if k in named and named[k].kind is named[k].POSITIONAL_ONLY]
+    if positional_only:
+        raise ValueError(f"{what}: parameter {positional_only[0]!r} cannot be given by name")
+    namespaces = _namespaces(factory)
+    for key, value in given.items():
+        if key not in named:
+            continue
+        parameter = named[key]
+        if parameter.default is not parameter.empty and value is parameter.default:
+            continue
+        accepted_kinds = _accepted(parameter, namespaces)
+        if accepted_kinds is not None and not any(_fits(k, value) for k in accepted_kinds):
+            raise ValueError(
+                f"{what}: parameter {key!r} must be {_say(accepted_kinds)}, got {value!r}"
+            )
+
+
+class _Literal:
+    """One value of a ``Literal[...]`` annotation."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+_SIMPLE: dict[str, type] = {
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "str": str,
+    "None": type(None),
+}
+
+
+def _namespaces(factory: Callable[..., Any]) -> list[Mapping[str, Any]]:
+    owners = inspect.getmro(factory) if inspect.isclass(factory) else (factory,)
+    spaces: list[Mapping[str, Any]] = []
+    for owner in owners:
+        module = sys.modules.get(getattr(owner, "__module__", "") or "")
+        if module is not None:
+            spaces.append(vars(module))
+    return spaces
+
+
+def _accepted(
+    parameter: inspect.Parameter, namespaces: list[Mapping[str, Any]]
+) -> list[type | _Literal] | None:
+    annotation = parameter.annotation
+    if annotation is parameter.empty:
+        default = parameter.default
+        if isinstance(default, bool):
+            return [bool]
+        if isinstance(default, (int, float, str)):
+            return [type(default)]
+        return None
+    try:
+        return _from_annotation(annotation, namespaces)
+    except (SyntaxError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _from_annotation(
+    annotation: object, namespaces: list[Mapping[str, Any]]
+) -> list[type | _Literal] | None:
+    if isinstance(annotation, str):
+        return _from_node(ast.parse(annotation, mode="eval").body, namespaces)
+    if annotation is None or annotation is type(None):
+        return [type(None)]
+    if annotation in (bool, int, float, str):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return [_Literal(v) for v in typing.get_args(annotation)]
+    if origin is typing.Union or origin is types.UnionType:
+        return _union(_from_annotation(a, namespaces) for a in typing.get_args(annotation))
+    return None
+
+
+def _union(
+    parts: Iterable[list[type | _Literal] | None],
+) -> list[type | _Literal] | None:
+    kinds: list[type | _Literal] = []
+    for part in parts:
+        if part is None:
+            return None  # one member we cannot check: accept anything rather than guess
+        kinds.extend(part)
+    return kinds
+
+
+def _head(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id in ("typing", "typing_extensions", "t"):
+            return node.attr
+    return None
+
+
+def _from_node(node: ast.expr, namespaces: list[Mapping[str, Any]]) -> list[type | _Literal] | None:
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return [type(None)]
+        if isinstance(node.value, str):  # a quoted annotation inside an annotation
+            return _from_annotation(node.value, namespaces)
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([_from_node(node.left, namespaces), _from_node(node.right, namespaces)])
+    if isinstance(node, ast.Name):
+        if node.id in _SIMPLE:
+            return [_SIMPLE[node.id]]
+        for space in namespaces:  # a type alias of the defining module, e.g. Mode = Literal[...]
+            if node.id in space:
+                return _from_annotation(space[node.id], [])
+        return None
+    if isinstance(node, ast.Subscript):
+        head = _head(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Literal":
+            if all(isinstance(i, ast.Constant) for i in items):
+                return [_Literal(i.value) for i in items]  # type: ignore[attr-defined]
+            return None
+        if head == "Optional":
+            return _union([_from_node(items[0], namespaces), [type(None)]])
+        if head == "Union":
+            return _union(_from_node(i, namespaces) for i in items)
+    return None
+
+
+def _fits(kind: type | _Literal, value: object) -> bool:
+    if isinstance(kind, _Literal):
+        return bool(value == kind.value) and isinstance(value, bool) == isinstance(kind.value, bool)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _say(kinds: list[type | _Literal]) -> str:
+    words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    parts: list[str] = []
+    literals = [repr(k.value) for k in kinds if isinstance(k, _Literal)]
+    if literals:
+        parts.append(literals[0] if len(literals) == 1 else f"one of {', '.join(literals)}")
+    for kind in kinds:
+        if isinstance(kind, _Literal):
+            continue
+        word = "None" if kind is type(None) else words.get(kind, kind.__name__)
+        if word not in parts:
+            parts.append(word)
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
