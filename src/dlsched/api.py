@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from dlsched import policies
+from dlsched._version import __version__
 from dlsched.cluster import Cluster, load_cluster
 from dlsched.engine.simulator import Simulator
 from dlsched.engine.specs import build_specs
@@ -21,8 +22,6 @@ from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
 from dlsched.traces import Workload, load_trace, validate_jobs
-
-__version__ = "0.1.0"
 
 
 def simulate(
@@ -37,12 +36,14 @@ def simulate(
     overheads: OverheadModel | str | None = None,
     audit: bool | None = None,
     on_progress: Callable[[float], None] | None = None,
+    max_time_s: float | None = None,
     **policy_params: Any,
 ) -> SimulationResult:
     """Replay `workload` on `cluster` under `policy` and return the result.
 
     - `policy`: a registered name (`dlsched.policies.names()`) or a policy instance;
-      `**policy_params` go to the named policy's constructor.
+      `**policy_params` go to the named policy's constructor. An instance may be passed to
+      any number of runs: the engine calls its `start(view)` at the beginning of each.
     - `throughput`: the truth — `"duration"` (type-agnostic replay), `"gavel"` (Gavel's
       measured table), `"scaling"` (measured + extrapolated) or a `ThroughputModel`.
     - `estimator`: what the policy sees — `"oracle"`, `"noisy"`, `"noisy:<sigma>"` or an
@@ -51,8 +52,15 @@ def simulate(
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
       overrides it. With neither, a policy's `default_overheads` (if it has one) apply.
+    - `seed`: the run's seed. One `numpy.random.SeedSequence(seed)` spawns independent
+      streams for the estimator's noise, the policy's random choices (`view.rng`) and
+      run-time transforms; the same inputs and seed give identical results.
     - `audit`: check every engine invariant after each scheduling call (slow; default from
       the environment variable `DLSCHED_AUDIT`).
+    - `max_time_s`: stop at this simulated time. Jobs not finished by then (and jobs left
+      when a policy stalls — `STALL_CALLS` calls in a row with nothing running and nothing
+      started) are `unfinished`, with their progress up to the stop credited, a
+      `RuntimeWarning`, and `result.meta["halted"]` saying why.
 
     A job that can never run (more GPUs than any one type has, or a model the throughput
     model cannot run anywhere) raises `TraceError` naming its file, row and field, unless the
@@ -92,6 +100,7 @@ def simulate(
         audit=audit,
         skip=set(unschedulable),
         on_progress=on_progress,
+        max_time_s=max_time_s,
     )
     sim.run()
     meta = {
@@ -124,10 +133,16 @@ def simulate(
     result = build_result(sim, meta, unschedulable)
     result.meta["sim_wall_s"] = time.perf_counter() - wall
     stuck = len(specs) - len(unschedulable) - sim.finished
+    if sim.halted is not None:
+        result.meta["halted"] = sim.halted
     if stuck:
+        why = (
+            f"the run ended early ({sim.halted['message']})"
+            if sim.halted is not None
+            else "the policy stopped starting them while nothing else could happen"
+        )
         warnings.warn(
-            f"{stuck} of {len(specs)} jobs never finished: the policy stopped "
-            "starting them while nothing else could happen (their status is "
+            f"{stuck} of {len(specs)} jobs never finished: {why} (their status is "
             "'unfinished' in result.jobs)",
             RuntimeWarning,
             stacklevel=2,

@@ -39,15 +39,15 @@ class Fifo(BasePolicy):
     name = "fifo"
 
     def __init__(self, backfill: bool | str = False, placement: str = "consolidated") -> None:
-        super().__init__()
         if backfill not in _BACKFILL:
             raise ValueError(f"fifo: backfill must be False, 'greedy' or 'easy', not {backfill!r}")
         self.backfill = _BACKFILL[backfill]
         self.placement = placement
+
+    def start(self, view: ClusterView) -> None:
         self._queue: deque[JobState] = deque()
 
     def on_arrival(self, job: JobState) -> None:
-        super().on_arrival(job)
         self._queue.append(job)
 
     def schedule(self, view: ClusterView):
@@ -60,9 +60,8 @@ class Fifo(BasePolicy):
             if gpus is None:
                 break
             alloc[head] = gpus
-            self._started(head)
             started.append(queue.popleft())
-        if queue and self.backfill is not None and view.free_gpus() >= self.min_pending_demand():
+        if queue and self.backfill is not None and view.free_gpus() >= view.min_pending_demand():
             self._backfill(view, alloc, started)
         return alloc
 
@@ -76,7 +75,7 @@ class Fifo(BasePolicy):
         kept: deque[JobState] = deque([head])
         for i in range(1, len(queue)):
             job = queue[i]
-            if job.status != PENDING or view.free_gpus() < self.min_pending_demand():
+            if job.status != PENDING or view.free_gpus() < view.min_pending_demand():
                 kept.extend(queue[j] for j in range(i, len(queue)))
                 break
             n = job.spec.num_gpus
@@ -85,7 +84,6 @@ class Fifo(BasePolicy):
                 gpus = view.place(job, strategy=self.placement)
                 if gpus is not None:
                     alloc[job] = gpus
-                    self._started(job)
                     if not in_time:
                         extra -= n
                     continue

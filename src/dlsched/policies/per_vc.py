@@ -47,18 +47,24 @@ class PerVC(BasePolicy):
     name = "per-vc"
 
     def __init__(self, inner: str = "fifo", **inner_params: Any) -> None:
-        super().__init__()
         self.inner = inner
         self.inner_params = inner_params
+        self.round_s = get(inner, **inner_params).round_s  # checks `inner` and its parameters
+
+    def start(self, view: ClusterView) -> None:
+        self._view = view
         self._policies: dict[str | None, Any] = {}
         self._jobs: dict[str | None, dict[object, JobState]] = {}
-        self.round_s = get(inner, **inner_params).round_s
 
     def _policy(self, vc: str | None) -> Any:
+        """The VC's own policy, made and started when its first job arrives."""
         policy = self._policies.get(vc)
         if policy is None:
             policy = self._policies[vc] = get(self.inner, **self.inner_params)
             self._jobs[vc] = {}
+            start = getattr(policy, "start", None)
+            if start is not None:
+                start(ScopedView(self._view, vc, self._jobs[vc]))
         return policy
 
     def on_arrival(self, job: JobState) -> None:

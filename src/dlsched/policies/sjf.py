@@ -30,8 +30,9 @@ class _ShortestFirst(BasePolicy):
     """Pending jobs in a heap keyed by (estimate, submit time, job order)."""
 
     def __init__(self, placement: str = "consolidated") -> None:
-        super().__init__()
         self.placement = placement
+
+    def start(self, view: ClusterView) -> None:
         self._heap: list[_Item] = []
         self._arrived: list[JobState] = []
 
@@ -43,7 +44,6 @@ class _ShortestFirst(BasePolicy):
         return (self._key(view, job), spec.submit_time, spec.index, job)
 
     def on_arrival(self, job: JobState) -> None:
-        super().on_arrival(job)
         self._arrived.append(job)  # keyed at the next schedule(), where the estimator is
 
     def _admit_arrivals(self, view: ClusterView) -> None:
@@ -66,7 +66,7 @@ class ShortestJobFirst(_ShortestFirst):
         alloc = view.allocation()
         heap = self._heap
         skipped: list[_Item] = []
-        while heap and view.free_gpus() >= self.min_pending_demand():
+        while heap and view.free_gpus() >= view.min_pending_demand():
             item = heapq.heappop(heap)
             job = item[3]
             gpus = view.place(job, strategy=self.placement)
@@ -74,7 +74,6 @@ class ShortestJobFirst(_ShortestFirst):
                 skipped.append(item)
                 continue
             alloc[job] = gpus
-            self._started(job)
         for item in skipped:
             heapq.heappush(heap, item)
         return alloc
@@ -86,8 +85,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     name = "srtf"
 
-    def __init__(self, placement: str = "consolidated") -> None:
-        super().__init__(placement)
+    def start(self, view: ClusterView) -> None:
+        super().start(view)
         # Running jobs by estimated finish time, latest first, one heap per GPU pool (only
         # jobs of the arriving job's pool can make room for it). While a job keeps its GPUs
         # its estimated finish time (remaining overhead included) is fixed, so remaining-time
@@ -121,13 +120,12 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             if gpus is None:
                 deferred.append(item)
                 if (
-                    view.free_gpus() < self.min_pending_demand()
+                    view.free_gpus() < view.min_pending_demand()
                     and self._longest_running(now) <= key
                 ):
                     break  # later jobs are longer still: they can neither fit nor preempt
                 continue
             alloc[job] = gpus
-            self._started(job)
             self._started_last.append(job)
         for item in deferred:
             heapq.heappush(heap, item)
@@ -176,7 +174,6 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             for entry in victims:
                 victim = entry[3]
                 del alloc[victim]
-                self._requeued(victim)
                 spec = victim.spec
                 # Back in the pending heap at once: other idle GPUs may take it in this call.
                 heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index, victim))
