@@ -10,7 +10,8 @@ heterogeneous GPU cluster under pluggable scheduling policies.
 60
 """
 
-from dlsched.api import __version__, simulate
+from dlsched._version import __version__
+from dlsched.api import simulate
 from dlsched.bundled import bundled_trace
 from dlsched.cluster import Cluster, load_cluster
 from dlsched.metrics import SimulationResult
