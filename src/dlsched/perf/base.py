@@ -11,8 +11,8 @@ class ThroughputModel(Protocol):
     """Steps per second of a whole job on an allocation.
 
     `gpu_type` is a type key (lower case). `colocated` lists the (model, n_gpus) of jobs sharing
-    the job's GPUs; None means the job runs alone. A return value of 0 means the job cannot
-    run on that allocation (for example out of memory).
+    the job's GPUs (a partner's model may be None: unknown); None means the job runs alone. A
+    return value of 0 means the job cannot run on that allocation (for example out of memory).
     """
 
     name: str
@@ -23,7 +23,7 @@ class ThroughputModel(Protocol):
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float: ...
 
     def reference_type(self, model: str | None) -> str | None:
@@ -45,7 +45,7 @@ class DurationModel:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         return 0.0 if colocated else 1.0
 

@@ -74,7 +74,7 @@ class LucidColocation:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         if not colocated:
             return self.base.throughput(model, gpu_type, n_gpus, n_nodes)

@@ -78,8 +78,17 @@ class LossCurve:
         max_epochs: int | None = None,
     ) -> int | None:
         """The first epoch e ≥ `window` with l(e − window) − l(e) ≤ `threshold`, or None past
-        `max_epochs`. The loss falls monotonically, so one look back suffices; solved in
-        closed form: with x = β0·e + β1 and d = β0·window the drop is d / (x (x − d))."""
+        `max_epochs`."""
+        epoch = self.epochs_to_converge(window, threshold)
+        if max_epochs is not None and epoch > max_epochs:
+            return None
+        return epoch
+
+    def epochs_to_converge(self, window: int = WINDOW_EPOCHS, threshold: float = THRESHOLD) -> int:
+        """The first epoch e ≥ `window` with l(e − window) − l(e) ≤ `threshold`, with no limit.
+
+        The loss falls monotonically, so one look back suffices; solved in closed form: with
+        x = β0·e + β1 and d = β0·window the drop is d / (x (x − d))."""
         if window < 1 or not threshold > 0:
             raise ValueError("window must be >= 1 epoch and threshold > 0")
         if self.beta0 == 0:
@@ -92,8 +101,6 @@ class LossCurve:
                 epoch -= 1  # guard the closed form against rounding
             while self._drop(epoch, window) > threshold:
                 epoch += 1
-        if max_epochs is not None and epoch > max_epochs:
-            return None
         return epoch
 
     def _drop(self, epoch: int, window: int) -> float:
@@ -224,10 +231,10 @@ class ConvergenceModel:
         key = (job.job_id, job.model)
         epochs = self._epochs.get(key)
         if epochs is None:
-            epochs = self._epochs[key] = self.curve(job).converged_epoch(
+            epochs = self._epochs[key] = self.curve(job).epochs_to_converge(
                 self.window, self.threshold
-            )  # type: ignore[assignment]
-        return epochs  # type: ignore[return-value]
+            )
+        return epochs
 
     def _configured_steps(self, model: str | None) -> float | None:
         value = self._steps_per_epoch

@@ -122,7 +122,7 @@ class LearnedEstimator(NoisyEstimator):
         return None if not count else self._sum[key] / count
 
     def _prior_rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
-        if self.prior == "agnostic":
+        if isinstance(self.prior, str):  # "agnostic", the only name __init__ keeps
             ref = job.gpu_type if job.gpu_type in self._types else None
             if ref is None:
                 ref = self._rates.truth.reference_type(job.model) or self._types[0]
@@ -131,7 +131,7 @@ class LearnedEstimator(NoisyEstimator):
             )
             return base * n_gpus / job.num_gpus
         try:
-            return self.prior.throughput(job.model, gpu_type, n_gpus, n_nodes)  # type: ignore[union-attr]
+            return self.prior.throughput(job.model, gpu_type, n_gpus, n_nodes)
         except UnknownModelError:
             return 0.0
 

@@ -110,7 +110,7 @@ class ProfileTable:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         if model is None:
             raise UnknownModelError(
@@ -119,9 +119,10 @@ class ProfileTable:
             )
         key = _model_key(model)
         if colocated:
-            if len(colocated) != 1:
-                return 0.0  # only pairs were measured
-            pair = self._pairs.get((key, gpu_type, n_gpus, _model_key(colocated[0][0])))
+            partner = colocated[0][0]
+            if len(colocated) != 1 or partner is None:
+                return 0.0  # only pairs of named models were measured
+            pair = self._pairs.get((key, gpu_type, n_gpus, _model_key(partner)))
             return 0.0 if pair is None else pair[0]
         if n_nodes > 1:
             rate = self._rates.get((key, gpu_type, n_gpus, False))

@@ -145,7 +145,8 @@ class AllReduceSpeedModel:
         scale = np.abs(a).max(axis=0)
         scale[scale == 0] = 1.0
         theta, _ = nnls(a / scale, b)
-        return cls(tuple(float(t) for t in theta / scale))  # type: ignore[arg-type]
+        t0, t1, t2, t3 = (float(t) for t in theta / scale)
+        return cls((t0, t1, t2, t3))
 
 
 class PSThroughput:
@@ -189,7 +190,7 @@ class PSThroughput:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         if colocated:
             return 0.0
@@ -444,7 +445,7 @@ class PolluxThroughput:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         if colocated or gpu_type != self.gpu_type:
             return 0.0

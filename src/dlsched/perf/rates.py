@@ -42,7 +42,7 @@ class JobRates:
             try:
                 rate = self.truth.throughput(
                     job.model, gpu_type, n_gpus, n_nodes, colocated=list(colocated) or None
-                )  # type: ignore[arg-type]
+                )
             except UnknownModelError:
                 rate = 0.0
             self._cache[key] = rate

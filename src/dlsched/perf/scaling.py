@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from dlsched.errors import UnknownModelError
 from dlsched.perf.profile import ProfileTable
@@ -64,9 +65,9 @@ class ScalingModel:
         self.inter_node_factor = fit_inter if inter_node_factor is None else inter_node_factor
 
     @classmethod
-    def gavel(cls, **kwargs: object) -> ScalingModel:
-        """A scaling model anchored on Gavel's measured table."""
-        return cls(ProfileTable.gavel(), **kwargs)  # type: ignore[arg-type]
+    def gavel(cls, **kwargs: Any) -> ScalingModel:
+        """A scaling model anchored on Gavel's measured table (`kwargs` as for the class)."""
+        return cls(ProfileTable.gavel(), **kwargs)
 
     def efficiency(self, n_gpus: int) -> float:
         """Per-GPU data-parallel efficiency η(n) = n^(−a)."""
@@ -78,17 +79,19 @@ class ScalingModel:
         gpu_type: str,
         n_gpus: int,
         n_nodes: int = 1,
-        colocated: Sequence[tuple[str, int]] | None = None,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
         profile = self.profile
-        known = profile is not None and profile.knows_model(model)
-        if known and colocated:
-            return profile.throughput(model, gpu_type, n_gpus, n_nodes, colocated)  # type: ignore[union-attr]
-        if colocated:
+        if profile is not None and model is not None and profile.knows_model(model):
+            if colocated:
+                return profile.throughput(model, gpu_type, n_gpus, n_nodes, colocated)
+            if profile.has(model, gpu_type, n_gpus, n_nodes):
+                return profile.throughput(model, gpu_type, n_gpus, n_nodes)
+            base_type, base_n, base_rate = self._anchor(profile, model, gpu_type, n_gpus)
+        elif colocated:
             return 0.0
-        if known and profile.has(model, gpu_type, n_gpus, n_nodes):  # type: ignore[union-attr]
-            return profile.throughput(model, gpu_type, n_gpus, n_nodes)  # type: ignore[union-attr]
-        base_type, base_n, base_rate = self._anchor(model, gpu_type, n_gpus, known)
+        else:
+            base_type, base_n, base_rate = self.reference, 1, 1.0
         if base_rate == 0.0:
             return 0.0
         rate = base_rate * (n_gpus / base_n) * self.efficiency(n_gpus) / self.efficiency(base_n)
@@ -102,19 +105,15 @@ class ScalingModel:
         return self.reference
 
     def _anchor(
-        self, model: str | None, gpu_type: str, n_gpus: int, known: bool
+        self, profile: ProfileTable, model: str, gpu_type: str, n_gpus: int
     ) -> tuple[str, int, float]:
-        """The measured (type, count, rate) to extrapolate from."""
-        if known:
-            for anchor_type in (gpu_type, self.reference):
-                counts = [
-                    m
-                    for m in self.profile.measured_counts(model, anchor_type)  # type: ignore[union-attr,arg-type]
-                    if m <= n_gpus
-                ]
-                if counts:
-                    m = counts[-1]
-                    return anchor_type, m, self.profile.measured(model, anchor_type, m)  # type: ignore[union-attr,arg-type,return-value]
+        """The measured (type, count, rate) of a known model to extrapolate from."""
+        for anchor_type in (gpu_type, self.reference):
+            counts = [m for m in profile.measured_counts(model, anchor_type) if m <= n_gpus]
+            if counts:
+                rate = profile.measured(model, anchor_type, counts[-1])
+                if rate is not None:  # measured_counts lists measured counts only
+                    return anchor_type, counts[-1], rate
         return self.reference, 1, 1.0
 
     def _speed(self, gpu_type: str) -> float:

@@ -371,7 +371,7 @@ def _per_job(
         }
     )
     part = (whole == 0) & (fraction > 0) & (fraction < 1)
-    per_job["gpu_milli"] = np.where(part, np.round(fraction * 1000).clip(lower=1), 1000.0)
+    per_job["gpu_milli"] = np.where(part, (fraction * 1000).round().clip(lower=1), 1000.0)
     types = grouped["gpu_type"].agg(lambda s: sorted({str(t) for t in s.dropna()}))
     per_job["gpu_type"] = [t[0] if len(t) == 1 else None for t in types]
     per_job["gpu_types"] = ["|".join(t) or None for t in types]

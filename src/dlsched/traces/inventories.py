@@ -252,7 +252,7 @@ def hydra_cluster(kind: str) -> dict[str, Any]:
 def _cluster(
     name: str, table: pd.DataFrame, memory: Mapping[str, float], description: str
 ) -> dict[str, Any]:
-    groups = table.groupby(["gpu_type", "gpus"]).size().sort_index()
+    groups = table.groupby(["gpu_type", "gpus"]).size().reset_index(name="count")
     return {
         "name": name,
         "description": description,
@@ -267,7 +267,7 @@ def _cluster(
                 "gpus_per_node": int(gpus),
                 "name": f"{t.lower()}x{int(gpus)}",
             }
-            for (t, gpus), count in groups.items()
+            for t, gpus, count in groups.itertuples(index=False, name=None)
         ],
     }
 

@@ -146,19 +146,25 @@ def _mask(n: int, at: list[int]) -> np.ndarray:
     return mask
 
 
+def _skip_whitespace(text: str, at: int) -> int:
+    """The index of the first non-whitespace character at or after `at` (len(text) if none)."""
+    match = _WHITESPACE.match(text, at)
+    return at if match is None else match.end()  # never None: the pattern matches ""
+
+
 def _jobs(text: str, path: str) -> Iterator[Any]:
     """The job objects of a JSON list (or of a stream of objects), one at a time."""
     decoder = json.JSONDecoder()
-    at = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]
+    at = _skip_whitespace(text, 0)
     if at == len(text):
         raise TraceError("the file is empty (no JSON)", path=path)
     in_list = text[at] == "["
     if in_list:
-        at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        at = _skip_whitespace(text, at + 1)
     position = 0
     while at < len(text):
         if in_list and text[at] == "]":
-            rest = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+            rest = _skip_whitespace(text, at + 1)
             if rest != len(text):
                 _fail(path, text, rest, position + 1, "text after the end of the job list")
             return
@@ -168,10 +174,10 @@ def _jobs(text: str, path: str) -> Iterator[Any]:
         except json.JSONDecodeError as exc:
             _fail(path, text, exc.pos, position, f"malformed JSON ({exc.msg})")
         yield job
-        at = _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+        at = _skip_whitespace(text, at)
         if in_list:
             if at < len(text) and text[at] == ",":
-                at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+                at = _skip_whitespace(text, at + 1)
             elif at >= len(text) or text[at] != "]":
                 _fail(path, text, at, position, "expected ',' or ']' after a job")
     if in_list:
