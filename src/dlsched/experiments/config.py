@@ -11,7 +11,6 @@ run's key is a hash of that config, so the same run is never computed twice.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import inspect
 import itertools
@@ -32,7 +31,7 @@ import yaml
 from dlsched import policies
 from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
 from dlsched.cluster import Cluster
-from dlsched.errors import ConfigError, DlschedError
+from dlsched.errors import ConfigError, DlschedError, did_you_mean
 from dlsched.experiments.transforms import TRANSFORMS
 from dlsched.perf import THROUGHPUT_MODELS, make_estimator
 from dlsched.perf.estimator import NoisyEstimator
@@ -51,7 +50,14 @@ TOP_KEYS = (
     "seeds",
     "sweep",
 )
-WORKLOAD_KEYS = ("trace", "format", "lenient", "transforms", "arrival_rate_scale")
+WORKLOAD_KEYS = (
+    "trace",
+    "format",
+    "lenient",
+    "transforms",
+    "arrival_rate_scale",
+    "resample_per_seed",
+)
 ESTIMATOR_KEYS = ("name", "sigma", "sigma_throughput")
 POLICY_KEYS = ("name", "label", "params")
 SWEEPABLE = (
@@ -71,6 +77,19 @@ SWEEPABLE = (
 
 KEY_CHARS = 16
 """Hex characters of a run key (64 bits of SHA-256)."""
+
+MAX_REPLICATES = 10_000
+"""The most replicates one experiment may ask for (``seeds: N``, or a list this long)."""
+
+MAX_REPLICATE_NUMBER = 2**32 - 1
+"""The largest replicate number a ``seeds:`` list may name."""
+
+MAX_GRID_CELLS = 100_000
+"""The most grid cells (policies × replicates × every sweep axis's values) of one experiment:
+more is almost surely a mistake (split a real study into several files)."""
+
+_TRANSFORM_INT_MIN = {"n": 1, "min_gpus": 1, "seed": 0}
+"""The least value of each integer transform argument (``head: 0`` would leave no job)."""
 
 
 @dataclass(frozen=True)
@@ -154,8 +173,21 @@ def run_seed(root_seed: int, replicate: int) -> int:
     comparison between policies sees the same noise draws, and adding a policy or a sweep
     value never changes the seed — nor the key — of an existing run.
     """
-    child = np.random.SeedSequence(root_seed).spawn(replicate + 1)[replicate]
+    # the spawn key of child r, built directly: spawn(r + 1) would make r + 1 children
+    child = np.random.SeedSequence(root_seed, spawn_key=(replicate,))
     return int(child.generate_state(1, dtype=np.uint32)[0])
+
+
+def workload_seed(transform_seed: int, replicate_seed: int, index: int) -> int:
+    """The seed of the seeded transform at `index` in one replicate, when the experiment
+    resamples its workload per replicate (``workload: {resample_per_seed: true}``).
+
+    It depends on the transform's own seed, its position and the replicate's seed
+    (`run_seed`), so replicates draw different workloads and the same file always draws the
+    same ones.
+    """
+    sequence = np.random.SeedSequence([replicate_seed, index, transform_seed])
+    return int(sequence.generate_state(1, dtype=np.uint32)[0])
 
 
 class _Context:
@@ -182,10 +214,35 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the experiment file: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except _DuplicateKeyError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
     return parse_experiment(data, source=str(source), text=text)
+
+
+class _DuplicateKeyError(yaml.YAMLError):
+    """A mapping of the file names one key twice (plain YAML keeps the last silently)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key: SafeLoader's own error follows
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise _DuplicateKeyError(
+                    f"key {key!r} is given twice in one mapping (lines {first} and "
+                    f"{key_node.start_mark.line + 1}); keep one"
+                )
+        return super().construct_mapping(node, deep=deep)
 
 
 def resolve_experiment(path: str | os.PathLike[str]) -> Path:
@@ -214,7 +271,7 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
         )
     unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
-        hint = _did_you_mean(unknown[0], TOP_KEYS)
+        hint = did_you_mean(unknown[0], TOP_KEYS)
         raise ctx.error(
             str(unknown[0]), f"is not an experiment key{hint}; the keys are {', '.join(TOP_KEYS)}"
         )
@@ -230,9 +287,10 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
     if not isinstance(description, str):
         raise ctx.error("description", "must be text")
 
+    workload, resample = _workload(data["workload"], ctx)
     base = {
         "cluster": _cluster(data["cluster"], ctx, "cluster"),
-        "workload": _workload(data["workload"], ctx),
+        "workload": workload,
         "throughput": _throughput(data.get("throughput", "duration"), ctx, "throughput"),
         "estimator": _estimator(data.get("estimator", "oracle"), ctx, "estimator"),
         "restart_overhead_s": _non_negative(
@@ -247,6 +305,7 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
         )
     replicates = _replicates(data.get("seeds", 1), ctx)
     axes, resolved_axes = _sweep(data.get("sweep") or {}, ctx, choices)
+    _check_grid_size(len(choices), len(replicates), resolved_axes, ctx)
 
     points: list[GridPoint] = []
     runs: dict[str, Run] = {}
@@ -259,7 +318,7 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
         ]
         for choice in choices:
             for replicate in replicates:
-                config = _combine(base, choice, seeds[replicate], setting, ctx)
+                config = _combine(base, choice, seeds[replicate], setting, ctx, resample)
                 key = run_key(config)
                 runs.setdefault(key, Run(key, config))
                 points.append(
@@ -270,6 +329,14 @@ def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None)
                         tuple((axis, shown) for axis, _, shown, _ in setting),
                     )
                 )
+    if resample and not any(
+        "seed" in step for run in runs.values() for step in run.config["workload"]["transforms"]
+    ):
+        raise ctx.error(
+            "workload.resample_per_seed",
+            "no transform of this workload draws random numbers, so there is nothing to "
+            f"resample; add one ({', '.join(_seeded_transforms())}) or remove the key",
+        )
     return Experiment(
         name=name,
         description=description,
@@ -323,21 +390,16 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     return _json_safe(data, ctx, key)
 
 
-def _workload(value: Any, ctx: _Context) -> dict[str, Any]:
+def _workload(value: Any, ctx: _Context) -> tuple[dict[str, Any], bool]:
+    """The workload's part of a run config, and whether to resample it per replicate."""
     if isinstance(value, str):
         value = {"trace": value}
     if not isinstance(value, dict):
         raise ctx.error("workload", "must be a mapping with at least 'trace' (or a trace path)")
-    for k in value:
-        if k not in WORKLOAD_KEYS:
-            raise ctx.error(
-                f"workload.{k}",
-                f"is not a workload key"
-                f"{_did_you_mean(k, WORKLOAD_KEYS)}; the keys are "
-                f"{', '.join(WORKLOAD_KEYS)}",
-            )
+    _check_keys(value, WORKLOAD_KEYS, ctx, "workload", "a workload key")
     if "trace" not in value:
         raise ctx.error("workload.trace", "is missing; name a trace file")
+    resample = _bool(value.get("resample_per_seed", False), ctx, "workload.resample_per_seed")
     return {
         "trace": _trace(value["trace"], ctx, "workload.trace"),
         "format": _format(value.get("format", "auto"), ctx, "workload.format"),
@@ -346,7 +408,7 @@ def _workload(value: Any, ctx: _Context) -> dict[str, Any]:
         "arrival_rate_scale": _positive(
             value.get("arrival_rate_scale", 1.0), ctx, "workload.arrival_rate_scale"
         ),
-    }
+    }, resample
 
 
 def _trace(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
@@ -402,28 +464,47 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
             name, args = item["name"], {k: v for k, v in item.items() if k != "name"}
         elif isinstance(item, dict) and len(item) == 1:
             ((name, arg),) = item.items()
-            if name in TRANSFORMS and len(TRANSFORMS[name][1]) == 1:
-                args = {next(iter(TRANSFORMS[name][1])): arg}
+            required = [a for a in TRANSFORMS.get(name, (None, {}))[1] if a != "seed"]
+            if name in TRANSFORMS and len(required) == 1 and not isinstance(arg, dict):
+                args = {required[0]: arg}
             else:
                 args = arg if isinstance(arg, dict) else None
         else:
             raise ctx.error(where, "must be {name: ..., <arguments>} or {<name>: <argument>}")
         if name not in TRANSFORMS:
-            raise ctx.error(where, f"unknown transform {name!r}; known: {', '.join(TRANSFORMS)}")
+            raise ctx.error(
+                where,
+                f"unknown transform {name!r}{did_you_mean(name, TRANSFORMS)}; "
+                f"known: {', '.join(TRANSFORMS)}",
+            )
         wanted = TRANSFORMS[name][1]
-        if not isinstance(args, dict) or set(args) != set(wanted):
+        if not isinstance(args, dict):
             raise ctx.error(where, f"transform {name!r} takes {', '.join(wanted)}")
+        _check_keys(args, wanted, ctx, where, f"an argument of transform {name!r}")
+        args = {"seed": 0, **args} if "seed" in wanted else args
+        missing = [arg for arg in wanted if arg not in args]
+        if missing:
+            raise ctx.error(
+                f"{where}.{missing[0]}",
+                f"is missing; transform {name!r} takes {', '.join(wanted)}",
+            )
         step: dict[str, Any] = {"name": name}
         for arg, kind in wanted.items():
             if kind is int:
-                number = args[arg]
-                if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-                    raise ctx.error(f"{where}.{arg}", f"must be an integer >= 0, got {number!r}")
+                number, least = args[arg], _TRANSFORM_INT_MIN.get(arg, 0)
+                if isinstance(number, bool) or not isinstance(number, int) or number < least:
+                    raise ctx.error(
+                        f"{where}.{arg}", f"must be an integer >= {least}, got {number!r}"
+                    )
                 step[arg] = number
             else:
                 step[arg] = _positive(args[arg], ctx, f"{where}.{arg}")
         steps.append(step)
     return steps
+
+
+def _seeded_transforms() -> list[str]:
+    return [name for name, (_, args) in TRANSFORMS.items() if "seed" in args]
 
 
 @lru_cache(maxsize=64)
@@ -462,12 +543,7 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
                     key, f"the sigma after 'noisy:' must be a number, got {arg!r}"
                 ) from None
     elif isinstance(value, dict):
-        for k in value:
-            if k not in ESTIMATOR_KEYS:
-                raise ctx.error(
-                    f"{key}.{k}",
-                    f"is not an estimator key; the keys are {', '.join(ESTIMATOR_KEYS)}",
-                )
+        _check_keys(value, ESTIMATOR_KEYS, ctx, key, "an estimator key")
         spec = dict(value)
         if not isinstance(spec.get("name"), str):
             raise ctx.error(f"{key}.name", "is missing; use 'oracle' or 'noisy'")
@@ -520,11 +596,7 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
             item = {"name": item}
         if not isinstance(item, dict):
             raise ctx.error(where, "must be a policy name or a {name, label, params} mapping")
-        for k in item:
-            if k not in POLICY_KEYS:
-                raise ctx.error(
-                    f"{where}.{k}", f"is not a policy key; the keys are {', '.join(POLICY_KEYS)}"
-                )
+        _check_keys(item, POLICY_KEYS, ctx, where, "a policy key")
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise ctx.error(f"{where}.name", "is missing; see `dlsched policies` for the names")
@@ -565,7 +637,7 @@ def policy_factory(name: str) -> Callable[..., Any]:
     if ":" in name:
         module, _, attribute = name.partition(":")
         try:
-            return getattr(import_module(module), attribute)  # type: ignore[no-any-return]
+            return getattr(import_module(module), attribute)
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"cannot import policy {name!r}: {exc}") from None
     return policies.registry.factory(name)
@@ -588,20 +660,56 @@ def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: st
 
 
 def _replicates(value: Any, ctx: _Context) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_REPLICATES:
+        raise ctx.error(
+            "seeds",
+            f"asks for {value:,} replicates, more than the cap of {MAX_REPLICATES:,}; "
+            "give how many seeded replicates to run (e.g. seeds: 5)",
+        )
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return tuple(range(value))
+    if isinstance(value, list) and len(value) > MAX_REPLICATES:
+        raise ctx.error(
+            "seeds", f"lists {len(value):,} replicates, more than the cap of {MAX_REPLICATES:,}"
+        )
     if (
         isinstance(value, list)
         and value
-        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        and all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_REPLICATE_NUMBER
+            for v in value
+        )
         and len(set(value)) == len(value)
     ):
         return tuple(value)
     raise ctx.error(
         "seeds",
         f"must be how many seeded replicates to run (an integer >= 1) or "
-        f"a list of distinct replicate numbers >= 0, got {value!r}",
+        f"a list of distinct replicate numbers from 0 to {MAX_REPLICATE_NUMBER}, got "
+        f"{_short(value)}",
     )
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+def _check_grid_size(
+    n_policies: int, n_replicates: int, axes: Sequence[tuple[str, Sequence[Any]]], ctx: _Context
+) -> None:
+    """Refuse a grid of more than `MAX_GRID_CELLS` cells before expanding it."""
+    cells = n_policies * n_replicates * math.prod(len(values) for _, values in axes)
+    if cells > MAX_GRID_CELLS:
+        sizes = " × ".join(
+            [f"{n_policies} policies", f"{n_replicates} seeds"]
+            + [f"{len(values)} {axis}" for axis, values in axes]
+        )
+        raise ctx.error(
+            "sweep" if axes else "seeds",
+            f"makes a grid of {cells:,} cells ({sizes}), more than the cap of "
+            f"{MAX_GRID_CELLS:,}; split the study into several experiment files",
+        )
 
 
 def _sweep(
@@ -623,7 +731,7 @@ def _sweep(
         ):
             raise ctx.error(
                 key,
-                f"cannot be swept{_did_you_mean(axis, SWEEPABLE)}; sweep one of "
+                f"cannot be swept{did_you_mean(axis, SWEEPABLE)}; sweep one of "
                 f"{', '.join(SWEEPABLE)} or params.<name> (a policy parameter)",
             )
         if not isinstance(values, list) or not values:
@@ -641,6 +749,21 @@ def _sweep(
         shown = tuple(_shown(axis, v, r) for v, r in zip(values, resolved, strict=True))
         if len(set(map(canonical_json, resolved))) != len(resolved):
             raise ctx.error(key, "lists the same value twice; remove the repeat")
+        for i, label in enumerate(shown):
+            if label in shown[:i]:  # two different values that reports would mix up
+                first = shown.index(label)
+                what = "name" if axis in ("cluster", "workload.trace") else "label"
+                raise ctx.error(
+                    f"{key}[{i}]",
+                    f"has the same {what} {label!r} as {key}[{first}] but differs from it; "
+                    + (
+                        "give the clusters distinct names"
+                        if axis == "cluster"
+                        else "give the traces distinct file names"
+                        if axis == "workload.trace"
+                        else "make the values distinct"
+                    ),
+                )
         shown_axes.append((axis, shown))
         resolved_axes.append((axis, resolved))
     return shown_axes, resolved_axes
@@ -688,8 +811,9 @@ def _combine(
     seed: int,
     setting: Sequence[tuple[str, Any, Any, str]],
     ctx: _Context,
+    resample: bool = False,
 ) -> dict[str, Any]:
-    """The resolved config of one cell."""
+    """The resolved config of one cell (`resample`: seeded transforms draw per replicate)."""
     config = json.loads(canonical_json(base))  # a deep copy
     params = dict(choice.params)
     param_key = None
@@ -712,6 +836,10 @@ def _combine(
         else:
             config[section] = value
     workload = config["workload"]
+    if resample:
+        for index, step in enumerate(workload["transforms"]):
+            if "seed" in step:
+                step["seed"] = workload_seed(step["seed"], seed, index)
     if workload["format"] == "auto":  # pin it, so that naming the format changes no key
         workload["format"] = _detect(workload["trace"]["path"], ctx, "workload.format")
     if param_key is not None:
@@ -726,9 +854,20 @@ def _check_policy_cached(name: str, params_json: str, source: str, where: str) -
     _check_policy(name, json.loads(params_json), _Context(source), where)
 
 
-def _did_you_mean(word: Any, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(str(word), choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def _check_keys(
+    value: Mapping[Any, Any],
+    allowed: Sequence[str] | Mapping[str, Any],
+    ctx: _Context,
+    where: str,
+    what: str,
+) -> None:
+    """Refuse the first key of `value` not in `allowed`, naming it with a did-you-mean."""
+    for k in value:
+        if k not in allowed:
+            raise ctx.error(
+                f"{where}.{k}",
+                f"is not {what}{did_you_mean(k, list(allowed))}; the keys are {', '.join(allowed)}",
+            )
 
 
 def _bool(value: Any, ctx: _Context, key: str) -> bool:

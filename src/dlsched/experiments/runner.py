@@ -1,19 +1,29 @@
 """Running an experiment's grid: in-process, on a local process pool, or on Dask.
 
-``run_experiment`` writes the grid into the results store, skips runs that already finished,
-and hands the others to an executor. Every executor calls the same ``execute_run``, which
-simulates one resolved config and stores the result atomically, or records the error and its
-traceback; either way the rest of the grid goes on.
+``run_experiment`` writes the grid into the results store, skips runs that are stored and
+verify, re-runs (and says so) runs that are damaged or were stored by another results format
+or dlsched version, and hands the others to an executor. Every executor calls the same
+``execute_run``, which simulates one resolved config and stores the result atomically, or
+records the error and its traceback; either way the rest of the grid goes on.
+
+Workers never outlive their driver: a pool worker watches the driver (``PR_SET_PDEATHSIG`` on
+Linux, and a watchdog thread everywhere) and exits when it ends, however it ended (SIGTERM,
+SIGKILL, Ctrl-C); and a worker stores a run only while its driver holds the store's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
+import select
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -23,7 +33,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from dlsched.api import __version__, simulate
+from dlsched.api import simulate
 from dlsched.cluster import Cluster
 from dlsched.errors import DlschedError
 from dlsched.experiments.config import (
@@ -33,7 +43,7 @@ from dlsched.experiments.config import (
     load_experiment,
     policy_factory,
 )
-from dlsched.experiments.store import ResultsStore
+from dlsched.experiments.store import LeaseLostError, ResultsStore, RunCheck, WriterLease
 from dlsched.experiments.transforms import apply_transforms, scale_arrivals
 from dlsched.metrics import SimulationResult
 from dlsched.perf import make_estimator
@@ -47,6 +57,11 @@ default); ``dask``: a Dask distributed cluster (``--address``, or a local one)."
 POOL_RESTARTS = 3
 """How many times a broken process pool (a worker killed, e.g. out of memory) is replaced
 before the runs still waiting are recorded as failed."""
+
+WATCHDOG_PERIOD_S = 0.2
+"""How often a pool worker's watchdog checks, where it must poll, that its driver lives."""
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class MissingExtraError(DlschedError):
@@ -79,6 +94,8 @@ class ExperimentOutcome:
     wall_s: float = 0.0
     pool_restarts: int = 0
     """How often a local process pool broke (a worker was killed) and was replaced."""
+    rerun: dict[str, RunCheck] = field(default_factory=dict)
+    """Runs found stored but damaged, stale or of the old format, and so run again."""
 
     @property
     def ok(self) -> bool:
@@ -151,11 +168,13 @@ def execute_run(
     config: Mapping[str, Any],
     store_root: str,
     on_progress: Callable[[float], None] | None = None,
+    lease: WriterLease | None = None,
 ) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
     Runs in a worker. Only ``Exception`` is recorded: Ctrl-C and worker shutdown pass through
-    and leave nothing that looks finished.
+    and leave nothing that looks finished. With a `lease` (the driver's hold on the store),
+    nothing is written unless the driver still holds the lock: `LeaseLostError` instead.
     """
     store = ResultsStore(store_root)
     if store.is_finished(key):
@@ -163,9 +182,11 @@ def execute_run(
     started = time.perf_counter()
     try:
         result = simulate_config(config, on_progress)
-        store.write_run(key, config, result)
+        store.write_run(key, config, result, lease=lease)
+    except LeaseLostError:
+        raise
     except Exception as exc:
-        store.record_failure(key, config, _one_line(exc), traceback.format_exc())
+        store.record_failure(key, config, _one_line(exc), traceback.format_exc(), lease=lease)
         return RunOutcome(key, "failed", _one_line(exc), time.perf_counter() - started)
     return RunOutcome(key, "finished", None, time.perf_counter() - started)
 
@@ -178,6 +199,8 @@ def _one_line(exc: BaseException) -> str:
 # ---- the grid ---------------------------------------------------------------------------
 def manifest(experiment: Experiment) -> dict[str, Any]:
     """The JSON record of an experiment's grid that reports read."""
+    from dlsched import __version__
+
     return {
         "name": experiment.name,
         "description": experiment.description,
@@ -215,7 +238,13 @@ def run_experiment(
       paths as this process — the traces and `out` — as on a shared file system).
     - `progress`: show a progress bar (default: only when stderr is a terminal).
 
-    Ctrl-C stops at once; runs finished so far stay stored and the next call resumes.
+    A stored run counts only when its manifest verifies and names this results format and
+    dlsched version; the others are run again, and one line per reason on stderr says how
+    many and why (also in ``outcome.rerun``).
+
+    Ctrl-C stops at once; runs finished so far stay stored and the next call resumes. SIGTERM
+    (when nobody else handles it) stops the workers too, then ends the process as SIGTERM
+    would; after SIGKILL, the workers notice their driver is gone and exit.
     """
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
@@ -225,46 +254,123 @@ def run_experiment(
     store = ResultsStore(out if out is not None else Path("results") / exp.name)
     started = time.perf_counter()
     outcome = ExperimentOutcome(exp, store)
-    with store.lock():
-        store.clean_partial()
-        store.write_manifest(manifest(exp), exp.text)
-        pending = [run for key, run in exp.runs.items() if not store.is_finished(key)]
-        outcome.skipped = [key for key in exp.runs if store.is_finished(key)]
-        bar = tqdm(
-            total=len(exp.runs),
-            initial=len(outcome.skipped),
-            unit="run",
-            desc=exp.name,
-            disable=None if progress is None else not progress,
-            file=sys.stderr,
-            dynamic_ncols=True,
-        )
-
-        def record(result: RunOutcome) -> None:
-            if result.status == "failed":
-                outcome.failed[result.key] = result.error or "failed"
-                bar.set_postfix(failed=len(outcome.failed), refresh=False)
-            else:  # "skipped" here: stored during this call, by a worker of a broken pool
-                outcome.finished.append(result.key)
-            bar.update(1)
-
-        n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
-        try:
-            if executor == "dask":
-                _run_on_dask(pending, store, n_workers, address, record)
-            elif executor == "local" or n_workers == 1:
-                single = len(pending) == 1 and not bar.disable
-                _run_in_process(pending, store, record, single)
-            else:
-                outcome.pool_restarts = _run_on_pool(pending, store, n_workers, record)
-        finally:
-            bar.close()
+    try:
+        with _sigterm_stops(), store.lock() as lease:
+            _run_grid(exp, store, lease, outcome, workers, executor, address, progress)
+    except _Terminated:
+        # the workers are stopped and the lock released: now end as SIGTERM would have
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise SystemExit(128 + signal.SIGTERM) from None
     outcome.wall_s = time.perf_counter() - started
     return outcome
 
 
+class _Terminated(BaseException):
+    """SIGTERM arrived while this process ran a grid (raised by `_sigterm_stops`)."""
+
+
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """Turn SIGTERM into `_Terminated` while a grid runs, so that the workers are stopped and
+    the lock released first — only where SIGTERM would have killed the process anyway (the
+    default handler, in the main thread)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run_grid(
+    exp: Experiment,
+    store: ResultsStore,
+    lease: WriterLease,
+    outcome: ExperimentOutcome,
+    workers: int | None,
+    executor: str,
+    address: str | None,
+    progress: bool | None,
+) -> None:
+    """Run the grid's pending runs while this process holds the store's lock (`lease`)."""
+    store.clean_partial()
+    store.write_manifest(manifest(exp), exp.text)
+    checks = {key: store.check_run(key) for key in exp.runs}
+    outcome.skipped = [key for key, check in checks.items() if check.ok]
+    outcome.rerun = {
+        key: check for key, check in checks.items() if check.status not in ("ok", "missing")
+    }
+    for line in rerun_messages(outcome.rerun):
+        print(f"{exp.name}: {line}", file=sys.stderr)
+    for key in outcome.rerun:
+        store.discard_run(key)
+    pending = [run for key, run in exp.runs.items() if not checks[key].ok]
+    bar = tqdm(
+        total=len(exp.runs),
+        initial=len(outcome.skipped),
+        unit="run",
+        desc=exp.name,
+        disable=None if progress is None else not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
+
+    def record(result: RunOutcome) -> None:
+        if result.status == "failed":
+            outcome.failed[result.key] = result.error or "failed"
+            bar.set_postfix(failed=len(outcome.failed), refresh=False)
+        else:  # "skipped" here: stored during this call, by a worker of a broken pool
+            outcome.finished.append(result.key)
+        bar.update(1)
+
+    n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
+    try:
+        if executor == "dask":
+            _run_on_dask(pending, store, n_workers, address, record, lease)
+        elif executor == "local" or n_workers == 1:
+            single = len(pending) == 1 and not bar.disable
+            _run_in_process(pending, store, record, single, lease)
+        else:
+            outcome.pool_restarts = _run_on_pool(pending, store, n_workers, record, lease)
+    finally:
+        bar.close()
+
+
+def rerun_messages(rerun: Mapping[str, RunCheck]) -> list[str]:
+    """One line per reason why stored runs are run again: how many, and why."""
+    lines = []
+    by_status: dict[str, list[tuple[str, RunCheck]]] = {}
+    for key, check in rerun.items():
+        by_status.setdefault(check.status, []).append((key, check))
+    for status, found in by_status.items():
+        if status == "damaged":
+            count = f"{len(found)} stored run{'s' if len(found) != 1 else ''}"
+            shown = "; ".join(f"{key}: {check.reason}" for key, check in found[:3])
+            more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+            lines.append(f"re-running {count} whose files are damaged ({shown}{more})")
+        else:  # legacy, stale: the reason names the version that stored them
+            for reason in sorted({check.reason for _, check in found}):
+                same = sum(check.reason == reason for _, check in found)
+                lines.append(f"re-running {same} stored run{'s' if same != 1 else ''}: {reason}")
+    return lines
+
+
 def _run_in_process(
-    pending: Iterable[Run], store: ResultsStore, record: Callable[[RunOutcome], None], single: bool
+    pending: Iterable[Run],
+    store: ResultsStore,
+    record: Callable[[RunOutcome], None],
+    single: bool,
+    lease: WriterLease | None = None,
 ) -> None:
     for run in pending:
         if single:  # one long run: show its progress over simulated time
@@ -282,9 +388,9 @@ def _run_in_process(
                     clock.update(now - seen[0])
                     seen[0] = now
 
-                record(execute_run(run.key, run.config, str(store.root), tick))
+                record(execute_run(run.key, run.config, str(store.root), tick, lease))
         else:
-            record(execute_run(run.key, run.config, str(store.root)))
+            record(execute_run(run.key, run.config, str(store.root), None, lease))
 
 
 def _pool_context() -> Any:
@@ -296,20 +402,76 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+def watch_driver(driver_pid: int) -> None:
+    """Make this (pool worker) process exit as soon as its driver `driver_pid` ends.
+
+    Two guards, because each misses a case: on Linux the kernel sends SIGKILL when the parent
+    ends (``PR_SET_PDEATHSIG``; the parent is the driver, or the forkserver that exits with
+    it), even while a long C call holds the GIL; everywhere, a daemon thread waits on the
+    driver (a pidfd where there is one, else polling) and on the parent changing.
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent or not _alive(driver_pid):  # it ended before the guard was set
+        os._exit(1)
+    threading.Thread(
+        target=_watchdog, args=(driver_pid, parent), name="dlsched-driver-watchdog", daemon=True
+    ).start()
+
+
+def _watchdog(driver_pid: int, parent: int) -> None:
+    pidfd = None
+    with contextlib.suppress(OSError, AttributeError):
+        pidfd = os.pidfd_open(driver_pid)  # type: ignore[attr-defined,unused-ignore]
+    while True:
+        if pidfd is not None:
+            # readable once the driver has ended (a zombie included, unlike kill(pid, 0))
+            if select.select([pidfd], [], [], WATCHDOG_PERIOD_S)[0]:
+                break
+        else:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if not _alive(driver_pid):
+                break
+        if os.getppid() != parent:
+            break
+    os._exit(1)  # at once: no cleanup that could write into the store
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _run_on_pool(
-    pending: list[Run], store: ResultsStore, workers: int, record: Callable[[RunOutcome], None]
+    pending: list[Run],
+    store: ResultsStore,
+    workers: int,
+    record: Callable[[RunOutcome], None],
+    lease: WriterLease | None = None,
 ) -> int:
     """Run on a local process pool, replacing it when a worker dies; return how often."""
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
         pool = ProcessPoolExecutor(
-            max_workers=min(workers, len(waiting)), mp_context=_pool_context()
+            max_workers=min(workers, len(waiting)),
+            mp_context=_pool_context(),
+            initializer=watch_driver,
+            initargs=(os.getpid(),),
         )
         futures = {}
         try:
             for run in waiting.values():
-                futures[pool.submit(execute_run, run.key, run.config, str(store.root))] = run
+                future = pool.submit(execute_run, run.key, run.config, str(store.root), None, lease)
+                futures[future] = run
         except BrokenProcessPool:
             pass  # a worker died already; what was submitted still reports below
         try:
@@ -342,14 +504,19 @@ def _run_on_pool(
     return breaks
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
+def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 1.0) -> None:
     """Cancel what has not started and end the workers now (their partial runs are temporary
-    directories, removed by the next run)."""
+    directories, removed by the next run): SIGTERM, then SIGKILL after `grace_s`."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
 
 
 def _driver_failure(store: ResultsStore, run: Run, exc: BaseException) -> RunOutcome:
@@ -364,6 +531,7 @@ def _run_on_dask(
     workers: int,
     address: str | None,
     record: Callable[[RunOutcome], None],
+    lease: WriterLease | None = None,
 ) -> None:
     try:
         from distributed import Client, LocalCluster
@@ -394,7 +562,7 @@ def _run_on_dask(
     root = str(store.root.resolve())
     try:
         futures = {
-            client.submit(execute_run, run.key, run.config, root, pure=False): run
+            client.submit(execute_run, run.key, run.config, root, None, lease, pure=False): run
             for run in pending
         }
         try:

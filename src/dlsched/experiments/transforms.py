@@ -3,8 +3,12 @@
 They delegate to `dlsched.traces.transforms`, the one home of workload transforms:
 `scale_arrivals` is `scale_arrival_rate` (gaps between submissions shrink by `factor`; the
 first submission stays put; deadlines keep their slack), `head` keeps the first n jobs,
-`deadlines` is `assign_deadlines` (deadline = submit + U(low, high) × duration, seeded) and
-`elastic` is `make_elastic` (every job may run on `min_gpus` to `max_factor` × its GPUs).
+`sample` is `sample_jobs` (n jobs drawn at random, seeded, in submit order), `deadlines` is
+`assign_deadlines` (deadline = submit + U(low, high) × duration, seeded) and `elastic` is
+`make_elastic` (every job may run on `min_gpus` to `max_factor` × its GPUs).
+
+A transform that takes a ``seed`` draws random numbers; its seed may be left out (0), and
+with ``workload: {resample_per_seed: true}`` each replicate gets its own (see ``config``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dlsched.traces import Workload
-from dlsched.traces.transforms import assign_deadlines, make_elastic, scale_arrival_rate
+from dlsched.traces.transforms import (
+    assign_deadlines,
+    make_elastic,
+    sample_jobs,
+    scale_arrival_rate,
+)
 
 
 def scale_arrivals(workload: Workload, factor: float) -> Workload:
@@ -23,6 +32,10 @@ def scale_arrivals(workload: Workload, factor: float) -> Workload:
 
 def _head(workload: Workload, n: int) -> Workload:
     return workload.head(n)
+
+
+def _sample(workload: Workload, n: int, seed: int) -> Workload:
+    return sample_jobs(workload, n, seed=seed)
 
 
 def _deadlines(workload: Workload, low: float, high: float, seed: int) -> Workload:
@@ -36,6 +49,7 @@ def _elastic(workload: Workload, min_gpus: int, max_factor: float) -> Workload:
 TRANSFORMS: dict[str, tuple[Callable[..., Workload], dict[str, type]]] = {
     "scale_arrivals": (scale_arrivals, {"factor": float}),
     "head": (_head, {"n": int}),
+    "sample": (_sample, {"n": int, "seed": int}),
     "deadlines": (_deadlines, {"low": float, "high": float, "seed": int}),
     "elastic": (_elastic, {"min_gpus": int, "max_factor": float}),
 }
