@@ -216,9 +216,10 @@ def _parse(data: Any, source: str) -> Cluster:
         rack_where: dict[str, str] = {}
         for r, rack in enumerate(racks):
             key = f"racks[{r}]"
+            if isinstance(rack, dict):
+                _check_mapping_keys(source, key, rack, _RACK_KEYS)
             if not isinstance(rack, dict) or not isinstance(rack.get("nodes"), list):
                 raise _fail(source, key, "must be a mapping with a 'nodes' list")
-            _check_mapping_keys(source, key, rack, _RACK_KEYS)
             rname = _name(rack["name"], source, f"{key}.name") if "name" in rack else f"rack{r}"
             if rname in rack_where:
                 raise _fail(
