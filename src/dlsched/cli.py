@@ -3,31 +3,119 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import sys
-from collections.abc import Sequence
+import tempfile
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
 from dlsched import policies
 from dlsched.api import __version__, simulate
-from dlsched.bundled import DEFAULT_CLUSTER, DEFAULT_TRACE, bundled_trace
+from dlsched.bundled import (
+    DEFAULT_CLUSTER,
+    DEFAULT_TRACE,
+    bundled_root,
+    bundled_trace,
+    resolve_cluster,
+)
 from dlsched.cluster import load_cluster
-from dlsched.errors import DlschedError
+from dlsched.errors import DlschedError, did_you_mean
 from dlsched.experiments import EXECUTORS, ResultsStore, load_experiment, run_experiment
+from dlsched.metrics import SimulationResult
 from dlsched.overheads import PRESETS
-from dlsched.perf import THROUGHPUT_MODELS
+from dlsched.perf import THROUGHPUT_MODELS, make_estimator
 from dlsched.traces import LOADERS, load_trace
 
 
+class UsageError(DlschedError):
+    """The command line itself is wrong: an unknown option, name or malformed value."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one `dlsched: error: ...` line, like every user error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def _param(text: str) -> tuple[str, Any]:
+    """``key=value`` → (key, value parsed as YAML: "true" → True, "3" → 3, "easy" → "easy")."""
     key, sep, value = text.partition("=")
+    key = key.strip()
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--param wants key=value, got {text!r}")
-    return key.strip(), yaml.safe_load(value)  # "true" → True, "3" → 3, "easy" → "easy"
+        raise argparse.ArgumentTypeError(f"a parameter is key=value, got {text!r}")
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} gives {key!r} no value; write {key}=VALUE ({key}=null for none)"
+        )
+    try:
+        return key, yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{key}={value}: the value is not valid YAML ({_yaml_problem(exc)}); "
+            "quote a string, close brackets: key=[1, 2], key={a: 1}"
+        ) from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong and where."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        problem = exc.problem or exc.context or "malformed"
+        mark = exc.problem_mark or exc.context_mark
+        if mark is not None:
+            return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+        return problem
+    return _one_line(str(exc))
+
+
+def _one_of(what: str, choices: Iterable[str]) -> Callable[[str], str]:
+    """An argparse type that accepts one of `choices` and answers a typo with a did-you-mean."""
+    known = list(choices)
+
+    def check(text: str) -> str:
+        if text in known:
+            return text
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {text!r}{did_you_mean(text, known)}; choose from {', '.join(known)}"
+        )
+
+    return check
+
+
+def _cluster(text: str) -> str:
+    """A cluster file that exists or a bundled cluster name (as given: `load_cluster` reads it)."""
+    try:
+        resolve_cluster(text)
+    except FileNotFoundError:
+        bundled = sorted(p.stem for p in (bundled_root() / "configs" / "clusters").glob("*.yaml"))
+        hint = did_you_mean(Path(text).name.removesuffix(".yaml"), bundled)
+        raise argparse.ArgumentTypeError(
+            f"{text}: no such cluster file and no bundled cluster of that name{hint}; "
+            f"bundled: {', '.join(bundled)}"
+        ) from None
+    return text
+
+
+def _estimator(text: str) -> str:
+    """An estimator spec that `make_estimator` accepts (checked now, not after loading a trace)."""
+    name = text.strip().lower().partition(":")[0]
+    kinds = ("oracle", "noisy", "learned")
+    if name not in kinds:
+        raise argparse.ArgumentTypeError(
+            f"unknown estimator {text!r}{did_you_mean(name, kinds)}; choose oracle, noisy, "
+            "noisy:<sigma>, learned or learned:<prior>"
+        )
+    try:
+        make_estimator(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,8 +126,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         default="auto",
-        choices=["auto", *sorted(LOADERS)],
-        help="trace format (default: detect)",
+        type=_one_of("trace format", ["auto", *sorted(LOADERS)]),
+        help=f"trace format: auto (detect; the default), {', '.join(sorted(LOADERS))}",
     )
     parser.add_argument(
         "--lenient", action="store_true", help="skip bad rows and unrunnable jobs, and report them"
@@ -47,18 +135,20 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cluster",
         default=DEFAULT_CLUSTER,
+        type=_cluster,
         help="cluster YAML file or bundled name (default: %(default)s)",
     )
     parser.add_argument(
         "--throughput",
         default="duration",
-        choices=THROUGHPUT_MODELS,
-        help="throughput model (default: %(default)s)",
+        type=_one_of("throughput model", THROUGHPUT_MODELS),
+        help=f"throughput model: {', '.join(THROUGHPUT_MODELS)} (default: %(default)s)",
     )
     parser.add_argument(
         "--estimator",
         default="oracle",
-        help="oracle, noisy or noisy:<sigma> (default: %(default)s)",
+        type=_estimator,
+        help="oracle, noisy, noisy:<sigma>, learned or learned:<prior> (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -71,13 +161,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overheads",
         default=None,
-        choices=sorted(PRESETS),
-        help="a named overhead preset (overrides --restart-overhead)",
+        type=_one_of("overhead preset", sorted(PRESETS)),
+        help=f"a named overhead preset: {', '.join(sorted(PRESETS))} (overrides "
+        "--restart-overhead)",
     )
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dlsched",
         description=(
             "What would happen to my jobs under scheduler X? Replays deep-learning job traces on "
@@ -111,7 +202,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    sub.add_parser("policies", help="list registered policies")
+    listing = sub.add_parser(
+        "policies",
+        help="list registered policies with their parameters",
+        description="List every registered policy, its one-line description and its "
+        "parameters with their defaults; with a NAME, that policy in detail.",
+    )
+    listing.add_argument("name", nargs="?", metavar="NAME", help="one policy to show in detail")
 
     compare = sub.add_parser(
         "compare",
@@ -152,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--executor",
         default="process",
-        choices=EXECUTORS,
+        type=_one_of("executor", EXECUTORS),
         help="process: local process pool (default); local: one by one in "
         "this process; dask: a Dask cluster (--address, else a local one)",
     )
@@ -211,6 +308,66 @@ def _policy_list(text: str) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
+def _build_policy(name: str, params: dict[str, Any]) -> Any:
+    """A policy instance built from the command line's name and parameters.
+
+    Built here rather than by `simulate(policy=name, **params)` so that a parameter named
+    like a run setting (`seed`) cannot collide with `simulate`'s own keywords, and so that a
+    value the constructor refuses is reported as the user's mistake. A constructor only stores
+    and checks its parameters (the policy contract), so a TypeError it raises comes from a
+    value of the wrong type given on the command line, not from a bug of a run.
+    """
+    try:
+        return policies.get(name, **params)  # an unknown name: one error with a did-you-mean
+    except TypeError as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise UsageError(
+            f"policy {name!r} cannot take {given}: {exc}; `dlsched policies {name}` lists its "
+            "parameters"
+        ) from None
+
+
+def _simulate(
+    args: argparse.Namespace, workload: Any, cluster: Any, policy: Any, params: dict[str, Any]
+) -> SimulationResult:
+    """One replay under the command line's run settings; `params` built `policy`."""
+    result = simulate(
+        workload,
+        cluster,
+        policy=policy,
+        throughput=args.throughput,
+        estimator=args.estimator,
+        seed=args.seed,
+        restart_overhead_s=args.restart_overhead,
+        overheads=args.overheads,
+    )
+    # simulate() records the parameters only when it builds the policy itself.
+    result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
+    return result
+
+
+def _check_out_dir(option: str, folder: str) -> None:
+    """Refuse an output folder that cannot be written, before a long run rather than after.
+
+    Nothing is created: the nearest existing ancestor must be a folder we can write into.
+    """
+    path = Path(folder)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "it is" if existing == path else f"{existing} is"
+        raise UsageError(f"{option} {folder}: {what} a file, not a folder; give a folder path")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {folder}: cannot write into {existing} ({exc.strerror or exc}); "
+            "give a folder you can write to"
+        ) from None
+
+
 def _fmt(key: str, value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
@@ -232,34 +389,28 @@ def _fmt(key: str, value: Any) -> str:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    params = dict(args.param)
+    policy = _build_policy(args.policy, params)  # a mistake here fails before the trace loads
+    if args.out:
+        _check_out_dir("--out", args.out)
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
-    result = simulate(
-        workload,
-        cluster,
-        policy=args.policy,
-        throughput=args.throughput,
-        estimator=args.estimator,
-        seed=args.seed,
-        restart_overhead_s=args.restart_overhead,
-        overheads=args.overheads,
-        **dict(args.param),
-    )
+    result = _simulate(args, workload, cluster, policy, params)
     summary = result.summary()
     if args.out:
         result.save(args.out)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    params = ", ".join(f"{k}={v!r}" for k, v in args.param)
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     print(f"dlsched {__version__}: {len(workload):,} jobs from {trace}")
     types = ", ".join(
         f"{count} {cluster.display_name(t)}" for t, count in cluster.capacity_by_type().items()
     )
     print(f"cluster {cluster.name}: {cluster.num_gpus:,} GPUs ({types})")
     print(
-        f"policy {args.policy}{f' ({params})' if params else ''}, throughput {args.throughput}, "
+        f"policy {args.policy}{f' ({shown})' if shown else ''}, throughput {args.throughput}, "
         f"estimator {args.estimator}, seed {args.seed}"
     )
     print()
@@ -277,32 +428,93 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _policies() -> int:
+def _policy_parameters(name: str) -> list[inspect.Parameter]:
+    """The parameters of policy `name`, in order; a ``**kwargs`` last (per-vc passes its
+    own on to its inner policy)."""
+    named = list(policies.parameters(name).values())
+    signature = inspect.signature(policies.factory(name))
+    return named + [p for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD]
+
+
+def _starred(param: inspect.Parameter) -> str:
+    """A parameter's name as a signature writes it: ``name``, ``*name`` or ``**name``."""
+    if param.kind is param.VAR_POSITIONAL:
+        return f"*{param.name}"
+    if param.kind is param.VAR_KEYWORD:
+        return f"**{param.name}"
+    return param.name
+
+
+def _parameter_default(param: inspect.Parameter) -> str:
+    """``name=default``, ``name (required)`` or ``**name`` for a policy's listing."""
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        return _starred(param)
+    if param.default is param.empty:
+        return f"{param.name} (required)"
+    return f"{param.name}={param.default!r}"
+
+
+def _parameter_detail(param: inspect.Parameter) -> str:
+    """``name: type = default`` for one policy in detail."""
+    text = _starred(param)
+    if param.annotation is not param.empty:
+        kind = param.annotation
+        text += f": {kind if isinstance(kind, str) else getattr(kind, '__name__', kind)}"
+    if param.default is not param.empty:
+        text += f" = {param.default!r}"
+    return text
+
+
+_WIDTH = 100
+
+
+def _policies(name: str | None) -> int:
+    """List every policy with its parameters, or show policy `name` in detail."""
+    if name is not None:
+        return _policy_detail(name)
     names = policies.names()
-    width = max(len(n) for n in names)
-    for name in names:
-        print(f"{name:<{width}}  {policies.describe(name)}")
+    column = min(max(len(n) for n in names), 26)
+    for policy in names:
+        print(f"{policy:<{column}}  {policies.describe(policy)}")
+        listed = ", ".join(_parameter_default(p) for p in _policy_parameters(policy))
+        print(
+            textwrap.fill(
+                listed or "(no parameters)",
+                _WIDTH,
+                initial_indent="    ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+            )
+        )
+    return 0
+
+
+def _policy_detail(name: str) -> int:
+    factory = policies.factory(name)  # an unknown name: one error with a did-you-mean
+    print(f"{name}: {policies.describe(name)}")
+    module = sys.modules.get(getattr(factory, "__module__", ""))
+    about = (inspect.getdoc(module) or "").split("\n\n")[0] if module is not None else ""
+    if module is not None and about:  # the module docstring names the paper
+        print()
+        print(textwrap.fill(" ".join(about.split()), _WIDTH))
+        print(f"(module {module.__name__})")
+    params = _policy_parameters(name)
+    print()
+    print("parameters:" if params else "parameters: none")
+    for param in params:
+        print(f"  {_parameter_detail(param)}")
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
+    # Every name and parameter is checked before the trace loads; each instance runs once.
+    built = [(label, _build_policy(name, params), params) for label, name, params in args.policies]
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
     summaries: dict[str, dict[str, Any]] = {}
-    for label, name, params in args.policies:
-        result = simulate(
-            workload,
-            cluster,
-            policy=name,
-            throughput=args.throughput,
-            estimator=args.estimator,
-            seed=args.seed,
-            restart_overhead_s=args.restart_overhead,
-            overheads=args.overheads,
-            **params,
-        )
-        summaries[label] = result.summary()
+    for label, policy, params in built:
+        summaries[label] = _simulate(args, workload, cluster, policy, params).summary()
     if args.json:
         print(json.dumps(summaries, indent=2))
         return 0
@@ -341,6 +553,8 @@ def _compare(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
     out = args.out or str(Path("results") / experiment.name)
+    if not args.dry_run:
+        _check_out_dir("--out" if args.out else "results folder", out)
     if args.dry_run:
         store = ResultsStore(out)
         done = sum(store.is_finished(k) for k in experiment.runs)
@@ -428,20 +642,44 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(text: str) -> str:
+    """`text` on one line: an error is always one line of the terminal."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _user_error(exc: BaseException) -> str:
+    """The message of a user error, on one line."""
+    if isinstance(exc, yaml.YAMLError):
+        return _yaml_problem(exc)
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    return _one_line(str(exc)) or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `dlsched` command."""
-    args = _parser().parse_args(argv)
     commands = {"replay": _replay, "compare": _compare, "run": _run, "report": _report}
+    # The boundary between a user's mistake and a bug. User errors are one line on stderr and
+    # exit 2: DlschedError (what dlsched raises on purpose, usage errors included), ValueError
+    # (validation of a file, name or value the user gave; ConfigError and TraceError are
+    # ValueErrors too), OSError (a path the user named cannot be read or written) and
+    # yaml.YAMLError (a YAML file the user wrote). Ctrl-C is exit 130 without a traceback.
+    # Anything else (TypeError, KeyError, AttributeError ...) is a bug in dlsched and keeps
+    # its traceback, so that it gets reported.
     try:
+        args = _parser().parse_args(argv)
         if args.command in commands:
             return commands[args.command](args)
-        return _policies()
-    except (DlschedError, FileNotFoundError, ValueError) as exc:
-        print(f"dlsched: error: {exc}", file=sys.stderr)
-        return 2
+        return _policies(args.name)
     except BrokenPipeError:  # `dlsched replay --json | head`: the reader left, not an error
         sys.stderr.close()
         return 0
+    except (DlschedError, ValueError, OSError, yaml.YAMLError) as exc:
+        print(f"dlsched: error: {_user_error(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dlsched: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

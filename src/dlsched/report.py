@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from dlsched.cluster import Cluster
+from dlsched.errors import DlschedError
 from dlsched.experiments.store import ResultsStore
+
+_T = TypeVar("_T")
 
 LOAD_AXIS = "workload.arrival_rate_scale"
 PLOTS = (
@@ -55,6 +59,84 @@ _MD_METRICS = (
     ("cost", "cost"),
 )
 _MAX_PANELS = 6
+
+
+class ResultsError(DlschedError, ValueError):
+    """A file of a results directory is damaged; the message names it and what to do."""
+
+
+_RERUN = "delete that run's folder and `dlsched run` the experiment again to re-run it"
+
+
+def _stored(path: Path, read: Callable[[], _T], remedy: str = _RERUN) -> _T:
+    """`read()` of a stored file, its failures turned into a `ResultsError` naming `path`."""
+    try:
+        return read()
+    except FileNotFoundError as exc:
+        if exc.filename is None:  # the reader's own sentence (no experiment.json) says it best
+            raise
+        raise ResultsError(f"{path}: missing; {remedy}") from None
+    except (OSError, ValueError) as exc:  # unreadable, not JSON, not parquet
+        raise ResultsError(f"{path}: unreadable ({exc}); {remedy}") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_summary(path: Path, summary: Any) -> dict[str, Any]:
+    """A run's stored summary: a mapping of metric names to numbers (or null)."""
+    if not isinstance(summary, dict):
+        raise ResultsError(
+            f"{path}: a summary is a mapping of metric to number, not a "
+            f"{type(summary).__name__}; {_RERUN}"
+        )
+    for metric, value in summary.items():
+        if value is not None and not _is_number(value):
+            raise ResultsError(f"{path}: {metric!r} is {value!r}, not a number; {_RERUN}")
+    return summary
+
+
+def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
+    """The grid `dlsched run` recorded: the fields a report reads, with their types."""
+    remedy = "run the experiment again with `dlsched run` to rewrite it"
+
+    def bad(what: str) -> ResultsError:
+        return ResultsError(f"{path}: {what}; {remedy}")
+
+    if not isinstance(manifest, dict):
+        raise bad(f"expected a mapping, found a {type(manifest).__name__}")
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "name": str,
+        "axes": list,
+        "points": list,
+        "policies": list,
+        "replicates": list,
+        "runs": int,
+    }
+    for key, kind in kinds.items():
+        if not isinstance(manifest.get(key), kind):
+            raise bad(
+                f"{key!r} is {manifest.get(key)!r}, expected a {getattr(kind, '__name__', kind)}"
+            )
+    for i, axis in enumerate(manifest["axes"]):
+        if not (
+            isinstance(axis, list)
+            and len(axis) == 2
+            and isinstance(axis[0], str)
+            and isinstance(axis[1], list)
+        ):
+            raise bad(f"axes[{i}] is {axis!r}, expected [name, [values]]")
+    for i, point in enumerate(manifest["points"]):
+        if not (
+            isinstance(point, dict)
+            and isinstance(point.get("key"), str)
+            and isinstance(point.get("policy"), str)
+            and isinstance(point.get("axes"), dict)
+            and "replicate" in point
+        ):
+            raise bad(f"points[{i}] is {point!r}, expected {{key, policy, replicate, axes}}")
+    return manifest
 
 
 @dataclass
@@ -82,10 +164,20 @@ class ReportData:
 def collect(results_dir: str | os.PathLike[str]) -> ReportData:
     """Read the grid and every stored run summary of a results directory."""
     store = ResultsStore(results_dir)
-    manifest = store.read_manifest()
+    manifest_path = store.root / "experiment.json"
+    manifest = _check_manifest(
+        manifest_path,
+        _stored(manifest_path, store.read_manifest, "run the experiment again to rewrite it"),
+    )
     axes = [name for name, _ in manifest["axes"]]
     load_axis = _load_axis(manifest)
-    failures = store.failures()
+    failures = _stored(store.failures_dir, store.failures, "delete the damaged failure record")
+    for key, failure in failures.items():
+        if not isinstance(failure, dict) or not isinstance(failure.get("error"), str):
+            raise ResultsError(
+                f"{store.failures_dir / key}.json: not a failure record (a mapping with an "
+                "'error' message); delete it"
+            )
     rows = []
     for point in manifest["points"]:
         key = point["key"]
@@ -98,11 +190,10 @@ def collect(results_dir: str | os.PathLike[str]) -> ReportData:
         if store.is_finished(key):
             row["status"] = "finished"
             row["load"] = (
-                point["axes"][load_axis]
-                if load_axis in axes
-                else store.run_config(key)["workload"]["arrival_rate_scale"]
+                point["axes"].get(load_axis) if load_axis in axes else _stored_load(store, key)
             )
-            row.update(store.run_summary(key))
+            path = store.run_dir(key) / "summary.json"
+            row.update(_check_summary(path, _stored(path, partial(store.run_summary, key))))
         else:
             row["status"] = "failed" if key in failures else "missing"
         rows.append(row)
@@ -120,6 +211,21 @@ def collect(results_dir: str | os.PathLike[str]) -> ReportData:
         variants,
         {k: v for k, v in failures.items() if k in set(cells["key"])},
     )
+
+
+def _stored_load(store: ResultsStore, key: str) -> Any:
+    """The arrival-rate scale a stored run was configured with."""
+    path = store.run_dir(key) / "config.json"
+    config = _stored(path, lambda: store.run_config(key))
+    try:
+        scale = config["workload"]["arrival_rate_scale"]
+    except (KeyError, TypeError):
+        raise ResultsError(f"{path}: no workload.arrival_rate_scale; {_RERUN}") from None
+    if not _is_number(scale):
+        raise ResultsError(
+            f"{path}: workload.arrival_rate_scale is {scale!r}, not a number; {_RERUN}"
+        )
+    return scale
 
 
 def _load_axis(manifest: dict[str, Any]) -> str:
@@ -320,9 +426,9 @@ def _load_label(data: ReportData) -> str:
 def _job_tables(data: ReportData) -> pd.DataFrame:
     frames = []
     for row in data.done.drop_duplicates(["key", "variant", "load"]).to_dict("records"):
-        jobs = pd.read_parquet(
-            data.store.run_dir(row["key"]) / "jobs.parquet",
-            columns=["jct", "queueing_delay", "status"],
+        path = data.store.run_dir(row["key"]) / "jobs.parquet"
+        jobs = _stored(
+            path, partial(pd.read_parquet, path, columns=["jct", "queueing_delay", "status"])
         )
         jobs = jobs[jobs["status"] == "finished"]
         frames.append(
