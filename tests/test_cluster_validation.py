@@ -163,10 +163,19 @@ def test_vc_unknown_node_name_suggests_the_closest(tmp_path):
     assert "vcs[0].nodes" in message and "did you mean 'alpha-0'" in message
 
 
-def test_unquoted_numeric_vc_name_is_an_error(tmp_path):
-    """A VC name YAML reads as a float (`12.50`) is refused instead of renamed `12.5`."""
-    text = "name: x\nnodes: [{gpu_type: V100}]\nvcs: [{name: 12.50, gpus: 1}]"
-    assert "vcs[0].name" in error_of(write(tmp_path, text))
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("name: x\nnodes: [{gpu_type: V100}]\nvcs: [{name: 12.50, gpus: 1}]", "vcs[0].name"),
+        ("name: x\nnodes: [{gpu_type: V100, name: 2020-01-01}]", "nodes[0].name"),
+        ("name: x\nnodes: [{gpu_type: yes}]", "nodes[0].gpu_type"),
+        ("name: ''\nnodes: [{gpu_type: V100}]", "name"),
+    ],
+)
+def test_names_yaml_reads_as_non_text_are_errors(tmp_path, text, key):
+    """A name YAML reads as a float, a date, a boolean or empty is refused, not renamed."""
+    message = error_of(write(tmp_path, text))
+    assert f"key '{key}'" in message and "quote it" in message
 
 
 # --- sizes --------------------------------------------------------------------------------

@@ -151,27 +151,35 @@ def load_cluster(path: str | Path) -> Cluster:
         resolved = resolve_cluster(path)
     except FileNotFoundError as exc:
         raise _MissingClusterFile(str(exc)) from None
+    return _parse(read_cluster_file(resolved), str(resolved))
+
+
+def read_cluster_file(path: Path) -> Any:
+    """The parsed YAML of a cluster file, not yet validated (`Cluster.from_dict` does that).
+
+    An unreadable file, one that is not UTF-8 text or not valid YAML is a `ConfigError`
+    naming the file, so every reader of cluster files (such as the experiment loader) can
+    share these errors.
+    """
     try:
-        raw = resolved.read_bytes()
+        raw = path.read_bytes()
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(
-            f"{resolved}: cannot read the cluster file ({reason}); check the path"
+            f"{path}: cannot read the cluster file ({reason}); check the path"
         ) from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"{resolved}: not a UTF-8 text file (byte {raw[exc.start]:#04x} at offset "
+            f"{path}: not a UTF-8 text file (byte {raw[exc.start]:#04x} at offset "
             f"{exc.start}); a cluster file is YAML text"
         ) from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(
-            f"{resolved}: not valid YAML{_yaml_problem(exc)}; fix the syntax"
-        ) from exc
-    return _parse(data, str(resolved))
+        raise ConfigError(f"{path}: not valid YAML{_yaml_problem(exc)}; fix the syntax") from exc
+    return data
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -205,7 +213,7 @@ def _parse(data: Any, source: str) -> Cluster:
             f"got {_a_kind(data)}"
         )
     _check_mapping_keys(source, None, data, _TOP_KEYS)
-    name = _name(data["name"], source, "name") if data.get("name") else Path(source).stem
+    name = Path(source).stem if data.get("name") is None else _name(data["name"], source, "name")
     types = _parse_gpu_types(data.get("gpu_types"), source)
 
     groups: list[tuple[str, str | None, Any]] = []  # (location, rack of a racks entry, group)
