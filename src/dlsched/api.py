@@ -68,7 +68,7 @@ def simulate(
     """
     wall = time.perf_counter()
     work = _as_workload(workload)
-    hardware = cluster if isinstance(cluster, Cluster) else load_cluster(cluster)
+    hardware = cluster if isinstance(cluster, Cluster) else load_cluster(os.fspath(cluster))
     if isinstance(policy, str):
         chosen = policies.get(policy, **policy_params)
     else:

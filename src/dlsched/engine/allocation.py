@@ -43,11 +43,12 @@ class Allocation(MutableMapping):
         if isinstance(job, JobState):
             state = job
         else:
-            state = self._jobs.active.get(job)
-            if state is None:
+            found = self._jobs.active.get(job)
+            if found is None:
                 raise SchedulingError(
                     f"job {job!r} is not pending or running at t={self._clock.now}"
                 )
+            state = found
         if state.status == FINISHED:
             raise SchedulingError(f"job {state.job_id!r} has already finished")
         return state

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import simpy
+from simpy.events import EventPriority
 
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import PACKED, Ledger
@@ -41,8 +42,8 @@ from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.rates import JobRates
 
-_AFTER_EVERYTHING = 2  # SimPy priority below NORMAL (1): runs after same-time events
-_LAST = 3  # after the scheduling call of the same instant (the max_time_s stop)
+_AFTER_EVERYTHING = EventPriority(2)  # SimPy priority below NORMAL (1): runs after same-time events
+_LAST = EventPriority(3)  # after the scheduling call of the same instant (the max_time_s stop)
 
 #: Scheduling calls in a row with nothing running and nothing changed after which a run is
 #: declared stalled (a policy that keeps waking itself up without ever starting a job).
@@ -491,7 +492,8 @@ class Simulator:
             )
 
     def _completion_due(self, event: simpy.Timeout) -> None:
-        self._complete(*event.value)
+        state, version, finish = event.value  # type: ignore[misc]
+        self._complete(state, version, finish)
 
     def _complete(self, state: JobState, version: int, finish: float) -> None:
         if state.version != version:

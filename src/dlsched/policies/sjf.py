@@ -91,7 +91,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         # jobs of the arriving job's pool can make room for it). While a job keeps its GPUs
         # its estimated finish time (remaining overhead included) is fixed, so remaining-time
         # order needs no recomputation.
-        self._running: dict[object, list[tuple[float, int, int, JobState]]] = {}
+        self._running: dict[object, list[tuple[float, float, int, JobState]]] = {}
         self._started_last: list[JobState] = []
 
     def _key(self, view: ClusterView, job: JobState) -> float:
@@ -152,8 +152,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             if not running:
                 continue
             freed = view.free_gpus_for_vc(job.spec.vc, gpu_type)
-            seen: list[tuple[float, int, int, JobState]] = []
-            chosen: list[tuple[float, int, int, JobState]] = []
+            seen: list[tuple[float, float, int, JobState]] = []
+            chosen: list[tuple[float, float, int, JobState]] = []
             while running and freed < need:
                 entry = heapq.heappop(running)
                 victim = entry[3]
