@@ -86,8 +86,8 @@ class Ledger:
 
     def fits_quota(self, vc: str | None, share: float) -> bool:
         """Whether `share` more GPUs (fractions count as fractions) fit the VC's quota."""
-        left = self.quota_left(vc)
-        return left is None or share <= left + 1e-9
+        quota = self.vc_quota.get(vc) if vc is not None else None  # inlined: a hot path
+        return quota is None or self.vc_used.get(vc, 0.0) + share <= quota + 1e-9  # type: ignore[arg-type]
 
     def pool_of(self, gpu: int) -> Pool:
         return self.node_pool[self.gpu_node[gpu]]

@@ -176,9 +176,8 @@ class ClusterView:
         owner = vc if vc in self._owning_vcs else None
         types = (type_key(gpu_type),) if gpu_type else self.gpu_types
         free = sum(ledger.free_by_pool.get((t, owner), 0) for t in types)
-        left = ledger.quota_left(vc)
-        if left is not None:
-            free = min(free, int(left + 1e-9))
+        if vc in ledger.vc_quota:
+            free = min(free, int(ledger.quota_left(vc) + 1e-9))  # type: ignore[operator]
         return free
 
     def fits_quota(self, job: JobSpec, n_gpus: int | None = None) -> bool:
