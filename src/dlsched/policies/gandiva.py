@@ -49,8 +49,10 @@ Simplified:
   than a server waits until whole servers free up (it may wait long under overload).
 - GPU utilisation and memory are not modelled, so packing candidates are not sorted by
   utilisation (the paper's order): known-good pairs first, then the partner that has run
-  longest. Observed rates are the engine's true rates (Gandiva measures progress); rates
-  alone come from the estimator (Gandiva profiles each job alone first). Pairs need equal
+  longest. Observed rates are measured from each job's progress over its current stint
+  (`view.observed_rate`), as Gandiva measures them; a pair in which one job has not made
+  measurable progress yet (its resume overhead still runs) is judged at a later quantum.
+  Rates alone come from the estimator (Gandiva profiles each job alone first). Pairs need equal
   GPU counts, as in Gavel's reimplementation (`scheduler/policies/gandiva.py`).
   `packing="profiled"` packs only pairs whose *predicted* normalised sum beats time-slicing
   (Gavel's reimplementation), still introspected; `packing="off"` never packs.
@@ -72,7 +74,6 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, deque
-from collections.abc import Iterable
 
 from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Pool
@@ -90,36 +91,42 @@ _EPS = 1e-6
 
 
 class _Server:
-    """Gandiva's view of one node: free GPUs, affinity, and the jobs homed on it."""
+    """Gandiva's view of one node: affinity and the jobs homed on it. Its free GPUs are the
+    engine's (`view.free_gpus_on_node`), which already count this call's changes."""
 
     __slots__ = (
         "index",
         "pool",
         "gpu_type",
         "size",
-        "free",
         "affinity",
         "residents",
         "waiting",
         "load",
+        "_view",
     )
 
-    def __init__(self, index: int, pool: Pool, gpu_type: str, gpus: Iterable[int]) -> None:
+    def __init__(self, index: int, pool: Pool, gpu_type: str, size: int, view: ClusterView) -> None:
         self.index = index
         self.pool = pool
         self.gpu_type = gpu_type
-        self.free: set[int] = set(gpus)
-        self.size = len(self.free)
+        self.size = size
         self.affinity: int | None = None  # job size the server is devoted to; None = empty
         self.residents: dict[JobState, None] = {}  # homed here, running or waiting
         self.waiting: dict[JobState, None] = {}  # residents suspended or not started, FIFO
         self.load = 0  # GPUs asked for by the residents (> size when over-subscribed)
+        self._view = view
+
+    @property
+    def free(self) -> tuple[int, ...]:
+        """Free GPU ids, sorted."""
+        return self._view.free_gpus_on_node(self.index)
 
     def is_empty(self) -> bool:
         return not self.residents and len(self.free) == self.size
 
     def first_free(self, n: int) -> tuple[int, ...]:
-        return tuple(sorted(self.free)[:n])
+        return self.free[:n]
 
     def __repr__(self) -> str:
         return (
@@ -134,6 +141,9 @@ class Gandiva(BasePolicy):
 
     name = "gandiva"
     default_overheads = make_overheads("gandiva")
+    # Set by `start` (the run's view) and by each `schedule` call (its allocation).
+    _view: ClusterView
+    _alloc: Allocation
 
     def __init__(
         self,
@@ -164,22 +174,26 @@ class Gandiva(BasePolicy):
         self.pack_threshold = float(pack_threshold)
         self.migration = migration
         self.grow_shrink = grow_shrink
-        # What the policy did, for tests and reports.
-        self.stats: Counter[str] = Counter()
-        self._view: ClusterView | None = None
-        self._arrivals: list[JobState] = []
 
-    # ---- set-up -------------------------------------------------------------------------
-    def _setup(self, view: ClusterView) -> None:
+    # ---- a run begins -------------------------------------------------------------------
+    def start(self, view: ClusterView) -> None:
+        """Build the run's state: servers, affinities, queues, verdicts, statistics."""
         cluster = view.cluster
         self._view = view
-        self.stats.clear()
+        # What the policy did in the last run, for tests and reports.
+        self.stats: Counter[str] = Counter()
+        self._arrivals: list[JobState] = []
         self._servers = [
-            _Server(node.index, view.pool_of_gpu(node.gpu_ids[0]), node.gpu_type, node.gpu_ids)
+            _Server(
+                node.index,
+                view.pool_of_gpu(node.gpu_ids[0]),
+                node.gpu_type,
+                len(node.gpu_ids),
+                view,
+            )
             for node in cluster.nodes
         ]
         self._gpu_server = [self._servers[n] for n in cluster.gpu_node]
-        self._holders = [0] * cluster.num_gpus
         self._pool_capacity = view.pool_capacity()
         self._pool_servers: dict[Pool, list[_Server]] = {}
         for server in self._servers:
@@ -194,6 +208,8 @@ class Gandiva(BasePolicy):
             pool: sorted({s.size for s in servers}) for pool, servers in self._pool_servers.items()
         }
         self._class: dict[tuple[Pool, int], set[_Server]] = {}
+        # The GPUs the policy gave each job: the engine has cleared a finished job's GPUs by
+        # the time `on_finish` runs, and Gandiva must know which servers they freed.
         self._gpus: dict[JobState, tuple[int, ...]] = {}
         self._home: dict[JobState, _Server] = {}
         self._base: dict[JobState, int] = {}
@@ -212,7 +228,6 @@ class Gandiva(BasePolicy):
         self._options_cache: dict[object, tuple[tuple[str, Pool, int], ...]] = {}
         self._capacity_changed = False
         self._colocated_query = _colocated_query(view.estimator)
-        self._alloc: Allocation | None = None
         self._now = 0.0
 
     # ---- hooks --------------------------------------------------------------------------
@@ -220,10 +235,7 @@ class Gandiva(BasePolicy):
         self._arrivals.append(job)
 
     def on_finish(self, job: JobState) -> None:
-        if self._view is None:
-            return
-        for gpu in self._gpus.pop(job, ()):
-            self._unhold(gpu)
+        self._freed(self._gpus.pop(job, ()))
         self._unpair(job)
         server = self._home.pop(job, None)
         if server is not None:
@@ -235,8 +247,6 @@ class Gandiva(BasePolicy):
 
     # ---- the scheduling call ------------------------------------------------------------
     def schedule(self, view: ClusterView) -> Allocation:
-        if self._view is not view:
-            self._setup(view)
         alloc = self._alloc = view.allocation()
         self._now = view.now
         self._refill()  # freed GPUs go first to their servers' waiting jobs
@@ -267,37 +277,29 @@ class Gandiva(BasePolicy):
                 self._retry_queue()
             self._balance()
         self._settle()
-        self._alloc = None
         return alloc
 
-    # ---- the GPU mirror -----------------------------------------------------------------
-    def _hold(self, gpu: int) -> None:
-        self._holders[gpu] += 1
-        if self._holders[gpu] == 1:
-            self._gpu_server[gpu].free.discard(gpu)
-
-    def _unhold(self, gpu: int) -> None:
-        self._holders[gpu] -= 1
-        if self._holders[gpu] == 0:
+    # ---- GPUs: the allocation, and the servers it frees ---------------------------------
+    def _freed(self, gpus: tuple[int, ...], kept: tuple[int, ...] = ()) -> None:
+        """A job let go of `gpus` (keeping `kept` of them): servers where one is now free
+        (not still held by a packed partner) may hand it to a waiting job, and may have
+        emptied. A GPU the job keeps counts too (it was given back and taken again)."""
+        for gpu in gpus:
             server = self._gpu_server[gpu]
-            server.free.add(gpu)
-            self._dirty.add(server)
-            self._touched.add(server)
+            if gpu in kept or gpu in server.free:
+                self._dirty.add(server)
+                self._touched.add(server)
 
     def _take(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> None:
-        """Give the job these GPUs (moving it if it holds others) in the allocation and in
-        the mirror."""
+        """Give the job these GPUs (moving it if it holds others)."""
         old = self._gpus.get(job, ())
         if old == gpus:
             return
         if pack:
-            self._alloc.pack(job, gpus)  # type: ignore[union-attr]
+            self._alloc.pack(job, gpus)
         else:
-            self._alloc[job] = gpus  # type: ignore[index]
-        for gpu in old:
-            self._unhold(gpu)
-        for gpu in gpus:
-            self._hold(gpu)
+            self._alloc[job] = gpus
+        self._freed(old, gpus)
         self._gpus[job] = gpus
         for server in {self._gpu_server[g] for g in gpus}:
             if server.affinity is None:
@@ -305,9 +307,8 @@ class Gandiva(BasePolicy):
 
     def _release(self, job: JobState) -> tuple[int, ...]:
         gpus = self._gpus.pop(job)
-        del self._alloc[job]  # type: ignore[attr-defined]
-        for gpu in gpus:
-            self._unhold(gpu)
+        del self._alloc[job]
+        self._freed(gpus)
         return gpus
 
     # ---- servers: affinity, residents, emptiness ----------------------------------------
@@ -374,8 +375,8 @@ class Gandiva(BasePolicy):
         if options is None:
             view = self._view
             out = []
-            for gpu_type in view.rank_types(spec):  # type: ignore[union-attr]
-                pool = view.pool(spec, gpu_type)  # type: ignore[union-attr]
+            for gpu_type in view.rank_types(spec):
+                pool = view.pool(spec, gpu_type)
                 out.append((gpu_type, pool, min(spec.num_gpus, self._pool_capacity[pool])))
             options = self._options_cache[key] = tuple(out)
         return options
@@ -385,16 +386,16 @@ class Gandiva(BasePolicy):
         view = self._view
         spec = job.spec
         if spec.fractional:
-            gpus = view.place(job)  # type: ignore[union-attr]
+            gpus = view.place(job)
             if gpus is None:
                 return False
             self._take(job, gpus)
             self._run_since[job] = self._now
             return True
-        options = [o for o in self._options(spec) if view.fits_quota(spec, o[2])]  # type: ignore[union-attr]
+        options = [o for o in self._options(spec) if view.fits_quota(spec, o[2])]
         # 1. a server of the job's affinity with room: the least loaded
         for _, pool, size in options:
-            best = None
+            best: _Server | None = None
             for server in self._class.get((pool, size), ()):
                 free = len(server.free)
                 if free >= size and (
@@ -406,13 +407,13 @@ class Gandiva(BasePolicy):
                 return True
         # 2. an empty server, which takes the job's affinity
         for _, pool, size in options:
-            server = self._empty_server(pool, size)
-            if server is not None:
-                self._start_on(server, job, size)
+            empty = self._empty_server(pool, size)
+            if empty is not None:
+                self._start_on(empty, job, size)
                 return True
         # 3. free GPUs anywhere: one server of another affinity, or spread (fixed later)
         for gpu_type, pool, size in options:
-            gpus = view.place(spec, gpu_type=gpu_type, n_gpus=size)  # type: ignore[union-attr]
+            gpus = view.place(spec, gpu_type=gpu_type, n_gpus=size)
             if gpus is None:
                 continue
             servers = {self._gpu_server[g] for g in gpus}
@@ -483,7 +484,7 @@ class Gandiva(BasePolicy):
 
     def _resume(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> bool:
         """Start or resume a waiting resident on `gpus` of its server."""
-        if not self._view.fits_quota(job.spec, len(gpus)):  # type: ignore[union-attr]
+        if not self._view.fits_quota(job.spec, len(gpus)):
             return False
         self._take(job, gpus, pack=pack)
         server = self._home[job]
@@ -558,7 +559,7 @@ class Gandiva(BasePolicy):
             chosen = [m for members in turns[next_turn:taken] for m in members]
             # a VC quota counts the GPUs the job's own VC gets back from the displaced jobs
             returned = sum(len(self._gpus[r]) for r in chosen if r.spec.vc == job.spec.vc)
-            if not self._view.fits_quota(job.spec, max(0, size - returned)):  # type: ignore[union-attr]
+            if not self._view.fits_quota(job.spec, max(0, size - returned)):
                 continue
             next_turn = taken
             for resident in chosen:
@@ -569,7 +570,7 @@ class Gandiva(BasePolicy):
     def _turns(self, server: _Server, now: float) -> list[tuple[JobState, ...]]:
         """Running residents (a packed pair as one) that have had a whole quantum, the
         longest-running first (ties: submit order)."""
-        turns = []
+        turns: list[tuple[float, int, tuple[JobState, ...]]] = []
         run_since, pair, quantum = self._run_since, self._pair, self.quantum_s - _EPS
         for resident in server.residents:
             since = run_since.get(resident)
@@ -636,14 +637,20 @@ class Gandiva(BasePolicy):
     def _introspect_pairs(self) -> None:
         """Pairs packed for a quantum are judged by their observed rates: kept if the sum of
         their normalised rates beats time-slicing, else the guest is suspended again."""
+        view = self._view
         for guest, (host, since, key) in list(self._guest.items()):
             if self._now - since < self.quantum_s - _EPS or self._verdict.get(key):
                 continue
             gpu_type = self._gpu_server[self._gpus[guest][0]].gpu_type
-            gain = _normalised(self._view, guest, gpu_type) + _normalised(
-                self._view, host, gpu_type
-            )
-            if gain > self.pack_threshold:
+            guest_gain = _normalised(view, guest, gpu_type)
+            host_gain = _normalised(view, host, gpu_type)
+            if guest_gain is None or host_gain is None:
+                # Gandiva judges a pair by the progress it measured; one of the two has made
+                # none yet in its current stint (still in its resume overhead, or re-rated
+                # at this very instant), so the pair is judged at a later quantum.
+                self.stats["verdicts_deferred"] += 1
+                continue
+            if guest_gain + host_gain > self.pack_threshold:
                 self._verdict[key] = True
                 continue
             self._verdict[key] = False
@@ -669,7 +676,7 @@ class Gandiva(BasePolicy):
         return fits
 
     def _predicted_gain(self, a: JobSpec, b: JobSpec, gpu_type: str, size: int) -> float:
-        estimator = self._view.estimator  # type: ignore[union-attr]
+        estimator = self._view.estimator
         total = 0.0
         for job, other in ((a, b), (b, a)):
             alone = estimator.throughput(job, gpu_type, size)
@@ -713,7 +720,7 @@ class Gandiva(BasePolicy):
     def _defragment(self, job: JobState, mine: Counter, size: int) -> _Server | None:
         """Empty enough of the server holding most of the job's GPUs by moving its residents
         to free GPUs elsewhere in the pool; only when consolidation speeds the job up."""
-        estimator = self._view.estimator  # type: ignore[union-attr]
+        estimator = self._view.estimator
         target = min(mine, key=lambda s: (-mine[s], s.index))
         gpu_type = target.gpu_type
         if (
@@ -796,9 +803,9 @@ class Gandiva(BasePolicy):
             now, spec, gpu_type = self._now, job.spec, server.gpu_type
             current = len(gpus)
             most = min(spec.gpu_range[1], current + len(server.free), server.size)
-            if most <= current or not view.fits_quota(spec, most - current):  # type: ignore[union-attr]
+            if most <= current or not view.fits_quota(spec, most - current):
                 continue
-            estimator = view.estimator  # type: ignore[union-attr]
+            estimator = view.estimator
             rate_now = estimator.throughput(spec, gpu_type, current)
             # the fastest count (fewest GPUs on ties); profiles may lack some counts (rate 0)
             rate_grown, target = max(
@@ -808,7 +815,7 @@ class Gandiva(BasePolicy):
             if not rate_grown > rate_now > 0:
                 continue  # no speed-up (for example duration replay)
             left = estimator.remaining_steps(job, now)
-            if left / rate_now - left / rate_grown <= view.overheads.rescale(spec):  # type: ignore[union-attr]
+            if left / rate_now - left / rate_grown <= view.overheads.rescale(spec):
                 continue
             self._take(job, tuple(sorted(gpus + server.first_free(target - current))))
             if target > self._base[job]:
@@ -841,10 +848,14 @@ def _pair_key(model: str | None, other: str | None, gpu_type: str, size: int) ->
     return (*sorted((str(model), str(other))), gpu_type, size)
 
 
-def _normalised(view: ClusterView | None, job: JobState, gpu_type: str) -> float:
-    """The job's observed rate over its rate alone on the same GPUs."""
-    alone = view.estimator.throughput(job.spec, gpu_type, len(job.gpus) or job.spec.num_gpus)  # type: ignore[union-attr]
-    return job.rate / alone if alone > 0 else 0.0
+def _normalised(view: ClusterView, job: JobState, gpu_type: str) -> float | None:
+    """The job's observed rate (measured from its progress) over its rate alone on the same
+    GPUs; None while no progress has been measured in its current stint."""
+    observed = view.observed_rate(job)
+    if observed is None:
+        return None
+    alone = view.estimator.throughput(job.spec, gpu_type, len(job.gpus) or job.spec.num_gpus)
+    return observed / alone if alone > 0 else 0.0
 
 
 def _colocated_query(estimator: object):

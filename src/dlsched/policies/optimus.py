@@ -37,7 +37,9 @@ Modes.
   gain of a GPU is Q·(1/f(k) − 1/f(k+1)). The speed f(k) is the estimator's throughput on k
   GPUs (consolidated) with ``speed="estimator"``, or an `AllReduceSpeedModel` fitted by NNLS
   to profiling samples (k = 1, 2, 3, 4, 6, 8, 12, 16 up to the job's cap) and to the rates
-  observed while the job runs with ``speed="fit"``. ``placement="pollux"`` places as the
+  observed while the job runs with ``speed="fit"`` (measured from its progress over its
+  current stint, `view.observed_rate`; a stint whose overhead still runs gives no sample
+  yet). ``placement="pollux"`` places as the
   artifact does: jobs whose GPU count is unchanged stay; the others, by ascending count,
   take GPUs from the node with the most free GPUs first.
 
@@ -214,16 +216,16 @@ def marginal_gain_allocation(
 
 
 class _Nodes:
-    """Free GPU ids and virtual CPU/memory per node during one placement pass."""
+    """Free GPU ids and virtual CPU/memory per node during one placement pass: the GPUs the
+    allocation leaves free so far, and the nodes' whole CPU and memory, charged as the pass
+    places tasks."""
 
-    def __init__(
-        self, view: ClusterView, held: set[int], cpu_per_gpu: float, mem_per_gpu: float
-    ) -> None:
-        cluster = view.cluster
-        self.type = [node.gpu_type for node in cluster.nodes]
-        self.free = [[g for g in node.gpu_ids if g not in held] for node in cluster.nodes]
-        self.cpu_free = [cpu_per_gpu * len(node.gpu_ids) for node in cluster.nodes]
-        self.mem_free = [mem_per_gpu * len(node.gpu_ids) for node in cluster.nodes]
+    def __init__(self, view: ClusterView, cpu: list[float], mem: list[float]) -> None:
+        nodes = view.cluster.nodes
+        self.type = [node.gpu_type for node in nodes]
+        self.free = [list(view.free_gpus_on_node(node.index)) for node in nodes]
+        self.cpu_free = list(cpu)
+        self.mem_free = list(mem)
 
     def charge(self, node: int, cpu: float, mem: float) -> None:
         self.cpu_free[node] -= cpu
@@ -305,12 +307,22 @@ class Optimus(BasePolicy):
         else:
             self._ps_truth = None
         self.convergence = convergence
+
+    def start(self, view: ClusterView) -> None:
+        """Build the run's state: convergence fits, speed samples and fits, the virtual CPU
+        and memory of each node, and the last plan."""
         self._tracker = (
-            ConvergenceTracker(convergence) if isinstance(convergence, ConvergenceModel) else None
+            ConvergenceTracker(self.convergence)
+            if isinstance(self.convergence, ConvergenceModel)
+            else None
         )
         self._last_tick: int | None = None
         self._samples: dict[object, dict[tuple[int, int], float]] = {}
         self._fits: dict[object, tuple[object, object]] = {}
+        # The engine has no CPUs: each node's virtual CPU and memory are the policy's own.
+        gpus_per_node = [len(node.gpu_ids) for node in view.cluster.nodes]
+        self._node_cpu = [self.cpu_per_gpu * n for n in gpus_per_node]
+        self._node_mem = [self.mem_per_gpu * n for n in gpus_per_node]
         self.ps_tasks: dict[object, int] = {}  # job id → PS tasks (ps mode)
         self.ps_nodes: dict[object, tuple[int, ...]] = {}  # job id → node of each PS task
         self.last_plan: dict[object, tuple[int, int]] = {}  # job id → (PS, workers)
@@ -344,19 +356,24 @@ class Optimus(BasePolicy):
         return ranked[0] if ranked else None
 
     def _observe(self, view: ClusterView, job: JobState) -> None:
-        """Record the rate of a running job (once its overhead is over) as a speed sample of
-        the GPU-count model (not of f(p, w): the engine does not run the policy's p)."""
+        """Record the rate a running job shows by its progress as a speed sample of the
+        GPU-count model (not of f(p, w): the engine does not run the policy's p)."""
         if (
             not job.gpus
-            or job.progress_from > view.now
             or self.speed_source != "fit"
             or (self.mode == "ps" and self._ps_truth is not None)
         ):
             return
-        nodes = len({view.cluster.gpu_node[g] for g in job.gpus})
         samples = self._samples.get(job.job_id)
-        if samples is not None:
-            samples[(len(job.gpus), nodes)] = job.rate
+        if samples is None:
+            return
+        # Optimus measures a job's speed from its training progress: before the current
+        # stint has made any (its overhead still runs), there is no new sample yet.
+        rate = view.observed_rate(job)
+        if rate is None:
+            return
+        nodes = len({view.cluster.gpu_node[g] for g in job.gpus})
+        samples[(len(job.gpus), nodes)] = rate
 
     def _gpu_speed(self, view: ClusterView, job: JobState, gpu_type: str, cap: int) -> Speed:
         spec = job.spec
@@ -492,8 +509,7 @@ class Optimus(BasePolicy):
         for job in list(view.running.values()):
             if job not in plan and job.job_id in alloc:
                 del alloc[job]  # no model for it (no runnable GPU type): give it back
-        held = {g for key in alloc for g in alloc[key]}
-        nodes = _Nodes(view, held, self.cpu_per_gpu, self.mem_per_gpu)
+        nodes = _Nodes(view, self._node_cpu, self._node_mem)
         ps_cost = self.ps_demand if self.mode == "ps" else {"cpu": 0.0, "mem": 0.0}
         worker_cost = self.worker_demand if self.mode == "ps" else {"cpu": 0.0, "mem": 0.0}
         node_of = view.cluster.gpu_node
