@@ -89,6 +89,7 @@ class Registry(Generic[T]):
         self._loader = loader
         self._entries: dict[str, T] = {}
         self._loaded = loader is None and entry_point_group is None
+        self._loading = False
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -104,8 +105,8 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
-            existing = self._entries.get(name)
-            if existing is not None and existing is not obj:
+            existing = self._entries.get(name, obj)
+            if existing is not obj:
                 raise ValueError(
                     f"{self.family} name {name!r} is already registered to "
                     f"{_describe(existing)}; cannot register {_describe(obj)} under it "
@@ -166,25 +167,27 @@ class Registry(Generic[T]):
     # -- loading ------------------------------------------------------------------------
 
     def _load(self) -> None:
+        # Other threads wait on the lock for the whole load; the loading thread itself may
+        # look names up while the loader imports a module (it then sees what is there so far).
         with self._lock:
-            if self._loaded:
+            if self._loaded or self._loading:
                 return
-            # Set first: a built-in module may look a name up while the loader imports it.
-            self._loaded = True
+            self._loading = True
             try:
                 if self._loader is not None:
                     self._loader()
                 if self.entry_point_group is not None:
                     self._load_entry_points(entry_points(group=self.entry_point_group))
-            except BaseException:
-                self._loaded = False  # the next lookup tries again and raises again
-                raise
+                self._loaded = True  # not on an error: the next lookup tries again
+            finally:
+                self._loading = False
 
     def _load_entry_points(self, points: Iterable[EntryPoint]) -> None:
         for point in points:
             plugin = f"{self.family} plugin {point.name!r} ({point.value}"
-            if point.dist is not None:
-                plugin += f", from {point.dist.name}"
+            dist = getattr(point, "dist", None)
+            if dist is not None:
+                plugin += f", from {dist.name}"
             plugin += f", entry-point group {self.entry_point_group!r})"
             try:
                 obj = point.load()
@@ -195,10 +198,8 @@ class Registry(Generic[T]):
                     stacklevel=4,
                 )
                 continue
-            existing = self._entries.get(point.name)
-            if existing is None:
-                self._entries[point.name] = obj
-            elif existing is not obj:
+            existing = self._entries.setdefault(point.name, obj)
+            if existing is not obj:
                 warnings.warn(
                     f"skipped {plugin}: the name {point.name!r} is already registered to "
                     f"{_describe(existing)}; rename the plugin's entry point",

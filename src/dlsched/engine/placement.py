@@ -149,6 +149,13 @@ STRATEGIES.add("spread", spread)
 STRATEGIES.add("yarn", yarn)
 
 
+_PLACERS: dict[str, Placer] = {}  # names already looked up; a name never changes its placer
+
+
 def get_placer(name: str) -> Placer:
     """A placement strategy by name (`UnknownNameError`, a ValueError, if there is none)."""
-    return STRATEGIES.get(name)
+    try:
+        return _PLACERS[name]  # on every placement: skip the registry's checks
+    except KeyError:
+        placer = _PLACERS[name] = STRATEGIES.get(name)
+        return placer
