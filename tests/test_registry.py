@@ -167,6 +167,21 @@ def test_builtin_modules_load_lazily_once():
     assert len(calls) == 1
 
 
+def test_a_loader_that_fails_is_retried_at_the_next_lookup():
+    """A built-in module that fails to import fails the lookup loudly, and again the next time."""
+    calls = []
+
+    def loader():
+        calls.append(1)
+        raise ImportError("built-in module broken")
+
+    broken = Registry("thing", loader=loader)
+    for _ in range(2):
+        with pytest.raises(ImportError, match="built-in module broken"):
+            broken.names()
+    assert len(calls) == 2
+
+
 def test_a_broken_plugin_is_skipped_with_a_warning_and_the_rest_works(tmp_path, monkeypatch):
     """A plugin whose module is missing, or raises on import, warns by name; others load."""
     root = _plugin_dist(
