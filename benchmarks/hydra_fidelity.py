@@ -79,7 +79,7 @@ def ours(
     draws = [None] if seeds is None else list(seeds)
     results, wall = [], 0.0
     for seed in draws:
-        extra = {} if seed is None else {"tie_seed": seed}
+        extra = {} if seed is None else {"seed": seed}
         started = time.perf_counter()
         s = dlsched.simulate(
             work,

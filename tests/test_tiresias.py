@@ -295,3 +295,29 @@ def test_admitting_into_free_gpus_first_gives_the_walk_s_answer(name, knob):
     full = dlsched.simulate(trace, cluster, _full_walk(policy_class)(**params))
     assert fast.jobs["preemptions"].sum() > 0
     pd.testing.assert_frame_equal(fast.jobs, full.jobs)
+
+
+# ---- lifecycle -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["tiresias", "tiresias-gittins"])
+@pytest.mark.parametrize("compat", [False, True])
+def test_one_instance_serves_two_identical_runs(name, compat):
+    """The same instance run twice (preemptions, a starvation knob) gives identical results,
+    equal to a fresh instance's."""
+    rng = np.random.default_rng(5)
+    n = 40
+    trace = pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(n)],
+            "submit_time": np.cumsum(rng.exponential(60.0, n)).round(),
+            "num_gpus": rng.choice([1, 2, 4], n),
+            "duration": (60 * 10 ** rng.uniform(0.5, 2, n)).round(),
+        }
+    )
+    params = {"thresholds": [300, 2000], "starvation_knob": 2.0, "compat": compat}
+    policy = dlsched.policies.get(name, **params)
+    first = dlsched.simulate(trace, gpus(4, nodes=2), policy)
+    second = dlsched.simulate(trace, gpus(4, nodes=2), policy)
+    assert first.jobs["preemptions"].sum() > 0
+    assert first.jobs.equals(second.jobs) and first.events.equals(second.events)
+    fresh = dlsched.simulate(trace, gpus(4, nodes=2), dlsched.policies.get(name, **params))
+    assert first.jobs.equals(fresh.jobs)

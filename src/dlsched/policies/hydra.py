@@ -353,6 +353,7 @@ class GpuQueuePolicy(BasePolicy):
         super().__init__()
         self.one_shot = bool(one_shot)
         self.tie_break = dict(tie_break) if tie_break is not None else None
+        profile: float | dict[str, float]
         if isinstance(profile_s, Mapping):
             profile = {type_key(t): float(s) for t, s in profile_s.items()}
             bad = [s for s in profile.values() if not s >= 0]
@@ -362,6 +363,9 @@ class GpuQueuePolicy(BasePolicy):
         if bad:
             raise ValueError(f"{self.name}: profile_s must be >= 0 seconds, got {profile_s!r}")
         self.profile_s = profile
+
+    def start(self, view: ClusterView) -> None:
+        """Empty queues and plans for a run."""
         self._arrived: list[JobState] = []
         self._profiling: list[tuple[float, int, JobState]] = []
         self._waiting: dict[int, JobState] = {}
@@ -529,6 +533,10 @@ class Hydra(GpuQueuePolicy):
         self.deadline_penalty = float(deadline_penalty)
         self.node_budget = node_budget
         self.time_budget_s = time_budget_s
+
+    def start(self, view: ClusterView) -> None:
+        """Empty queues and plans, and zeroed search counters (`stats`, read after a run)."""
+        super().start(view)
         self.stats = {"plans": 0, "searches": 0, "search_nodes": 0, "budget_exhausted": 0}
 
     def __repr__(self) -> str:

@@ -25,7 +25,10 @@ Ties between jobs break by job index (the artifact: insertion order or Go's map 
 ``compat=True`` (edf, sjf-het) reproduces the artifact's choice of GPU type when two types
 offer the same job (the common case for deadline jobs in EDF): the first type in Go's
 randomised map order — types sorted by name in one 8-slot bucket, iterated from a random
-slot — drawn from ``seed``. Without it the job goes to its fastest free type.
+slot — drawn from the run's policy stream (``view.rng``, so ``simulate(seed=...)`` changes
+it), or from ``numpy.random.default_rng(seed)`` when the policy's own ``seed`` is given (to
+replay one fixed draw whatever the run's seed). Without ``compat`` the job goes to its
+fastest free type and nothing is random.
 ``edf`` and ``sjf-het`` place gangs of several GPUs on one type (consolidated); ``allox``
 takes one-GPU jobs only, like Hydra.
 """
@@ -53,25 +56,29 @@ class _GreedyByType(BasePolicy):
     are free, start the head with the smallest key over the types that have free GPUs."""
 
     def __init__(
-        self, compat: bool = False, tie_seed: int = 0, placement: str = "consolidated"
+        self, compat: bool = False, seed: int | None = None, placement: str = "consolidated"
     ) -> None:
         super().__init__()
         self.compat = bool(compat)
-        self.tie_seed = tie_seed
+        self.seed = seed
         self.placement = placement
-        self._rng = np.random.default_rng(tie_seed) if compat else None
+
+    def start(self, view: ClusterView) -> None:
+        """Empty heaps for a run, and (with `compat`) the stream of Go-map start slots."""
+        self._rng: np.random.Generator | None = None
+        if self.compat:
+            self._rng = view.rng if self.seed is None else np.random.default_rng(self.seed)
         self._arrived: list[JobState] = []
         self._heaps: dict[str, list[tuple]] = {}
         self._run_s: dict[int, dict[str, float]] = {}
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(compat={self.compat}, tie_seed={self.tie_seed})"
+        return f"{type(self).__name__}(compat={self.compat}, seed={self.seed})"
 
     def _key(self, job: JobState, gpu_type: str, run_s: float) -> tuple:
         raise NotImplementedError
 
     def on_arrival(self, job: JobState) -> None:
-        super().on_arrival(job)
         self._arrived.append(job)
 
     def on_finish(self, job: JobState) -> None:
@@ -101,7 +108,7 @@ class _GreedyByType(BasePolicy):
         alloc = view.allocation()
         placed: set[int] = set()
         held: list[tuple[str, tuple]] = []  # heads that do not fit now, put back at the end
-        while view.free_gpus() >= self.min_pending_demand() > 0:
+        while view.free_gpus() >= view.min_pending_demand() > 0:
             heads = []
             for gpu_type in view.gpu_types:
                 heap = self._heaps.get(gpu_type)
@@ -122,7 +129,6 @@ class _GreedyByType(BasePolicy):
                 continue
             alloc[job] = gpus
             placed.add(job.spec.index)
-            self._started(job)
         for gpu_type, item in held:
             heapq.heappush(self._heaps[gpu_type], item)
         return alloc

@@ -202,13 +202,16 @@ class Tiresias(BasePolicy):
         self.placement = placement
         self.sensitive_slowdown = sensitive_slowdown
         self.compat = compat
-        levels = len(limits) + 1
+
+    def start(self, view: ClusterView) -> None:
+        """Fresh queues, timers and caches for a run."""
+        levels = len(self.thresholds) + 1
         self._last = levels - 1
         self._level: dict[JobState, int] = {}
         self._offset: dict[JobState, float] = {}  # service counted from here (promotions)
         self._strategy_of: dict[tuple, str] = {}
         self._pools: dict[object, tuple[tuple[Pool, str], ...]] = {}
-        if compat:
+        if self.compat:
             self._cqueues: list[list[JobState]] = [[] for _ in range(levels)]
             self._runnable: dict[JobState, None] = {}
             self._first_run: dict[JobState, float | None] = {}
@@ -224,16 +227,15 @@ class Tiresias(BasePolicy):
         self._key: dict[JobState, tuple] = {}  # the job's entry in one of those lists
         self._first: dict[JobState, float] = {}  # first start time
         self._pool_of: dict[JobState, Pool] = {}  # pool of a running job
-        self._held: dict[Pool, list[int]] = {}  # GPUs held per pool, per queue
         self._timers: list[tuple[float, int, JobState, int]] = []
         self._stint: dict[JobState, int] = {}  # bumped at every start and stop
         self._seq = 0
         self._arrived = False
-        self._capacity: dict[Pool, int] | None = None
+        self._capacity: dict[Pool, int] = view.pool_capacity()
+        self._held: dict[Pool, list[int]] = {pool: [0] * levels for pool in self._capacity}
 
     # ---- bookkeeping ------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
-        super().on_arrival(job)
         self._level[job] = 0
         self._offset[job] = 0.0
         if self.compat:
@@ -316,7 +318,7 @@ class Tiresias(BasePolicy):
         dropped: list[JobState] = []
         admitted: list[tuple[JobState, str]] = []
         left = sum(room.values())
-        smallest = self.min_pending_demand()
+        smallest = view.min_pending_demand()
         for at, job in enumerate(order):
             if left <= 0 or (running_left == 0 and left < smallest):
                 if running_left:
@@ -351,7 +353,6 @@ class Tiresias(BasePolicy):
         preempted: list[JobState] = []
         for job in dropped:
             del alloc[job]
-            self._requeued(job)
             preempted.append(job)
         started: list[tuple[JobState, str]] = []
         unplaced = False
@@ -359,7 +360,6 @@ class Tiresias(BasePolicy):
             gpus = view.place(job, gpu_type=gpu_type, strategy=self._strategy(view, job, gpu_type))
             if gpus is not None:
                 alloc[job] = gpus
-                self._started(job)
                 started.append((job, gpu_type))
             else:
                 unplaced = True
@@ -371,7 +371,6 @@ class Tiresias(BasePolicy):
                     alloc[job] = job.gpus
                 except SchedulingError:
                     continue
-                self._started(job)
                 preempted.remove(job)
         return alloc, preempted, started
 
@@ -488,9 +487,6 @@ class Tiresias(BasePolicy):
         if self.compat:
             return self._schedule_compat(view)
         now = view.now
-        if self._capacity is None:
-            self._capacity = view.pool_capacity()
-            self._held = {pool: [0] * (self._last + 1) for pool in self._capacity}
         changed = self._fire_timers(now)
         arrived, self._arrived = self._arrived, False
         if not view.pending or not (changed or arrived or view.free_gpus()):
@@ -533,7 +529,7 @@ class Tiresias(BasePolicy):
         capacity, held = self._capacity, self._held
         free = {pool: capacity[pool] - sum(counts) for pool, counts in held.items()}
         admitted: list[tuple[JobState, str]] = []
-        smallest = self.min_pending_demand()
+        smallest = view.min_pending_demand()
         for level in range(self._last + 1):
             waiting = self._waiting[level]
             if not waiting:
@@ -684,8 +680,22 @@ class TiresiasGittins(Tiresias):
         prior: Sequence[float] | None = None,
     ) -> None:
         super().__init__(thresholds, starvation_knob, placement, compat, sensitive_slowdown)
-        samples = prior if prior is not None else GittinsIndex.yarn_prior(delta).values
-        self.index = AuthorsGittinsTable(samples, delta) if compat else GittinsIndex(samples, delta)
+        if not delta > 0:
+            raise ValueError(f"{self.name}: delta must be > 0 GPU-seconds, got {delta!r}")
+        if prior is not None and len(prior) == 0:
+            raise ValueError(f"{self.name}: prior must hold at least one GPU-time sample")
+        self.delta = delta
+        self.prior = prior
+
+    def start(self, view: ClusterView) -> None:
+        """Fresh queues and timers, the index table, and the arrays of running services."""
+        super().start(view)
+        samples = self.prior if self.prior is not None else GittinsIndex.yarn_prior().values
+        self._gittins: GittinsIndex | AuthorsGittinsTable = (
+            AuthorsGittinsTable(samples, self.delta)
+            if self.compat
+            else GittinsIndex(samples, self.delta)
+        )
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
@@ -693,11 +703,11 @@ class TiresiasGittins(Tiresias):
         self._slot: dict[JobState, int] = {}
 
     def _index(self, executed_gpu_s: int) -> float:
-        return self.index(executed_gpu_s)
+        return self._gittins(executed_gpu_s)
 
     def _wait_key(self, job: JobState, service: float) -> tuple:
         # A waiting job's service does not change, so neither does its index.
-        return (-self.index(service), self._first.get(job, math.inf), job.spec.index, job)
+        return (-self._gittins(service), self._first.get(job, math.inf), job.spec.index, job)
 
     def _stint_started(self, job: JobState, now: float) -> None:
         # Its service in this stint is base + GPUs × (t − since): one slot of the arrays
@@ -723,7 +733,7 @@ class TiresiasGittins(Tiresias):
             slots = np.fromiter(self._slot.values(), dtype=np.intp, count=len(self._slot))
             service = self._base[slots] + self._gpus[slots] * (now - self._since[slots])
             ranks = cache["ranks"] = dict(
-                zip(self._slot, (-self.index.many(service)).tolist(), strict=True)
+                zip(self._slot, (-self._gittins.many(service)).tolist(), strict=True)
             )
         return ranks
 
