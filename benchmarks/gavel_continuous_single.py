@@ -99,6 +99,13 @@ class WindowStop:
         self._stopped = False
         self._deadline = time.process_time() + budget_s
 
+    def start(self, view) -> None:
+        self.left = self.window[1] - self.window[0]
+        self.done_at = None
+        self.gave_up = False
+        self._stopped = False
+        self.inner.start(view)
+
     def on_arrival(self, job) -> None:
         if not self._stopped:
             self.inner.on_arrival(job)

@@ -16,7 +16,8 @@ mechanism never runs a job with priority 0, so a job waits until a solve admits 
   authors' figure reflects that. `type_choice="ordered"` (default) does the same with the
   cluster's types ranked fastest first (by the mean, over all jobs seen so far, of each
   job's throughput there relative to its best: a cluster-wide order, not a per-job one);
-  `type_choice="random"` draws uniformly (seeded), as Gavel intended.
+  `type_choice="random"` draws uniformly, as Gavel intended, from the run's random stream
+  (`simulate(seed=...)`), or from a fixed draw when the policy's `seed` is set.
 - `fifo_packed` (`packing.py`): `fifo_perf`, then waiting jobs packed beside running ones.
 
 Faithful: admission only at solves (so, as in Gavel, GPUs freed by a completion may stay
@@ -87,8 +88,16 @@ class GavelFifo(GavelPolicy):
                 f"gavel_fifo: type_choice must be one of {TYPE_CHOICES}, got {type_choice!r}"
             )
         self.type_choice = type_choice
+
+    def start(self, view: ClusterView) -> None:
+        """The mechanism's run state, no type given yet, and the stream of random type draws."""
+        super().start(view)
         self._given: dict[JobState, int] = {}
-        self._choice_rng: np.random.Generator | None = None
+        # Its own stream, so the draws do not depend on how many rounds shuffled types;
+        # a seed replays the fixed draw (seed=0: the draw made before runs owned randomness).
+        self._choice_rng = (
+            view.rng.spawn(1)[0] if self.seed is None else np.random.default_rng([self.seed, 1])
+        )
 
     def on_finish(self, job: JobState) -> None:
         super().on_finish(job)
@@ -113,8 +122,6 @@ class GavelFifo(GavelPolicy):
             if not fits:
                 break
             if self.type_choice == "random":
-                if self._choice_rng is None:
-                    self._choice_rng = np.random.default_rng([self.seed, 1])
                 k = fits[int(self._choice_rng.integers(len(fits)))]
             else:
                 k = fits[0]

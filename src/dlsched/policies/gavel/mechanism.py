@@ -26,7 +26,9 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   V100, P100, K80; here the types are ranked by the mean, over every job seen so far, of
   the job's throughput there relative to its best, which gives that order on Gavel's
   table), in an order reshuffled every round for agnostic ones (Gavel's
-  `_worker_type_shuffler`, seeded by `seed`). An entry is taken if the job is not already
+  `_worker_type_shuffler`, from the run's random stream `view.rng`, so `simulate(seed=...)`
+  changes it; a policy `seed` replays a fixed draw instead, `seed=0` the one every run
+  made before runs owned their randomness). An entry is taken if the job is not already
   placed, can run on that type and its gang fits in the GPUs left; entries with priority 0
   are taken too (Gavel's lists hold every active job), so idle GPUs go to any job with an
   X (on another type), except under FIFO (Gavel's rule) and the cost policies (a
@@ -74,6 +76,7 @@ import inspect
 import numpy as np
 
 from dlsched.engine.view import ClusterView
+from dlsched.errors import ConfigError
 from dlsched.jobs import JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.gavel.lp import Problem
@@ -168,7 +171,14 @@ class _Table:
 
 
 class GavelPolicy(BasePolicy):
-    """Gavel's round-based mechanism around an allocation; subclasses pick the allocation."""
+    """Gavel's round-based mechanism around an allocation; subclasses pick the allocation.
+
+    Parameters (the module docstring tells what each does): `round_s`, `fill_idle`,
+    `resolve_interval_s`, `exact`, `slice_s`, `charge_type_change`, and `seed`: None (the
+    default) draws the agnostic policies' type-order shuffle from the run's stream
+    (`view.rng`); an integer replays that fixed draw in every run. Nothing else happens in
+    `__init__`: `start(view)` builds each run's state, so one instance serves many runs.
+    """
 
     name = "gavel"
     heterogeneity_aware = True
@@ -182,7 +192,7 @@ class GavelPolicy(BasePolicy):
         exact: bool = False,
         slice_s: float = DEFAULT_SLICE_S,
         charge_type_change: bool = False,
-        seed: int = 0,
+        seed: int | None = None,
     ) -> None:
         super().__init__()
         for what, value in (("round_s", round_s), ("slice_s", slice_s)):
@@ -198,8 +208,17 @@ class GavelPolicy(BasePolicy):
         self.fill_idle = bool(fill_idle) and not self.exact
         self.resolve_interval_s = 0.0 if self.exact else float(resolve_interval_s)
         self.charge_type_change = bool(charge_type_change)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+            raise ConfigError(
+                f"{self.name}: seed must be an integer (a fixed draw) or None (the run's "
+                f"random stream), got {seed!r}"
+            )
         self.seed = seed
+
+    def start(self, view: ClusterView) -> None:
+        """Build the run's state: no jobs, no solve yet, the random stream for the run."""
         self.solves = 0  # LP solves so far (tests check re-solving only on job-set change)
+        self._view = view
         self._jobs: dict[JobState, None] = {}  # active jobs in arrival order
         self._dirty = False
         self._last_solve: float | None = None
@@ -213,11 +232,13 @@ class GavelPolicy(BasePolicy):
         self._mode_type = np.zeros(0, dtype=np.int64)
         self._mode_partner = np.zeros(0, dtype=np.int64)  # partner class id, -1 = alone
         self._class_id: dict[object, int] = {}
+        self._class_keys: dict[int, object] = {}
         self._table = _Table(0, 0)
         self._type_time = np.zeros(0)
         self._partner: dict[JobState, JobState] = {}  # packed pairs as placed
         self._deferred: dict[JobState, tuple[int, JobState | None]] = {}
-        self._rng: np.random.Generator | None = None
+        # The agnostic policies' type-order shuffle (see the class docstring).
+        self._rng = view.rng if self.seed is None else np.random.default_rng(self.seed)
 
     def __repr__(self) -> str:
         return (
@@ -407,7 +428,7 @@ class GavelPolicy(BasePolicy):
         self._account(view.now)
         if self._deferred and not view.is_round:
             return self._restart_deferred(view)
-        nothing_runs = not view.running and self.min_pending_demand() > 0
+        nothing_runs = not view.running and view.min_pending_demand() > 0
         if view.is_round or nothing_runs:
             # with nothing running, waiting for the interval would leave the cluster idle
             # for up to resolve_interval_s; Gavel's simulator waits (it forces a reset only
@@ -417,8 +438,8 @@ class GavelPolicy(BasePolicy):
             return self._assign(view, full=True)
         if (
             self.fill_idle
-            and self.min_pending_demand()
-            and view.free_gpus() >= self.min_pending_demand()
+            and view.min_pending_demand()
+            and view.free_gpus() >= view.min_pending_demand()
         ):
             if self._can_resolve(view.now):
                 self._resolve(view)
@@ -442,8 +463,6 @@ class GavelPolicy(BasePolicy):
     def _order_types(self) -> list[int]:
         if self.heterogeneity_aware:
             return list(self._type_order)
-        if self._rng is None:
-            self._rng = np.random.default_rng(self.seed)
         return [int(k) for k in self._rng.permutation(len(self._types))]
 
     def _choose(
@@ -563,7 +582,7 @@ class GavelPolicy(BasePolicy):
             chosen.append((int(rows[i]), mode, int(rows[mate])))
 
     def _class_key(self, class_id: int) -> object:
-        if not hasattr(self, "_class_keys") or len(self._class_keys) != len(self._class_id):
+        if len(self._class_keys) != len(self._class_id):
             self._class_keys = {v: key for key, v in self._class_id.items()}
         return self._class_keys[int(class_id)]
 
@@ -626,7 +645,6 @@ class GavelPolicy(BasePolicy):
             for row in running[~stay].tolist():  # Python ints: cheaper in a Python loop
                 job = jobs[row]
                 del alloc[job]
-                self._requeued(job)
             table.mode[running[~stay]] = -1
             table.mode[running[stay]] = wanted[stay]
         new = rows[table.mode[rows] < 0]
@@ -672,7 +690,6 @@ class GavelPolicy(BasePolicy):
                     continue
                 target = want.get(job)
                 del alloc[job]
-                self._requeued(job)
                 table.mode[table.row[job]] = -1
                 if (
                     self.charge_type_change
@@ -757,10 +774,7 @@ class GavelPolicy(BasePolicy):
         if other in self._partner:
             self._set_mode(anchor, k, None)
             return  # still packed with someone else on its GPUs
-        was_running = other in alloc
         alloc.pack(other, alloc[anchor])
-        if not was_running:
-            self._started(other)
         self._partner[other], self._partner[anchor] = anchor, other
         self._set_mode(anchor, k, other)
         self._set_mode(other, k, anchor)
@@ -774,7 +788,6 @@ class GavelPolicy(BasePolicy):
         if gpus is None:
             return False
         alloc[job] = gpus
-        self._started(job)
         return True
 
     def _set_mode(self, job: JobState, k: int, partner: JobState | None) -> None:

@@ -22,14 +22,15 @@ takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per j
 
 The mechanism turns the class-level plan into pairs each round: a (job, type, partner
 class) entry takes the unplaced member of the partner class that wants that pairing most.
-Pair throughputs as the policy sees them come from the estimator: the true pair rate
-scaled by the estimator's own error on the job's solo rate (the estimator has no pair
-method; see the module's `pair_throughput`).
+Pair throughputs as the policy sees them come from the estimator
+(`estimator.colocated_throughput`): the measured pair rate for the oracle, that rate with the
+estimator's error on the job's rate for a noisy one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import SupportsInt, cast
 
 import numpy as np
 
@@ -49,22 +50,20 @@ PairRates = Callable[[int, int, int], tuple[float, float]]
 
 
 def pair_throughput(view: ClusterView, job: JobSpec, other: JobSpec, gpu_type: str) -> float:
-    """Steps/s of `job` beside `other` on `gpu_type`, as the policy's estimator sees it.
-
-    The estimator has no pair method, so this reads the engine's cached true rates and
-    scales them by the estimator's ratio on the job's solo rate (1 for the oracle)."""
+    """Steps/s of `job` beside `other` on `gpu_type` (both on the fewest nodes that hold the
+    job's GPUs), as the policy's estimator sees it: the truth for the oracle, the noisy
+    estimator's error on the job's rate for a noisy one; 0 when nobody measured the pair."""
     estimator = view.estimator
-    method = getattr(estimator, "pair_throughput", None)
-    if method is not None:
-        return float(method(job, other, gpu_type))
-    rates = estimator._rates  # JobRates: the truth, cached
     n = job.num_gpus
-    nodes = estimator._consolidated_nodes(gpu_type, n)
-    alone = rates.rate(job, gpu_type, n, nodes)
-    if not alone > 0:
-        return 0.0
-    together = rates.rate(job, gpu_type, n, nodes, ((other.model, other.num_gpus),))
-    return together * estimator.throughput(job, gpu_type) / alone
+    return float(
+        estimator.colocated_throughput(
+            job,
+            gpu_type,
+            n,
+            ((other.model, other.num_gpus),),
+            n_nodes=estimator.consolidated_nodes(gpu_type, n),
+        )
+    )
 
 
 def max_min_fairness_packed(
@@ -101,31 +100,51 @@ def max_min_fairness_packed(
     t_col = n_x + n_pairs
     rows = lp.Rows(t_col + 1)
     x_cols = np.arange(n_x)
-    # time per member: Σ_k x + its pair time
-    r, cols, vals = [x_cols // m], [x_cols], [np.ones(n_x)]
-    # GPUs per type
-    tr, tcol, tval = [x_cols % m], [x_cols], [(cnt * scale)[x_cols // m]]
-    # fairness: t − (normalised throughput of a member) ≤ 0
-    fr, fcol, fval = [x_cols // m], [x_cols], [-a.ravel()]
+    # Entries of three row groups, the x columns' first, then each pair's in turn:
+    # time per member (Σ_k x + its pair time ≤ 1), GPUs per type, and fairness
+    # (t − the member's normalised throughput ≤ 0).
+    time_r, time_c, time_v = [*(x_cols // m)], [*x_cols], [1.0] * n_x
+    gpu_r, gpu_c, gpu_v = [*(x_cols % m)], [*x_cols], [*(cnt * scale)[x_cols // m]]
+    fair_r, fair_c, fair_v = [*(x_cols // m)], [*x_cols], [*(-a.ravel())]
     upper = np.concatenate(
         [problem.usable[first].ravel().astype(float), np.ones(n_pairs), [np.inf]]
     )
     for p, (c, d, k, rc, rd) in enumerate(pairs):
         col = n_x + p
         share_d = cnt[c] / cnt[d]  # member time of class d per unit of y (class c's)
-        r.append([c]), cols.append([col]), vals.append([1.0])
-        tr.append([k]), tcol.append([col])
-        tval.append([cnt[c] * scale[c] * (0.5 if c == d else 1.0)])
-        fr.append([c]), fcol.append([col]), fval.append([-a[c, k] * rc / t_cls[c, k]])
+        time_r.append(c)
+        time_c.append(col)
+        time_v.append(1.0)
+        gpu_r.append(k)
+        gpu_c.append(col)
+        gpu_v.append(cnt[c] * scale[c] * (0.5 if c == d else 1.0))
+        fair_r.append(c)
+        fair_c.append(col)
+        fair_v.append(-a[c, k] * rc / t_cls[c, k])
         if c != d:
             upper[col] = min(1.0, cnt[d] / cnt[c])
-            r.append([d]), cols.append([col]), vals.append([share_d])
-            fr.append([d]), fcol.append([col])
-            fval.append([-a[d, k] * rd / t_cls[d, k] * share_d])
-    rows.add(np.concatenate(r), np.concatenate(cols), np.concatenate(vals), np.ones(n_classes))
-    rows.add(np.concatenate(tr), np.concatenate(tcol), np.concatenate(tval), problem.capacities)
+            time_r.append(d)
+            time_c.append(col)
+            time_v.append(share_d)
+            fair_r.append(d)
+            fair_c.append(col)
+            fair_v.append(-a[d, k] * rd / t_cls[d, k] * share_d)
+    ints = np.int64
+    rows.add(
+        np.array(time_r, dtype=ints),
+        np.array(time_c, dtype=ints),
+        np.array(time_v),
+        np.ones(n_classes),
+    )
+    rows.add(
+        np.array(gpu_r, dtype=ints),
+        np.array(gpu_c, dtype=ints),
+        np.array(gpu_v),
+        problem.capacities,
+    )
     live = np.flatnonzero(a.any(axis=1))
-    fr_all, fcol_all, fval_all = (np.concatenate(fr), np.concatenate(fcol), np.concatenate(fval))
+    fr_all, fcol_all = np.array(fair_r, dtype=ints), np.array(fair_c, dtype=ints)
+    fval_all = np.array(fair_v)
     keep = np.isin(fr_all, live)
     position = np.full(n_classes, -1)
     position[live] = np.arange(len(live))
@@ -157,12 +176,12 @@ def max_min_fairness_packed(
     return modes, np.clip(shares[member_of], 0.0, 1.0)
 
 
-@mechanism_options
 class _PackedPolicy(GavelPolicy):
     """Shared pieces: class ids of jobs and cached pair rates."""
 
-    def __init__(self, **mechanism) -> None:
-        super().__init__(**mechanism)
+    def start(self, view: ClusterView) -> None:
+        """The mechanism's run state and an empty cache of pair rates (the estimator's)."""
+        super().start(view)
         self._pair_cache: dict[tuple, tuple[float, float]] = {}
 
     def _pair_rates(self, view: ClusterView, jobs: list[JobState]) -> PairRates:
@@ -187,7 +206,9 @@ class _PackedPolicy(GavelPolicy):
 
     def _named(self, modes: list[Mode]) -> list[Mode]:
         names = {v: key for key, v in self._class_id.items()}
-        return [(k, None if key is None else names[int(key)]) for k, key in modes]
+        return [
+            (k, None if key is None else names[int(cast(SupportsInt, key))]) for k, key in modes
+        ]
 
 
 @register("max_min_fairness_packed")

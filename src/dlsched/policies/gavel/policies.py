@@ -7,7 +7,8 @@ such types is then equally optimal, gets it spread over them in proportion to th
 counts (`lp.spread_evenly`: what Gavel's interior-point solver returns). Priority weights
 are the jobs' `priority`. All use the round-based mechanism of `mechanism.py` (360 s
 rounds, re-solve at most every 1920 s after a job-set change; see there for the options
-`fill_idle`, `resolve_interval_s`, `exact`, `charge_type_change`).
+`fill_idle`, `resolve_interval_s`, `exact`, `charge_type_change` and `seed`, which fixes the
+agnostic policies' type-order shuffle instead of drawing it from the run's seed).
 
 - `max_min_fairness`, `max_min_fairness_perf`: LAS / max-min fairness (§4.1), fairness
   measured as throughput × GPUs / (weight × equal-share throughput).
