@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import dlsched
+from dlsched.overheads import OverheadModel
 from dlsched.policies.gandiva import Gandiva
 
 
@@ -34,8 +35,8 @@ class Table:
 class Recording(Gandiva):
     """Gandiva that remembers every job's GPUs after each scheduling call."""
 
-    def __init__(self, **params):
-        super().__init__(**params)
+    def start(self, view):
+        super().start(view)
         self.placed = {}
 
     def schedule(self, view):
@@ -139,6 +140,58 @@ def test_packing_is_undone_when_the_pair_is_worse_than_time_slicing():
     assert finish_times(result) == pytest.approx({"A": 197.0, "B": 214.0})
     assert (policy.stats["packs"], policy.stats["unpacks"]) == (1, 1)
     assert events(result, "preempt") == [(120.0, "A"), (180.0, "B")]
+
+
+def test_a_pair_is_judged_once_both_jobs_show_progress():
+    """Introspection measures progress. As in the packing test above, but a first start
+    costs 100 s: A makes progress from 100, B (packed at 60) from 160. At t=120 B has shown
+    no progress yet, so the pair is judged later; at t=180 both show 0.8 steps/s (sum
+    1.6 > 1): kept. A: 200 steps at 0.8 from 100 → 350. B: 152 steps by 350, then 48
+    alone → 398."""
+    truth = Table({("good", "good"): 0.8})
+    work = jobs(("A", 0, 1, 200, "good"), ("B", 0, 1, 200, "good"))
+    policy = Gandiva()
+    overheads = OverheadModel(first_start_s=100.0, restart_s=1.0, migration_s=4.0)
+    result = dlsched.simulate(work, cluster(1, 1), policy, throughput=truth, overheads=overheads)
+    assert finish_times(result) == pytest.approx({"A": 350.0, "B": 398.0})
+    assert (policy.stats["packs"], policy.stats["unpacks"]) == (1, 0)
+    assert policy.stats["verdicts_deferred"] == 1
+
+
+def test_one_instance_serves_two_identical_runs():
+    """The same Gandiva passed to two runs (packing, time-slicing, migration) gives the same
+    jobs, events and statistics as a fresh one."""
+    truth = Table({("good", "good"): 0.8, ("bad", "bad"): 0.4})
+    work = jobs(
+        ("A", 0, 1, 300, "good"),
+        ("B", 0, 1, 100, "bad"),
+        ("C", 0, 1, 200, "good"),
+        ("D", 10, 1, 200, "bad"),
+        ("E", 20, 2, 150, "bad"),
+        ("F", 30, 1, 100, "bad"),
+    )
+    policy = Gandiva(oversubscription=3)
+    first = dlsched.simulate(work, cluster(2, 2), policy, throughput=truth)
+    first_stats = dict(policy.stats)
+    second = dlsched.simulate(work, cluster(2, 2), policy, throughput=truth)
+    assert first.jobs.equals(second.jobs) and first.events.equals(second.events)
+    assert dict(policy.stats) == first_stats
+    assert first_stats["packs"] and first_stats["unpacks"] and first_stats["switches"]
+    fresh = dlsched.simulate(work, cluster(2, 2), Gandiva(oversubscription=3), throughput=truth)
+    assert first.jobs.equals(fresh.jobs)
+
+
+def test_a_new_gandiva_holds_only_its_parameters():
+    """Per-run state is built in start(view): the constructor stores parameters only."""
+    assert set(vars(Gandiva())) == {
+        "quantum_s",
+        "round_s",
+        "oversubscription",
+        "packing",
+        "pack_threshold",
+        "migration",
+        "grow_shrink",
+    }
 
 
 def test_a_packed_guest_moves_to_a_gpu_that_frees_up():

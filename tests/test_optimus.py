@@ -17,6 +17,7 @@ from dlsched.perf.convergence import (
     LossCurve,
     fit_loss_curve,
 )
+from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.ps_speed import (
     AllReduceSpeedModel,
     PSSpeedModel,
@@ -292,6 +293,79 @@ def test_every_job_finishes_exactly_once(params):
     finishes = result.events[result.events["event"] == "finish"]["job_id"]
     assert sorted(finishes) == sorted(work["job_id"])
     assert result.jobs["finish_time"].ge(result.jobs["submit_time"]).all()
+
+
+class HalfProfile(OracleEstimator):
+    """An estimator whose profile says every job runs at half its true speed."""
+
+    def throughput(self, job, gpu_type, n_gpus=None, n_nodes=None):
+        return super().throughput(job, gpu_type, n_gpus, n_nodes) / 2
+
+
+class SampleLog(Optimus):
+    """Optimus that remembers job A's speed samples after every scheduling call."""
+
+    def start(self, view):
+        super().start(view)
+        self.log = {}
+
+    def schedule(self, view):
+        answer = super().schedule(view)
+        self.log[view.now] = dict(self._samples.get("A", {}))
+        return answer
+
+
+def test_fitted_speed_samples_are_the_progress_a_job_shows():
+    """speed="fit": a running job's sample is the rate its progress shows, not the profile
+    (here half the truth) and not the true rate before any progress. A (1 GPU, 1 step/s)
+    starts at 0 and pays 150 s: at t=100 it has shown nothing, the profiled 0.5 stays; at
+    t=200 it has done 50 steps in 50 s: the sample is 1.0."""
+    work = pd.DataFrame(
+        {"job_id": ["A"], "submit_time": [0.0], "num_gpus": [1], "total_steps": [500.0]}
+    )
+    policy = SampleLog(mode="gpu", speed="fit", interval_s=100.0)
+    dlsched.simulate(
+        work,
+        cluster(),
+        policy,
+        throughput=Linear(),
+        estimator=HalfProfile(),
+        overheads=OverheadModel(first_start_s=150.0),
+    )
+    assert policy.log[0.0] == {(1, 1): 0.5}
+    assert policy.log[100.0] == {(1, 1): 0.5}
+    assert policy.log[200.0] == {(1, 1): pytest.approx(1.0)}
+
+
+def test_a_run_starts_from_no_loss_curve_fits():
+    """The online loss-curve fits are per run: after a run cut short (max_time_s, jobs
+    unfinished and never forgotten), the same Optimus gives the same run as a fresh one."""
+    work = small_workload()
+
+    def run(policy, **limit):
+        return dlsched.simulate(
+            work,
+            cluster(nodes=2),
+            policy,
+            throughput=Sublinear(),
+            overheads=OverheadModel(rescale_s=5.0),
+            **limit,
+        )
+
+    def optimus():
+        return Optimus(mode="gpu", interval_s=120.0, convergence=ConvergenceModel(seed=1))
+
+    policy = optimus()
+    with pytest.warns(RuntimeWarning, match="never finished"):
+        run(policy, max_time_s=1500.0)
+    again, fresh = run(policy), run(optimus())
+    assert again.jobs.equals(fresh.jobs) and again.events.equals(fresh.events)
+
+
+def test_a_new_optimus_keeps_no_run_state():
+    """Per-run state (fits, samples, plans, the nodes' CPU and memory) is built in start."""
+    state = {"_tracker", "_samples", "_fits", "_last_tick", "ps_tasks", "ps_nodes", "last_plan"}
+    assert not state & set(vars(Optimus()))
 
 
 @pytest.mark.parametrize(
