@@ -134,7 +134,8 @@ def test_lenient_skips_only_the_row_with_an_extra_first_field(tmp_path, fmt):
     assert _loaded(w, fmt) == FORMATS[fmt][3][1:]
     assert w.jobs["source_row"].sort_values().tolist() == [3, 4]
     [skipped] = w.provenance["skipped"]
-    assert skipped["row"] == 2 and "fields" in skipped["reason"]
+    assert skipped["row"] == 2 and "fields but the header has" in skipped["reason"]
+    assert (w.provenance["rows_read"], w.provenance["rows_loaded"]) == (3, 2)
 
 
 @pytest.mark.parametrize("fmt", CSV_FORMATS)
