@@ -39,9 +39,9 @@ Modes.
   to profiling samples (k = 1, 2, 3, 4, 6, 8, 12, 16 up to the job's cap) and to the rates
   observed while the job runs with ``speed="fit"`` (measured from its progress over its
   current stint, `view.observed_rate`; a stint whose overhead still runs gives no sample
-  yet). ``placement="pollux"`` places as the
-  artifact does: jobs whose GPU count is unchanged stay; the others, by ascending count,
-  take GPUs from the node with the most free GPUs first.
+  yet). ``placement="pollux"`` places as the artifact does: jobs whose GPU count is
+  unchanged stay; the others, by ascending count, take GPUs from the node with the most free
+  GPUs first.
 
 Remaining work Q (§3.1): ``convergence="oracle"`` asks the estimator (the trace's work); a
 `ConvergenceModel` fits each job's loss curve online (`ConvergenceTracker`: NNLS, 10-epoch /
