@@ -19,7 +19,7 @@ class PackEverything:
     def schedule(self, view):
         alloc = view.allocation()
         for state in sorted(view.pending.values(), key=lambda s: s.spec.index):
-            if len(view._sim.ledger.occupants(0)) < 2:
+            if len(view.jobs_on_gpu(0)) < 2:
                 alloc.pack(state, (0,))
         return alloc
 

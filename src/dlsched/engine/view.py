@@ -94,6 +94,12 @@ class ClusterView:
         """Free GPU ids of one node, sorted (within this call, after the policy's changes)."""
         return tuple(self._ledger.node_free[node])
 
+    def jobs_on_gpu(self, gpu: int) -> list[JobState]:
+        """The jobs holding a GPU (two when packed, several with fractions), this call's changes
+        included."""
+        states = self._jobs.states
+        return [states[i] for i in self._ledger.occupants(gpu)]
+
     def observed_rate(self, job: JobState) -> float | None:
         """Steps/s the running job has made since its current stint's overhead ended, as a
         job's own progress counter would show it; None before any progress was measured."""
