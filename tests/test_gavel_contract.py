@@ -216,3 +216,46 @@ def test_pair_throughput_of_the_oracle_is_the_measured_pair_rate():
     with pytest.warns(RuntimeWarning):  # nothing ever starts: the run is cut at max_time_s
         dlsched.simulate(jobs, three_types(), policy=Probe(), throughput="gavel", max_time_s=1.0)
     assert 0 < seen["pair"] < seen["solo"]
+
+
+class _SwapOnce:
+    """Wraps a policy; the first time it runs job "a", runs "b" on a's GPUs instead."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.round_s = inner, inner.name, inner.round_s
+
+    def start(self, view: ClusterView) -> None:
+        self.swapped = False
+        self.inner.start(view)
+
+    def on_arrival(self, job) -> None:
+        self.inner.on_arrival(job)
+
+    def on_finish(self, job) -> None:
+        self.inner.on_finish(job)
+
+    def schedule(self, view: ClusterView):
+        alloc = self.inner.schedule(view)
+        if alloc is not None and not self.swapped and "a" in alloc and "b" not in alloc:
+            gpus = alloc["a"]
+            del alloc["a"]
+            alloc["b"] = gpus
+            self.swapped = True
+        return alloc
+
+
+def test_the_mechanism_follows_the_engine_when_someone_else_swaps_its_jobs():
+    """A wrapper swaps a for b on one GPU (same count of running jobs): Gavel's next rounds
+    still see b running, not a, and both jobs finish with every invariant kept."""
+    jobs = pd.DataFrame(
+        [("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 1000.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
+    one_gpu = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]}
+    )
+    policy = _SwapOnce(policies.get("max_min_fairness"))
+    result = dlsched.simulate(jobs, one_gpu, policy=policy, audit=True)
+    assert policy.swapped
+    assert result.summary()["jobs_completed"] == 2
+    assert result.jobs["finish_time"].max() == pytest.approx(2000.0)

@@ -425,6 +425,7 @@ class GavelPolicy(BasePolicy):
     # ---- the mechanism ------------------------------------------------------------------
     def schedule(self, view: ClusterView):
         self._view = view
+        self._agree_with(view)
         self._account(view.now)
         if self._deferred and not view.is_round:
             return self._restart_deferred(view)
@@ -600,10 +601,7 @@ class GavelPolicy(BasePolicy):
             view.now, self._room(view, free_only=not full), only_pending=not full
         )
         alloc = view.allocation()
-        running = np.flatnonzero(table.mode[: table.n] >= 0)
-        if len(running) != len(view.running):  # our record drifted: rebuild it
-            self._resync(view)
-            running = np.flatnonzero(table.mode[: table.n] >= 0)
+        running = np.flatnonzero(table.mode[: table.n] >= 0)  # as the engine says (_agree_with)
         if (mates >= 0).any() or self._partner or self.charge_type_change:
             self._assign_general(view, alloc, rows, modes, mates, full)
         else:
@@ -612,7 +610,28 @@ class GavelPolicy(BasePolicy):
             view.wake_at(view.now + _RESTART_DELAY_S)
         return alloc
 
-    def _resync(self, view: ClusterView) -> None:
+    def _agree_with(self, view: ClusterView) -> None:
+        """Make the table's running jobs exactly those the engine runs.
+
+        Who runs where is the engine's (the view's); the table adds only what the engine
+        cannot know, the mode each job was scheduled in this round (its partner's class
+        included), which Gavel's accounting charges for the whole round even when a partner
+        ends mid-round. The two disagree only when something other than this mechanism
+        changed the allocation (a wrapper policy): then modes are rebuilt from the GPUs."""
+        table = self._table
+        if not table.n:
+            return
+        row = table.row
+        actual = np.fromiter(
+            (row.get(job, -1) for job in view.running.values()), np.int64, len(view.running)
+        )
+        actual = np.sort(actual[actual >= 0])
+        recorded = np.flatnonzero(table.mode[: table.n] >= 0)
+        if len(actual) != len(recorded) or (actual != recorded).any():
+            self._rebuild_modes(view)
+
+    def _rebuild_modes(self, view: ClusterView) -> None:
+        """Each running job's mode from its GPUs' type and its partner; -1 for the others."""
         table = self._table
         table.mode[:] = -1
         for job in view.running.values():
