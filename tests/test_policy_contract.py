@@ -247,3 +247,33 @@ def test_start_events_carry_gpu_ids():
     finishes = result.events[result.events["event"] == "finish"].set_index("job_id")
     assert finishes.loc["a", "gpus"] == starts.loc["a", "gpus"]
     assert math.isnan(finishes.loc["a", "rate"])
+
+
+class _Anywhere(BasePolicy):
+    """Puts every pending job on the first free GPUs, whoever owns them."""
+
+    name = "anywhere"
+
+    def schedule(self, view):
+        alloc = view.allocation()
+        for job in list(view.pending.values()):
+            free = [
+                g for node in range(len(view.cluster.nodes)) for g in view.free_gpus_on_node(node)
+            ]
+            alloc[job] = tuple(free[: job.spec.num_gpus])
+        return alloc
+
+
+def test_the_allocation_refuses_gpus_of_another_vc():
+    """A job of a VC put on another VC's nodes is an error at once, not a silent wrong run."""
+    cluster = dlsched.Cluster.from_dict(
+        {
+            "name": "vcs",
+            "nodes": [{"name": "n", "gpu_type": "V100", "count": 2, "gpus_per_node": 2}],
+            "vcs": [{"name": "a", "nodes": ["n-0"]}, {"name": "b", "nodes": ["n-1"]}],
+        }
+    )
+    jobs = pd.DataFrame({"job_id": ["x"], "submit_time": [0.0], "num_gpus": [1], "duration": [9.0]})
+    jobs["vc"] = "b"
+    with pytest.raises(dlsched.errors.SchedulingError, match="VC 'b' cannot run there: GPU 0"):
+        dlsched.simulate(jobs, cluster, policy=_Anywhere())

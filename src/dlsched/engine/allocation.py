@@ -89,6 +89,11 @@ class Allocation(MutableMapping):
         if current == gpus:
             return
         spec = state.spec
+        wrong = self._ledger.misplaced(gpus, spec.vc, spec.gpu_constraint)
+        if wrong is not None:  # a silent wrong result otherwise: refuse it here
+            raise SchedulingError(
+                f"job {state.job_id!r} of VC {spec.vc!r} cannot run there: {wrong}"
+            )
         if current:
             self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
         if not self._ledger.fits_quota(spec.vc, len(gpus) * spec.gpu_milli / 1000):

@@ -64,6 +64,7 @@ class Ledger:
         self.packed_jobs: dict[int, list[int]] = {}
         self.packed_ever = False  # until a policy packs, no job's rate depends on a partner
         self.vc_used: dict[str, float] = {}
+        self.owning_vcs = {vc.name for vc in cluster.vcs if vc.node_indices}
         # A VC's quota caps the GPUs its jobs hold at once, wherever they run.
         self.vc_quota: dict[str, int] = {
             vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
@@ -76,6 +77,22 @@ class Ledger:
     def busy_by_type(self) -> dict[str, int]:
         """GPUs not free per type (a GPU shared by fractions counts as busy)."""
         return {t: self.capacity[t] - f for t, f in self.free_by_type.items()}
+
+    def misplaced(
+        self, gpus: tuple[int, ...], vc: str | None, allowed_types: tuple[str, ...] | None
+    ) -> str | None:
+        """Why a job of `vc` may not hold `gpus` (another VC's nodes, or nodes of a VC that
+        is not its own; a GPU type outside `allowed_types`), or None when it may."""
+        own = vc if vc in self.owning_vcs else None
+        node_pool, gpu_node = self.node_pool, self.gpu_node
+        for gpu in gpus:
+            gpu_type, owner = node_pool[gpu_node[gpu]]
+            if owner != own:
+                where = f"VC {owner!r}'s nodes" if owner is not None else "nodes no VC owns"
+                return f"GPU {gpu} is on {where}"
+            if allowed_types is not None and gpu_type not in allowed_types:
+                return f"GPU {gpu} is a {gpu_type}, outside the job's GPU-type constraint"
+        return None
 
     def quota_left(self, vc: str | None) -> float | None:
         """GPUs a VC's jobs may still take under its quota (None: no quota)."""
