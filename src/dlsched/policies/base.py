@@ -54,6 +54,7 @@ class BasePolicy:
         """Called when a job completes."""
 
     def schedule(self, view: ClusterView) -> Mapping[object, tuple[int, ...]] | None:
+        """Decide who holds which GPUs now: change `view.allocation()` and return it."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
