@@ -1,9 +1,10 @@
 """Properties of every simulation (DESIGN §3) over random workloads and clusters.
 
-Workloads: 1–25 jobs, submit times 0–500 s with ties, 1–8 GPUs (never more than the
-cluster's largest GPU type has), durations 1–1000 s, integer or text job ids, rows in any
-order. Clusters: 1–4 node groups of V100/P100/K80 with 1–8 GPUs per node. Throughput model
-`duration` (1 step/s), so a job's work in seconds is its duration on any GPU.
+Workloads and clusters: `strategies.scenarios` — 1–25 jobs, submit times 0–500 s with ties,
+1–8 GPUs (never more than the cluster's largest GPU type has), durations 1–1000 s, integer
+or text job ids, rows in any order; 1–4 node groups of V100/P100/K80 with 1–8 GPUs per
+node. Throughput model `duration` (1 step/s), so a job's work in seconds is its duration on
+any GPU. The same properties over every registered policy: `test_properties_policies.py`.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from collections import defaultdict
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from strategies import scenarios
 
 import dlsched
 
-PROPERTY_SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+# The number of examples, the deadline and the health checks come from the hypothesis
+# profile loaded by tests/conftest.py ("ci", or the long run's DLSCHED_HYPOTHESIS_EXAMPLES).
 
 # (policy, policy parameters, restart overhead in seconds)
 CONFIGS = {
@@ -38,76 +39,6 @@ CONFIGS = {
 STARTS = ("start", "restart", "migrate")
 STOPS = ("preempt", "finish")
 TOL = {"rel": 1e-9, "abs": 1e-6}
-
-
-@st.composite
-def clusters(draw) -> dlsched.Cluster:
-    """1–4 node groups over 1–3 of V100/P100/K80, 1–8 GPUs per node."""
-    types = draw(
-        st.lists(st.sampled_from(["V100", "P100", "K80"]), min_size=1, max_size=3, unique=True)
-    )
-    groups = draw(
-        st.lists(
-            st.fixed_dictionaries(
-                {
-                    "gpu_type": st.sampled_from(types),
-                    "count": st.integers(1, 3),
-                    "gpus_per_node": st.integers(1, 8),
-                }
-            ),
-            min_size=1,
-            max_size=4,
-        )
-    )
-    return dlsched.Cluster.from_dict({"name": "random", "nodes": groups})
-
-
-@st.composite
-def workloads(draw, hardware: dlsched.Cluster) -> pd.DataFrame:
-    """1–25 jobs that each fit on the largest GPU type of `hardware`."""
-    n = draw(st.integers(1, 25))
-    biggest = max(hardware.capacity_by_type().values())
-    # A small pool of instants, so that several jobs often arrive together.
-    instants = draw(
-        st.lists(
-            st.one_of(st.integers(0, 500), st.floats(0, 500, allow_nan=False)),
-            min_size=1,
-            max_size=n,
-        )
-    )
-    submit = draw(st.lists(st.sampled_from(instants), min_size=n, max_size=n))
-    gpus = draw(st.lists(st.integers(1, min(8, biggest)), min_size=n, max_size=n))
-    duration = draw(
-        st.lists(
-            st.one_of(st.integers(1, 1000), st.floats(1, 1000, allow_nan=False)),
-            min_size=n,
-            max_size=n,
-        )
-    )
-    if draw(st.booleans()):
-        ids: list[object] = draw(
-            st.lists(st.integers(0, 10**6), min_size=n, max_size=n, unique=True)
-        )
-    else:
-        ids = draw(
-            st.lists(
-                st.text("abjxyz_", min_size=1, max_size=4), min_size=n, max_size=n, unique=True
-            )
-        )
-    return pd.DataFrame(
-        {
-            "job_id": ids,
-            "submit_time": submit,
-            "num_gpus": gpus,
-            "duration": [float(d) for d in duration],
-        }
-    )
-
-
-@st.composite
-def scenarios(draw) -> tuple[pd.DataFrame, dlsched.Cluster]:
-    hardware = draw(clusters())
-    return draw(workloads(hardware)), hardware
 
 
 def policies(overhead: bool = True) -> st.SearchStrategy[str]:
@@ -165,7 +96,6 @@ def instants(result: dlsched.SimulationResult, hardware: dlsched.Cluster):
 # ---- lifecycle ------------------------------------------------------------------------------
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies())
 def test_every_job_finishes_exactly_once_and_never_early(scenario, config):
     """Each job has one submit and one finish event; submit ≤ start ≤ finish."""
@@ -183,7 +113,6 @@ def test_every_job_finishes_exactly_once_and_never_early(scenario, config):
     assert events["time"].is_monotonic_increasing
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies())
 def test_jct_and_queueing_delay_are_measured_from_submit(scenario, config):
     """jct = finish − submit and queueing delay = first start − submit, for every job."""
@@ -196,7 +125,6 @@ def test_jct_and_queueing_delay_are_measured_from_submit(scenario, config):
 # ---- capacity -------------------------------------------------------------------------------
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies())
 def test_busy_gpus_never_exceed_capacity(scenario, config):
     """Replaying the event log, no GPU type is ever more than fully busy; nor in the timeline."""
@@ -211,7 +139,6 @@ def test_busy_gpus_never_exceed_capacity(scenario, config):
 # ---- work conservation ----------------------------------------------------------------------
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies(overhead=False))
 def test_gpu_seconds_equal_gpus_times_duration_without_overhead(scenario, config):
     """No restart overhead: every job holds num_gpus GPUs for exactly its duration."""
@@ -223,7 +150,6 @@ def test_gpu_seconds_equal_gpus_times_duration_without_overhead(scenario, config
         assert gpu_seconds == pytest.approx(expected[job_id], **TOL)
 
 
-@PROPERTY_SETTINGS
 @given(scenarios())
 def test_overhead_holds_gpus_without_progress(scenario):
     """With restart overhead o: each stint progresses only after its overhead, the progress
@@ -243,7 +169,6 @@ def test_overhead_holds_gpus_without_progress(scenario):
         )
 
 
-@PROPERTY_SETTINGS
 @given(scenarios())
 def test_gpu_seconds_with_overhead_are_duration_plus_overheads_paid(scenario):
     """With overhead o: n·d ≤ gpu_seconds ≤ n·(d + o·(restarts + migrations)), with equality
@@ -264,7 +189,6 @@ def test_gpu_seconds_with_overhead_are_duration_plus_overheads_paid(scenario):
             assert row["gpu_seconds"] == pytest.approx(full, **TOL)
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies())
 def test_gpu_seconds_equal_the_timeline_integral(scenario, config):
     """Σ gpu_seconds = ∫ busy GPUs dt over the timeline, which ends with every GPU idle."""
@@ -282,7 +206,6 @@ def test_gpu_seconds_equal_the_timeline_integral(scenario, config):
 # ---- ordering and determinism ---------------------------------------------------------------
 
 
-@PROPERTY_SETTINGS
 @given(scenarios())
 def test_fifo_never_starts_a_later_job_before_an_earlier_one(scenario):
     """FIFO without backfill: first starts are non-decreasing in (submit time, job id)."""
@@ -292,7 +215,6 @@ def test_fifo_never_starts_a_later_job_before_an_earlier_one(scenario):
     assert table["start_time"].is_monotonic_increasing
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), policies(), st.sampled_from(["oracle", "noisy"]), st.integers(0, 2**32 - 1))
 def test_same_inputs_and_seed_give_identical_results(scenario, config, estimator, seed):
     """Two runs with one seed give identical jobs, events and timeline (oracle or noisy)."""
@@ -305,7 +227,6 @@ def test_same_inputs_and_seed_give_identical_results(scenario, config, estimator
     assert (first.jobs["status"] == "finished").all()
 
 
-@PROPERTY_SETTINGS
 @given(scenarios(), st.sampled_from(["fifo-greedy", "sjf", "srtf"]))
 def test_no_gpu_idles_while_a_pending_job_fits(scenario, config):
     """Greedy backfill, SJF and SRTF: after every instant, no pending job fits the free GPUs."""
