@@ -9,7 +9,15 @@ import yaml
 from experiment_helpers import TINY_CLUSTER, write_experiment
 
 from dlsched.errors import ConfigError
-from dlsched.experiments import load_experiment, parse_experiment, run_key, run_seed
+from dlsched.experiments import (
+    load_experiment,
+    parse_experiment,
+    run_key,
+    run_seed,
+    runner,
+    simulate_config,
+)
+from dlsched.experiments.runner import build_workload
 from dlsched.experiments.transforms import scale_arrivals
 from dlsched.traces import validate_jobs
 
@@ -203,6 +211,93 @@ BAD = [
         "sweep.params.backfill[1]",
         "backfill must be",
     ),
+    # unknown keys at every level, each with a did-you-mean
+    ({"sede": 1}, "sede", "did you mean 'seed'?"),
+    ({"workload": {"trace": "tiny.csv", "transfroms": []}}, "workload.transfroms", "'transforms'"),
+    (
+        {"estimator": {"name": "noisy", "sigma_thruput": 0.1}},
+        "estimator.sigma_thruput",
+        "did you mean 'sigma_throughput'?",
+    ),
+    ({"policies": [{"name": "fifo", "parms": {}}]}, "policies[0].parms", "did you mean 'params'?"),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"deadlines": {"low": 1, "hihg": 2}}]}},
+        "workload.transforms[0].hihg",
+        "did you mean 'high'?",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"deadlines": {"low": 1}}]}},
+        "workload.transforms[0].high",
+        "is missing",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"sampel": 3}]}},
+        "workload.transforms[0]",
+        "did you mean 'sample'?",
+    ),
+    (
+        {"cluster": {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_nod": 4}]}},
+        "cluster.nodes[0]",
+        "did you mean 'gpus_per_node'?",
+    ),
+    (
+        {"sweep": {"workload.arival_rate_scale": [1, 2]}},
+        "sweep.workload.arival_rate_scale",
+        "did you mean 'workload.arrival_rate_scale'?",
+    ),
+    # duplicate names
+    (
+        {"policies": [{"name": "fifo", "label": "x"}, {"name": "srtf", "label": "x"}]},
+        "policies[1]",
+        "distinct 'label'",
+    ),
+    (
+        {
+            "sweep": {
+                "cluster": [
+                    TINY_CLUSTER,
+                    {**TINY_CLUSTER, "nodes": [{"gpu_type": "V100", "count": 2}]},
+                ]
+            }
+        },
+        "sweep.cluster[1]",
+        "same name 'one-node'",
+    ),
+    (
+        {"estimator": "noisy", "sweep": {"estimator": ["noisy:0.5", "noisy:0.5000000001"]}},
+        "sweep.estimator[1]",
+        "same label",
+    ),
+    # absurd sizes, negative or zero counts
+    ({"seeds": 10**9}, "seeds", "more than the cap of 10,000"),
+    ({"seeds": list(range(10_001))}, "seeds", "more than the cap of 10,000"),
+    ({"seeds": [0, 2**40]}, "seeds", "replicate numbers from 0"),
+    ({"seeds": -3}, "seeds", "integer >= 1"),
+    (
+        {"seeds": 1000, "sweep": {"workload.arrival_rate_scale": list(range(1, 101))}},
+        "sweep",
+        "grid of 200,000 cells (2 policies × 1000 seeds × 100 workload.arrival_rate_scale)",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"head": 0}]}},
+        "workload.transforms[0].n",
+        ">= 1",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "transforms": [{"sample": {"n": 2, "seed": -1}}]}},
+        "workload.transforms[0].seed",
+        ">= 0",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "resample_per_seed": True}},
+        "workload.resample_per_seed",
+        "nothing to resample",
+    ),
+    (
+        {"workload": {"trace": "tiny.csv", "resample_per_seed": "yes"}},
+        "workload.resample_per_seed",
+        "true or false",
+    ),
 ]
 
 
@@ -260,3 +355,90 @@ def test_shipped_experiments_are_valid():
     assert len(quick.replicates) == 2 and dict(quick.axes)["workload.arrival_rate_scale"]
     with pytest.raises(ConfigError, match="bundled: quickstart"):
         load_experiment("no-such-experiment")
+
+
+def test_a_key_given_twice_in_the_file_is_refused(tmp_path):
+    """Plain YAML keeps the last of two equal keys silently; an experiment file refuses it."""
+    path = write_experiment(tmp_path)
+    path.write_text(path.read_text() + "seeds: 5\n")
+    with pytest.raises(ConfigError) as caught:
+        load_experiment(path)
+    message = str(caught.value)
+    assert message.startswith(str(path)) and "key 'seeds' is given twice" in message, message
+
+
+def test_run_seed_is_child_r_without_spawning_r_children():
+    """A huge replicate number costs nothing and still equals SeedSequence.spawn's child."""
+    assert run_seed(5, 3) == int(
+        np.random.SeedSequence(5).spawn(4)[3].generate_state(1, dtype=np.uint32)[0]
+    )
+    assert 0 <= run_seed(5, 2**32 - 1) < 2**32
+
+
+# ---- replicates ---------------------------------------------------------------------------
+def _resampled(tmp_path, resample):
+    workload = {
+        "trace": "tiny.csv",
+        "transforms": [{"sample": 4}, {"deadlines": {"low": 1.5, "high": 3.0}}],
+    }
+    if resample is not None:
+        workload["resample_per_seed"] = resample
+    return load_experiment(write_experiment(tmp_path, workload=workload, seeds=3, sweep=None))
+
+
+def _workload_of(run):
+    jobs = build_workload(run.config).jobs
+    return tuple(jobs["job_id"]), tuple(jobs["deadline"].round(6))
+
+
+def test_replicates_pass_their_own_seed_to_simulate(tmp_path, monkeypatch):
+    """`seeds: 3` runs simulate(seed=...) with three different seeds, one per replicate."""
+    seen = []
+
+    def fake_simulate(*args, seed, **kwargs):
+        seen.append(seed)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(runner, "simulate", fake_simulate)
+    exp = load_experiment(
+        write_experiment(tmp_path, seed=7, seeds=3, sweep=None, policies=["fifo"])
+    )
+    for run in exp.runs.values():
+        with pytest.raises(RuntimeError, match="stop here"):
+            simulate_config(run.config)
+    assert seen == [run_seed(7, r) for r in range(3)]
+
+
+def test_resample_per_seed_draws_a_different_workload_per_replicate(tmp_path):
+    """With resample_per_seed, each replicate samples its own jobs and deadlines."""
+    exp = _resampled(tmp_path, True)
+    by_replicate = {p.replicate: exp.runs[p.key] for p in exp.points if p.policy == "fifo"}
+    workloads = {r: _workload_of(run) for r, run in by_replicate.items()}
+    assert len(set(workloads.values())) == 3
+    assert all(len(ids) == 4 for ids, _ in workloads.values())
+    srtf = {p.replicate: exp.runs[p.key] for p in exp.points if p.policy == "srtf"}
+    for r, run in srtf.items():  # common random numbers: policies of a replicate share it
+        assert run.config["workload"] == by_replicate[r].config["workload"]
+
+
+def test_without_resample_every_replicate_replays_the_same_workload(tmp_path):
+    """By default (or resample_per_seed: false) only the simulation seed varies."""
+    default, off = _resampled(tmp_path / "a", None), _resampled(tmp_path / "b", False)
+    assert list(default.runs) == list(off.runs)
+    workloads = {_workload_of(run) for run in default.runs.values()}
+    seeds = {run.config["seed"] for run in default.runs.values()}
+    assert len(workloads) == 1 and len(seeds) == 3
+
+
+def test_a_seeded_transform_may_leave_out_its_seed(tmp_path):
+    """{sample: 4} is {name: sample, n: 4, seed: 0}: the same run key."""
+    short = load_experiment(
+        write_experiment(tmp_path, workload={"trace": "tiny.csv", "transforms": [{"sample": 4}]})
+    )
+    long = load_experiment(
+        write_experiment(
+            tmp_path,
+            workload={"trace": "tiny.csv", "transforms": [{"name": "sample", "n": 4, "seed": 0}]},
+        )
+    )
+    assert list(short.runs) == list(long.runs)
