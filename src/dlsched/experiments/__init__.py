@@ -12,6 +12,8 @@
 """
 
 from dlsched.experiments.config import (
+    MAX_GRID_CELLS,
+    MAX_REPLICATES,
     Experiment,
     GridPoint,
     PolicyChoice,
@@ -22,6 +24,7 @@ from dlsched.experiments.config import (
     resolve_experiment,
     run_key,
     run_seed,
+    workload_seed,
 )
 from dlsched.experiments.runner import (
     EXECUTORS,
@@ -31,19 +34,32 @@ from dlsched.experiments.runner import (
     run_experiment,
     simulate_config,
 )
-from dlsched.experiments.store import ResultsStore, StoreBusyError
+from dlsched.experiments.store import (
+    RESULTS_FORMAT,
+    LeaseLostError,
+    ResultsStore,
+    RunCheck,
+    StoreBusyError,
+    WriterLease,
+)
 from dlsched.experiments.transforms import scale_arrivals
 
 __all__ = [
     "EXECUTORS",
+    "MAX_GRID_CELLS",
+    "MAX_REPLICATES",
+    "RESULTS_FORMAT",
     "Experiment",
     "ExperimentOutcome",
     "GridPoint",
+    "LeaseLostError",
     "PolicyChoice",
     "ResultsStore",
     "Run",
+    "RunCheck",
     "RunOutcome",
     "StoreBusyError",
+    "WriterLease",
     "canonical_json",
     "execute_run",
     "load_experiment",
@@ -54,4 +70,5 @@ __all__ = [
     "run_seed",
     "scale_arrivals",
     "simulate_config",
+    "workload_seed",
 ]
