@@ -8,7 +8,15 @@ import dlsched
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import Ledger
 from dlsched.engine.placement import yarn
-from dlsched.policies.tiresias import AuthorsGittinsTable, GittinsIndex, _py2_round
+from dlsched.policies.tiresias import (
+    AuthorsGittinsTable,
+    AuthorsTiresias,
+    AuthorsTiresiasGittins,
+    GittinsIndex,
+    Tiresias,
+    TiresiasGittins,
+    _py2_round,
+)
 
 
 def jobs(*rows):
@@ -289,7 +297,7 @@ def test_admitting_into_free_gpus_first_gives_the_walk_s_answer(name, knob):
             "vcs": [{"name": "a", "nodes": 2}],
         }
     )
-    policy_class = dlsched.policies.registry.factory(name)
+    policy_class = {"tiresias": Tiresias, "tiresias-gittins": TiresiasGittins}[name]
     params = {"thresholds": [500, 3000], "starvation_knob": knob}
     fast = dlsched.simulate(trace, cluster, policy_class(**params))
     full = dlsched.simulate(trace, cluster, _full_walk(policy_class)(**params))
@@ -321,3 +329,47 @@ def test_one_instance_serves_two_identical_runs(name, compat):
     assert first.jobs.equals(second.jobs) and first.events.equals(second.events)
     fresh = dlsched.simulate(trace, gpus(4, nodes=2), dlsched.policies.get(name, **params))
     assert first.jobs.equals(fresh.jobs)
+
+
+# ---- the two algorithms behind one name --------------------------------------------------
+@pytest.mark.parametrize(
+    "name, paper, authors",
+    [
+        ("tiresias", Tiresias, AuthorsTiresias),
+        ("tiresias-gittins", TiresiasGittins, AuthorsTiresiasGittins),
+    ],
+)
+def test_compat_picks_the_authors_simulator_replica(name, paper, authors):
+    """get(name) is the paper's algorithm, get(name, compat=True) the simulator's replica,
+    both reporting the registered name."""
+    default, replica = dlsched.policies.get(name), dlsched.policies.get(name, compat=True)
+    assert type(default) is paper and type(replica) is authors
+    assert default.name == replica.name == name
+
+
+def test_the_registered_names_list_every_parameter():
+    """`dlsched policies` sees the full signature, compat included, with defaults."""
+    params = dlsched.policies.registry.parameters("tiresias-gittins")
+    assert list(params) == [
+        "thresholds",
+        "starvation_knob",
+        "placement",
+        "compat",
+        "sensitive_slowdown",
+        "delta",
+        "prior",
+    ]
+    assert params["compat"].default is False and params["delta"].default == 3250.0
+    assert "compat" in dlsched.policies.registry.parameters("tiresias")
+
+
+def test_compat_checks_the_same_parameters():
+    """The replica refuses what the paper mode refuses (a bad slowdown, Δ, prior or knob)."""
+    with pytest.raises(ValueError, match="sensitive_slowdown"):
+        dlsched.policies.get("tiresias", compat=True, sensitive_slowdown=1.5)
+    with pytest.raises(ValueError, match="delta"):
+        dlsched.policies.get("tiresias-gittins", compat=True, delta=0)
+    with pytest.raises(ValueError, match="prior"):
+        dlsched.policies.get("tiresias-gittins", prior=[])
+    with pytest.raises(ValueError, match="starvation_knob"):
+        dlsched.policies.get("tiresias", compat=True, starvation_knob=-1)

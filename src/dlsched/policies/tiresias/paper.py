@@ -1,5 +1,6 @@
-"""Tiresias: discretised 2D-LAS and 2D-Gittins (Gu et al., "Tiresias: A GPU Cluster Manager
-for Distributed Deep Learning", NSDI 2019).
+"""Tiresias as the paper describes it: discretised 2D-LAS (`Tiresias`) and 2D-Gittins
+(`TiresiasGittins`) (Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep
+Learning", NSDI 2019). The replica of the authors' simulator is `compat.py`.
 
 Faithful to the paper:
 - 2D attained service = GPUs × time held (§3.1); K priority queues split by thresholds on
@@ -34,20 +35,6 @@ Defaults, from the authors' simulator (SymbioticLab/Tiresias `simulator/run_sim.
 `jobs.py`, `dlas-gpu`): thresholds 3,250 and 7,200 GPU-seconds (3 queues); Gittins Δ = 3,250
 GPU-seconds with the `yarn-gput1000.csv` service prior (shipped in `dlsched/data`).
 
-`compat=True` reproduces the authors' simulator (`dlas_sim_jobs`) rather than the paper, step
-for step: it schedules only at arrivals, completions and its own queue-jump times; each
-event first updates every job in arrival order (whole seconds; a running job drops at most
-one queue per event; a waiting job is promoted when its pending time since it first ran, or
-since its last promotion, reaches knob × its run time since then — the simulator's reading
-of the knob), then sorts each queue by the Gittins index (ties: earlier submission; sort is
-stable), admits by GPU count, and finally moves waiting jobs behind running ones in every
-queue. Its next queue-jump time mixes run time into the GPU-time formula with Python 2
-integer division, ⌊(threshold − run seconds) / GPUs⌋ after now, so demotions of multi-GPU
-jobs happen late and at times that depend on other events; the Gittins index is its
-tabulated version (`AuthorsGittinsTable`); placement never delays a job (its `dlas` counts
-GPUs whatever `--scheme` says), so the default placement is `consolidated` there. Use it with
-the `tiresias-sim` overheads (all zero) to compare with `reference_results.csv`.
-
 Simplified: admission counts GPUs per pool (type, VC) and then places; a job whose placement
 fails after that (no consolidated placement yet) waits for the next scheduling point, and the
 running jobs preempted for it keep their GPUs if those are still free. A job asking for a
@@ -66,159 +53,50 @@ import bisect
 import heapq
 import math
 from collections.abc import Sequence
-from decimal import ROUND_HALF_UP, Decimal
-from importlib import resources
 
 import numpy as np
 
+from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Pool
-from dlsched.engine.placement import STRATEGIES
 from dlsched.engine.view import ClusterView
-from dlsched.errors import SchedulingError, UnknownModelError
+from dlsched.errors import UnknownModelError
 from dlsched.jobs import JobState
-from dlsched.policies.base import BasePolicy
-from dlsched.policies.registry import register
-
-DEFAULT_THRESHOLDS = (3250.0, 7200.0)
-GITTINS_DELTA = 3250.0
-SENSITIVE_MODELS = ("vgg", "alexnet")
-SENSITIVE_SLOWDOWN = 0.1
-_EPS = 1e-6
-
-
-class GittinsIndex:
-    """Gittins index of a job that has attained `a` GPU-seconds, for a service distribution
-    given by samples: G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a] (higher runs
-    first); 0 past the largest sample."""
-
-    def __init__(self, samples: Sequence[float], delta: float = GITTINS_DELTA) -> None:
-        values = np.sort(np.asarray(samples, dtype=float))
-        if len(values) == 0 or delta <= 0:
-            raise ValueError("the Gittins prior needs samples and a positive delta")
-        self.values = values
-        self.delta = float(delta)
-        self._list = values.tolist()
-        self._prefix_array = np.concatenate([[0.0], np.cumsum(values)])
-        self._prefix = self._prefix_array.tolist()
-
-    @classmethod
-    def yarn_prior(cls, delta: float = GITTINS_DELTA) -> GittinsIndex:
-        """Tiresias' shipped prior: 1,001 GPU-time samples of YARN jobs."""
-        text = (resources.files("dlsched.data") / "tiresias_yarn_gput1000.csv").read_text()
-        return cls([float(v) for v in text.split()[1:]], delta)
-
-    def __call__(self, attained: float) -> float:
-        values, prefix, delta = self._list, self._prefix, self.delta
-        start = bisect.bisect_right(values, attained)  # first sample > attained
-        alive = len(values) - start
-        if alive == 0:
-            return 0.0
-        stop = bisect.bisect_right(values, attained + delta, start)
-        done = stop - start
-        within = prefix[stop] - prefix[start] - done * attained  # Σ (S − a) for S ≤ a + Δ
-        expected = within + (alive - done) * delta  # × alive, which cancels below
-        return done / expected if expected > 0 else math.inf
-
-    def many(self, attained: np.ndarray) -> np.ndarray:
-        """The index at each of an array of attained services (same arithmetic)."""
-        values, prefix, delta = self.values, self._prefix_array, self.delta
-        start = np.searchsorted(values, attained, side="right")
-        stop = np.searchsorted(values, attained + delta, side="right")
-        alive = len(values) - start
-        done = stop - start
-        within = prefix[stop] - prefix[start] - done * attained
-        expected = within + (alive - done) * delta
-        # expected > 0 whenever a sample lies above `attained`; with none, done = 0 → 0.
-        return done / np.maximum(expected, 1e-300)
+from dlsched.policies.tiresias.common import (
+    _EPS,
+    DEFAULT_THRESHOLDS,
+    SENSITIVE_MODELS,
+    SENSITIVE_SLOWDOWN,
+    TiresiasBase,
+    check_sensitive_slowdown,
+)
+from dlsched.policies.tiresias.gittins import (
+    GITTINS_DELTA,
+    GittinsIndex,
+    check_gittins,
+    prior_samples,
+)
 
 
-def _py2_round(value: float, digits: int) -> float:
-    """Python 2's round(): the exact binary value, halves away from zero."""
-    return float(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
-
-
-class AuthorsGittinsTable:
-    """The Gittins lookup of the authors' simulator (`run_sim.py`: `parse_job_dist`,
-    `cal_r_gittins_index`, `get_gittins_index`), for `compat=True`: the index is tabulated at
-    each prior sample minus one and looked up as a step function, and its expected-service
-    term sums the samples themselves rather than the service still to come (S, not S − a),
-    with the simulator's Python 2 arithmetic: integer (floor) division of that sum, and
-    round() halving away from zero."""
-
-    def __init__(self, samples: Sequence[float], delta: float = GITTINS_DELTA) -> None:
-        self.data = sorted(int(v) for v in samples)
-        self.delta = int(delta)
-        self.table = [self._rank(v - 1) for v in self.data] + [0.0]
-
-    def _rank(self, attained: int) -> float:
-        data, num, delta = self.data, len(self.data), self.delta
-        if attained > data[-1] - 1:
-            return 0.0
-        idx = bisect.bisect_right(data, attained)
-        reach = attained + delta
-        idx_delta = num - 1 if reach > data[-1] - 1 else bisect.bisect_right(data, reach)
-        p = _py2_round((idx_delta - idx) / (num - idx), 5)
-        e = float((sum(data[idx:idx_delta]) + delta * (num - idx_delta)) // (num - idx))
-        return _py2_round(p * 1_000_000 / e, 4)
-
-    def __call__(self, attained: float) -> float:
-        if attained > self.data[-1]:
-            return 0.0
-        return self.table[bisect.bisect_right(self.data, attained)]
-
-
-@register("tiresias")
-class Tiresias(BasePolicy):
-    """Tiresias-L: discretised 2D-LAS with priority queues on GPU-time (NSDI 2019)."""
-
-    name = "tiresias"
-    gittins = False
+class Tiresias(TiresiasBase):
+    """Tiresias-L: discretised 2D-LAS with priority queues on GPU-time (NSDI 2019), as the
+    paper describes it: exact-time demotions, FIFO by first start within a queue."""
 
     def __init__(
         self,
         thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
         starvation_knob: float | None = None,
         placement: str = "sensitive",
-        compat: bool = False,
         sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
     ) -> None:
-        super().__init__()
-        limits = tuple(float(t) for t in thresholds)
-        if any(b <= a for a, b in zip(limits, limits[1:], strict=False)) or any(
-            t <= 0 for t in limits
-        ):
-            raise ValueError(f"{self.name}: thresholds must be positive and increasing: {limits}")
-        if placement != "sensitive" and placement not in STRATEGIES:
-            raise ValueError(
-                f"{self.name}: placement must be 'sensitive' (consolidation-aware)"
-                f" or one of {', '.join(STRATEGIES)}, not {placement!r}"
-            )
-        if starvation_knob is not None and not starvation_knob > 0:
-            raise ValueError(f"{self.name}: starvation_knob must be > 0 or None")
-        if not 0 <= sensitive_slowdown < 1:
-            raise ValueError(f"{self.name}: sensitive_slowdown must be in [0, 1)")
-        self.thresholds = limits
-        self.starvation_knob = starvation_knob
-        self.placement = placement
+        super().__init__(thresholds, starvation_knob, placement)
+        check_sensitive_slowdown(self.name, sensitive_slowdown)
         self.sensitive_slowdown = sensitive_slowdown
-        self.compat = compat
 
     def start(self, view: ClusterView) -> None:
-        """Fresh queues, timers and caches for a run."""
-        levels = len(self.thresholds) + 1
-        self._last = levels - 1
-        self._level: dict[JobState, int] = {}
-        self._offset: dict[JobState, float] = {}  # service counted from here (promotions)
+        """Empty queues, timers and caches for a run."""
+        super().start(view)
+        levels = self._last + 1
         self._strategy_of: dict[tuple, str] = {}
-        self._pools: dict[object, tuple[tuple[Pool, str], ...]] = {}
-        if self.compat:
-            self._cqueues: list[list[JobState]] = [[] for _ in range(levels)]
-            self._runnable: dict[JobState, None] = {}
-            self._first_run: dict[JobState, float | None] = {}
-            self._rank: dict[JobState, float] = {}
-            self._event = False
-            self._next_jump = math.inf
-            return
         # Per queue: running jobs per pool sorted by FIFO key (first start, job order), with
         # their GPU counts alongside, and waiting jobs sorted by the policy's key
         # (`_wait_key`); keys end with the job itself.
@@ -238,12 +116,6 @@ class Tiresias(BasePolicy):
     def on_arrival(self, job: JobState) -> None:
         self._level[job] = 0
         self._offset[job] = 0.0
-        if self.compat:
-            self._cqueues[0].append(job)
-            self._runnable[job] = None
-            self._first_run[job] = None
-            self._event = True
-            return
         self._stint[job] = 0
         self._arrived = True
         self._wait(job, 0, 0.0)
@@ -251,12 +123,6 @@ class Tiresias(BasePolicy):
     def on_finish(self, job: JobState) -> None:
         level = self._level.pop(job)
         del self._offset[job]
-        if self.compat:
-            self._cqueues[level].remove(job)
-            del self._runnable[job], self._first_run[job]
-            self._rank.pop(job, None)
-            self._event = True
-            return
         self._unrun(job, level)
         self._stint_ended(job)
         del self._stint[job], self._first[job]
@@ -264,8 +130,6 @@ class Tiresias(BasePolicy):
     def _strategy(self, view: ClusterView, job: JobState, gpu_type: str) -> str:
         if self.placement != "sensitive":
             return self.placement
-        if self.compat:
-            return "consolidated"  # the simulator's dlas counts GPUs: placement never waits
         spec = job.spec
         key = (spec.model, spec.num_gpus, gpu_type)
         strategy = self._strategy_of.get(key)
@@ -290,89 +154,6 @@ class Tiresias(BasePolicy):
         except UnknownModelError:
             return False
         return together > 0 and apart < (1 - self.sensitive_slowdown) * together
-
-    def _choices(self, view: ClusterView, job: JobState) -> tuple[tuple[Pool, str], ...]:
-        """(pool, GPU type) the job may use, fastest type first."""
-        spec = job.spec
-        key = (
-            (spec.model, spec.num_gpus, spec.vc, spec.gpu_constraint)
-            if spec.type_durations is None
-            else spec.index
-        )
-        pools = self._pools.get(key)
-        if pools is None:
-            pools = self._pools[key] = tuple((view.pool(spec, t), t) for t in view.rank_types(spec))
-        return pools
-
-    def _admit(
-        self,
-        view: ClusterView,
-        order: list[JobState],
-        room: dict[Pool, int],
-        running_left: int,
-        pool_of: dict[JobState, Pool],
-    ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
-        """Walk `order` (highest priority first), counting GPUs per pool (`room`: free, plus
-        held by the running jobs in `order`): running jobs that still fit keep their GPUs,
-        the others are dropped; waiting jobs that fit are admitted with a GPU type."""
-        dropped: list[JobState] = []
-        admitted: list[tuple[JobState, str]] = []
-        left = sum(room.values())
-        smallest = view.min_pending_demand()
-        for at, job in enumerate(order):
-            if left <= 0 or (running_left == 0 and left < smallest):
-                if running_left:
-                    dropped.extend(job for job in order[at:] if job.gpus)
-                break
-            n = job.spec.num_gpus
-            if job.gpus:
-                running_left -= 1
-                pool = pool_of[job]
-                if room[pool] >= n:
-                    room[pool] -= n
-                    left -= n
-                else:
-                    dropped.append(job)
-                continue
-            if n > left:
-                continue
-            for pool, gpu_type in self._choices(view, job):
-                if room[pool] >= n:
-                    room[pool] -= n
-                    left -= n
-                    admitted.append((job, gpu_type))
-                    break
-        return dropped, admitted
-
-    def _apply(
-        self, view: ClusterView, dropped: list[JobState], admitted: list[tuple[JobState, str]]
-    ):
-        """Preempt the dropped running jobs, place the admitted ones in priority order.
-        Returns the allocation, the preempted and the started jobs."""
-        alloc = view.allocation()
-        preempted: list[JobState] = []
-        for job in dropped:
-            del alloc[job]
-            preempted.append(job)
-        started: list[tuple[JobState, str]] = []
-        unplaced = False
-        for job, gpu_type in admitted:
-            gpus = view.place(job, gpu_type=gpu_type, strategy=self._strategy(view, job, gpu_type))
-            if gpus is not None:
-                alloc[job] = gpus
-                started.append((job, gpu_type))
-            else:
-                unplaced = True
-        if unplaced and preempted:
-            # A job admitted by count found no placement (strict consolidation): running jobs
-            # whose GPUs are still free keep them instead of being preempted for nothing.
-            for job in list(preempted):
-                try:
-                    alloc[job] = job.gpus
-                except SchedulingError:
-                    continue
-                preempted.remove(job)
-        return alloc, preempted, started
 
     # ---- the paper: queues ------------------------------------------------------------
     def _service(self, job: JobState, now: float) -> float:
@@ -483,9 +264,7 @@ class Tiresias(BasePolicy):
         return sum(gpus[bisect.bisect_right(keys, key) :])
 
     # ---- the paper: scheduling --------------------------------------------------------
-    def schedule(self, view: ClusterView):
-        if self.compat:
-            return self._schedule_compat(view)
+    def schedule(self, view: ClusterView) -> Allocation | None:
         now = view.now
         changed = self._fire_timers(now)
         arrived, self._arrived = self._arrived, False
@@ -582,7 +361,7 @@ class Tiresias(BasePolicy):
             running += sum(len(keys) for keys, _ in self._run[lower].values())
         return self._admit(view, order, room, running, pool_of)
 
-    def _done(self, view: ClusterView, alloc):
+    def _done(self, view: ClusterView, alloc: Allocation | None) -> Allocation | None:
         timers = self._timers
         while timers and self._stint.get(timers[0][2]) != timers[0][3]:
             heapq.heappop(timers)
@@ -590,120 +369,36 @@ class Tiresias(BasePolicy):
             view.wake_at(timers[0][0])
         return alloc
 
-    # ---- the authors' simulator (compat=True) -----------------------------------------
-    def _executed(self, job: JobState, now: float) -> int:
-        """Whole seconds run since the job last entered the top queue (their
-        `executed_time`); the authors' simulator counts time, not GPU-time, here."""
-        n = job.spec.num_gpus
-        return int(job.attained_service_at(now) / n + _EPS) - int(self._offset[job] / n + _EPS)
 
-    def _index(self, executed_gpu_s: int) -> float:
-        return 0.0
-
-    def _schedule_compat(self, view: ClusterView):
-        now = view.now
-        if not self._event and now != self._next_jump:
-            return None  # a queue-jump time the simulator has since moved: no event there
-        self._event = False
-        queues, level_of, limits, last = self._cqueues, self._level, self.thresholds, self._last
-        knob = self.starvation_knob
-        for job in self._runnable:  # arrival order, as `JOBS.runnable_jobs`
-            n = job.spec.num_gpus
-            level = level_of[job]
-            executed = self._executed(job, now)
-            if job.gpus:
-                if level < last and executed * n >= limits[level]:
-                    queues[level].remove(job)
-                    queues[level + 1].append(job)
-                    level_of[job] = level + 1
-            elif (
-                knob is not None
-                and level > 0
-                and executed > 0
-                and (now - self._first_run[job] - executed >= int(executed * knob))
-            ):
-                self._offset[job] = job.attained_service_at(now)
-                self._first_run[job] = None
-                queues[level].remove(job)
-                queues[0].append(job)
-                level_of[job] = 0
-                executed = 0
-            if self.gittins:
-                self._rank[job] = self._index(executed * n)
-        if self.gittins:
-            rank = self._rank
-            for queue in queues:
-                queue.sort(key=lambda j: (rank[j], -int(j.spec.submit_time)), reverse=True)
-        order = [job for queue in queues for job in queue]
-        pools = {job: view.pool_of_gpu(job.gpus[0]) for job in view.running.values()}
-        dropped, admitted = self._admit(view, order, view.pool_capacity(), len(view.running), pools)
-        alloc, preempted, started = self._apply(view, dropped, admitted)
-        holders = set(view.running.values()).difference(preempted)
-        for job, _ in started:
-            holders.add(job)
-            if self._first_run[job] is None:
-                self._first_run[job] = now
-        for queue in queues:  # waiting jobs move behind running ones (stable)
-            queue.sort(key=lambda j: j not in holders)
-        jump = math.inf
-        for job in self._runnable:
-            level, n = level_of[job], job.spec.num_gpus
-            executed = self._executed(job, now)
-            if job in holders:
-                if level < last:
-                    jump = min(jump, now + (int(limits[level]) - executed) // n)
-            elif knob is not None and level > 0 and executed > 0:
-                diff = int(executed * knob - (now - self._first_run[job] - executed))
-                if diff > 0:
-                    jump = min(jump, now + diff)
-        self._next_jump = jump
-        if jump < math.inf:
-            view.wake_at(jump)
-        return alloc
-
-
-@register("tiresias-gittins")
 class TiresiasGittins(Tiresias):
-    """Tiresias-G: 2D-Gittins index within priority queues on GPU-time (NSDI 2019)."""
+    """Tiresias-G: 2D-Gittins index within priority queues on GPU-time (NSDI 2019), as the
+    paper describes it (the index of `GittinsIndex`, on the service still to come)."""
 
     name = "tiresias-gittins"
-    gittins = True
 
     def __init__(
         self,
         thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
         starvation_knob: float | None = None,
         placement: str = "sensitive",
-        compat: bool = False,
         sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
         delta: float = GITTINS_DELTA,
         prior: Sequence[float] | None = None,
     ) -> None:
-        super().__init__(thresholds, starvation_knob, placement, compat, sensitive_slowdown)
-        if not delta > 0:
-            raise ValueError(f"{self.name}: delta must be > 0 GPU-seconds, got {delta!r}")
-        if prior is not None and len(prior) == 0:
-            raise ValueError(f"{self.name}: prior must hold at least one GPU-time sample")
+        super().__init__(thresholds, starvation_knob, placement, sensitive_slowdown)
+        check_gittins(self.name, delta, prior)
         self.delta = delta
         self.prior = prior
 
     def start(self, view: ClusterView) -> None:
-        """Fresh queues and timers, the index table, and the arrays of running services."""
+        """Empty queues and timers, the index, and the arrays of running services."""
         super().start(view)
-        samples = self.prior if self.prior is not None else GittinsIndex.yarn_prior().values
-        self._gittins: GittinsIndex | AuthorsGittinsTable = (
-            AuthorsGittinsTable(samples, self.delta)
-            if self.compat
-            else GittinsIndex(samples, self.delta)
-        )
+        self._gittins = GittinsIndex(prior_samples(self.prior), self.delta)
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
         self._free_slots = list(range(63, -1, -1))
         self._slot: dict[JobState, int] = {}
-
-    def _index(self, executed_gpu_s: int) -> float:
-        return self._gittins(executed_gpu_s)
 
     def _wait_key(self, job: JobState, service: float) -> tuple:
         # A waiting job's service does not change, so neither does its index.
