@@ -17,7 +17,8 @@ only when submit times are not 0; notes §2.2).
 Settings. hydra rows break ties by job name, as the artifact does (``tie_break``); the
 "index ties" row is dlsched's default. edf/sjf-het use ``compat=True`` (the artifact's
 Go-map choice of GPU type and later-first tie order); the artifact's EDF choice of type is
-random, so its row is the mean of 10 tie seeds with their range, and "edf (fastest)" is our
+random, so its row is the mean of 10 run seeds (``simulate(seed=...)``, which reaches the
+policy's draws through ``view.rng``) with their range, and "edf (fastest)" is our
 default. AlloX's Σ completion optimum is unique, its matching is not: deadline figures may
 differ by a few jobs. The artifact's online policies (EDF, SJF) advance time in steps of at
 least 1 s, which frees some GPUs up to 1 s late.
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 ANCHORS = REPO.parent / "shared" / "anchors" / "hydra"
 CASES = {"light": "20_ddl", "heavy": "30_ddl"}
 
-# label → (policy, parameters, artifact algorithm, tie seeds or None)
+# label → (policy, parameters, artifact algorithm, run seeds or None)
 ROWS = {
     "hydra (B&B)": ("hydra", {}, "HydraBABWithHeuristic_5", None),
     "hydra (B&B, index ties)": ("hydra", {"tie_break": None}, "HydraBABWithHeuristic_5", None),
@@ -69,7 +70,7 @@ def theirs(runs: dict, algorithm: str, n: int) -> tuple[float, int, float] | Non
 def ours(
     work: dlsched.Workload, case: str, policy: str, params: dict, seeds
 ) -> tuple[tuple[float, float, float], str, float]:
-    """(avg JCT, missed, total tardiness) — a mean with a range note over tie seeds."""
+    """(avg JCT, missed, total tardiness) — a mean with a range note over run seeds."""
     if policy == "hydra" and "tie_break" not in params:
         params = {
             **params,
