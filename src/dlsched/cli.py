@@ -420,7 +420,8 @@ def _replay(args: argparse.Namespace) -> int:
     for reason, count in (workload.provenance.get("excluded") or {}).items():
         print(f"  excluded at load: {count:,} rows: {reason}")
     for skipped in workload.provenance.get("skipped", [])[:5]:
-        print(f"  skipped at load: row {skipped['row']}, {skipped['field']}: {skipped['reason']}")
+        field = f", field {skipped['field']!r}" if skipped.get("field") is not None else ""
+        print(f"  skipped at load: row {skipped['row']}{field}: {skipped['reason']}")
     for job in result.meta.get("unschedulable", [])[:5]:
         print(f"  unschedulable: job {job['job_id']} (row {job['row']}): {job['reason']}")
     if args.out:
