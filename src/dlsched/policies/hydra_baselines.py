@@ -27,8 +27,10 @@ offer the same job (the common case for deadline jobs in EDF): the first type in
 randomised map order — types sorted by name in one 8-slot bucket, iterated from a random
 slot — drawn from the run's policy stream (``view.rng``, so ``simulate(seed=...)`` changes
 it), or from ``numpy.random.default_rng(seed)`` when the policy's own ``seed`` is given (to
-replay one fixed draw whatever the run's seed). Without ``compat`` the job goes to its
-fastest free type and nothing is random.
+replay one fixed draw whatever the run's seed; ``simulate(..., seed=3)`` is the run's seed, so
+give the policy's own as ``dlsched.policies.get("edf", compat=True, seed=3)`` or
+``--param seed=3``). Without ``compat`` the job goes to its fastest free type and nothing is
+random.
 ``edf`` and ``sjf-het`` place gangs of several GPUs on one type (consolidated); ``allox``
 takes one-GPU jobs only, like Hydra.
 """
