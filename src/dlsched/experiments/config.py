@@ -30,7 +30,7 @@ import yaml
 
 from dlsched import policies
 from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
-from dlsched.cluster import Cluster
+from dlsched.cluster import Cluster, read_cluster_file
 from dlsched.errors import ConfigError, DlschedError, did_you_mean
 from dlsched.experiments.transforms import TRANSFORMS
 from dlsched.perf import THROUGHPUT_MODELS, make_estimator
@@ -368,9 +368,9 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
                 "relative to the experiment file, or an inline mapping",
             ) from None
         try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ctx.error(key, f"cannot read cluster file {path}: {exc}") from None
+            data = read_cluster_file(Path(path))
+        except ConfigError as exc:
+            raise ctx.error(key, str(exc)) from None
         if isinstance(data, dict):
             data.setdefault("name", path.stem)
         where = str(path)

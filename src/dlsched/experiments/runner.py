@@ -48,6 +48,7 @@ from dlsched.experiments.transforms import apply_transforms, scale_arrivals
 from dlsched.metrics import SimulationResult
 from dlsched.perf import make_estimator
 from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
+from dlsched.policies import get as get_policy
 from dlsched.traces import Workload, load_trace
 
 EXECUTORS = ("local", "process", "dask")
@@ -147,10 +148,10 @@ def simulate_config(
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
-    policy: Any = name
-    if ":" in name:  # an import path: instantiate here, since the registry does not know it
-        policy, params = policy_factory(name)(**params), {}
-    return simulate(
+    # Built here, not by `simulate`: a policy's own parameters (Gavel's `seed`) must not
+    # collide with `simulate`'s keywords.
+    policy: Any = policy_factory(name)(**params) if ":" in name else get_policy(name, **params)
+    result = simulate(
         workload,
         cluster,
         policy=policy,
@@ -159,8 +160,9 @@ def simulate_config(
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
-        **params,
     )
+    result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
+    return result
 
 
 def execute_run(
