@@ -323,8 +323,16 @@ class GavelPolicy(BasePolicy):
         return np.array([capacity[t] for t in view.gpu_types], dtype=float)
 
     def partner_key(self, job: JobState) -> object:
-        """What a space-sharing mode names of the partner: its class (model, GPUs)."""
-        return (job.spec.model, job.spec.num_gpus)
+        """What a space-sharing mode names of the partner: its class (model, GPUs), plus,
+        where the job is not an ordinary whole-GPU job of the unowned pool, the VC whose
+        nodes it must run on and its GPU share: two jobs that differ there can never share
+        a GPU, so they are never of one class."""
+        spec = job.spec
+        # a job's pool owner is the same on every type (`ClusterView.pool`)
+        owner = self._view.pool(spec, self._view.gpu_types[0])[1]
+        if owner is None and not spec.fractional:
+            return (spec.model, spec.num_gpus)
+        return (spec.model, spec.num_gpus, owner, spec.gpu_milli)
 
     def _class_of(self, job: JobState) -> int:
         return self._class_id.setdefault(self.partner_key(job), len(self._class_id))
@@ -790,13 +798,25 @@ class GavelPolicy(BasePolicy):
             if anchor in alloc or not self._start_on(view, alloc, anchor, gpu_type):
                 return
         other = partner if anchor is job else job
-        if other in self._partner:
+        if other in self._partner or not self._may_join(view, alloc, anchor, other):
             self._set_mode(anchor, k, None)
-            return  # still packed with someone else on its GPUs
+            return  # still packed with someone else on its GPUs, or barred from the anchor's
         alloc.pack(other, alloc[anchor])
         self._partner[other], self._partner[anchor] = anchor, other
         self._set_mode(anchor, k, other)
         self._set_mode(other, k, anchor)
+
+    @staticmethod
+    def _may_join(view: ClusterView, alloc, anchor: JobState, other: JobState) -> bool:
+        """Whether `other` may be packed on the GPUs `anchor` holds: two whole-GPU jobs, the
+        GPUs in `other`'s pool, and `other`'s VC quota leaving room for them (a job that
+        already holds GPUs only trades them for these)."""
+        if anchor.spec.fractional or other.spec.fractional:
+            return False
+        gpus = alloc[anchor]
+        if view.pool_of_gpu(gpus[0]) != view.pool(other.spec, view.gpu_type_of(gpus[0])):
+            return False
+        return other in alloc or view.fits_quota(other.spec, len(gpus))
 
     def _start_on(self, view: ClusterView, alloc, job: JobState, gpu_type: str) -> bool:
         """Place a job that holds no GPUs on free GPUs of the type: fewest nodes, else any

@@ -22,6 +22,11 @@ takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per j
 
 The mechanism turns the class-level plan into pairs each round: a (job, type, partner
 class) entry takes the unplaced member of the partner class that wants that pairing most.
+A pair forms only between two whole-GPU jobs that may share those GPUs (Gavel has neither
+virtual clusters nor fractional GPUs): a fractional job is never packed (its pair rates
+count as 0, so no LP and no FIFO pass plans it), jobs of different pools (a VC's own nodes,
+the unowned ones) are of different classes with pair rates 0, and the job that joins a
+running one is left out when its VC's quota has no room for it then.
 Pair throughputs as the policy sees them come from the estimator
 (`estimator.colocated_throughput`): the measured pair rate for the oracle, that rate with the
 estimator's error on the job's rate for a noisy one.
@@ -189,6 +194,8 @@ class _PackedPolicy(GavelPolicy):
 
         def rates(i: int, j: int, k: int) -> tuple[float, float]:
             a, b = jobs[i].spec, jobs[j].spec
+            if a.fractional or b.fractional or view.pool(a, types[k]) != view.pool(b, types[k]):
+                return (0.0, 0.0)  # never packed: a fraction, or GPUs the other may not use
             key = (a.model, b.model, a.num_gpus, k)
             found = self._pair_cache.get(key)
             if found is None or a.type_durations is not None or b.type_durations is not None:
