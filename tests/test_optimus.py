@@ -455,3 +455,132 @@ def test_pollux_work_at_the_smallest_batch_is_the_validated_iteration_count():
     assert app.max_epochs == 2 and app.max_gpus(384) == 96
     assert app.total_steps(12) == pytest.approx(app.iterations(12, 1), rel=1e-3)
     assert app.total_steps(384) < app.total_steps(12) / 20  # 32x the batch, fewer steps
+
+
+# ---- virtual clusters ----------------------------------------------------------------------
+
+
+def test_a_vc_quota_caps_the_marginal_gains():
+    """6 GPUs, A of VC q (quota 2): floor 1 each, A (+60) → 2; A's next (+20) would pass the
+    quota, so q takes no more and the others go on: B (+30, +10) → 3, C = 1."""
+    jobs = three_jobs()
+    jobs[0].vc = "q"
+    out = marginal_gain_allocation(jobs, {"gpu": 6}, {"gpu": 1}, quotas={"q": 2})
+    assert out == {"A": (0, 2), "B": (0, 3), "C": (0, 1)}
+
+
+def test_a_pool_caps_the_marginal_gains_of_its_jobs_only():
+    """6 GPUs: A draws from pool 'own' (2 GPUs), B and C from the rest (4): A stops at 2
+    when its pool is full, while B still grows to 3."""
+    jobs = three_jobs()
+    jobs[0].pool = "own"
+    for job in jobs[1:]:
+        job.pool = None
+    out = marginal_gain_allocation(
+        jobs, {"gpu": 6}, {"gpu": 1}, pools={"own": {"gpu": 2}, None: {"gpu": 4}}
+    )
+    assert out == {"A": (0, 2), "B": (0, 3), "C": (0, 1)}
+
+
+def vc_cluster(vc):
+    """2 nodes × 2 V100 with one VC."""
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 2}],
+            "vcs": [vc],
+        }
+    )
+
+
+def elastic_jobs(*rows):
+    """Elastic jobs (1–4 GPUs) from (id, submit, steps, vc) rows."""
+    return pd.DataFrame(
+        {
+            "job_id": [r[0] for r in rows],
+            "submit_time": [r[1] for r in rows],
+            "num_gpus": 1,
+            "total_steps": [r[2] for r in rows],
+            "min_gpus": 1,
+            "max_gpus": 4,
+            "vc": [r[3] for r in rows],
+        }
+    )
+
+
+def gpus_held(result):
+    """job id → list of the GPU-id tuples each start or rescale gave it."""
+    events = result.events[result.events["event"].isin(["start", "rescale"])]
+    held: dict = {}
+    for e in events.itertuples():
+        held.setdefault(e.job_id, []).append(tuple(int(g) for g in e.gpus.split(",")))
+    return held
+
+
+@pytest.mark.parametrize("mode", ["gpu", "ps"])
+def test_a_job_of_a_node_owning_vc_runs_on_its_nodes_only(mode):
+    """VC 'own' owns node 0 (GPUs 0, 1): its job A alone takes 2 GPUs there, not all 4."""
+    result = dlsched.simulate(
+        elastic_jobs(("A", 0.0, 1000.0, "own")),
+        vc_cluster({"name": "own", "nodes": 1}),
+        Optimus(mode=mode, interval_s=100.0),
+        throughput=Linear(),
+        audit=True,
+    )
+    assert gpus_held(result) == {"A": [(0, 1)]}
+    assert result.jobs.iloc[0]["finish_time"] == pytest.approx(500.0)
+
+
+@pytest.mark.parametrize("mode", ["gpu", "ps"])
+def test_a_job_without_a_vc_stays_off_owned_nodes(mode):
+    """VC 'own' owns node 0: job B, of no VC, alone takes node 1's 2 GPUs only."""
+    result = dlsched.simulate(
+        elastic_jobs(("B", 0.0, 1000.0, None)),
+        vc_cluster({"name": "own", "nodes": 1}),
+        Optimus(mode=mode, interval_s=100.0),
+        throughput=Linear(),
+        audit=True,
+    )
+    assert gpus_held(result) == {"B": [(2, 3)]}
+
+
+def test_a_vc_quota_caps_a_job_alone():
+    """VC q has a quota of 2 GPUs: its job A alone on 4 free GPUs takes 2."""
+    result = dlsched.simulate(
+        elastic_jobs(("A", 0.0, 1000.0, "q")),
+        vc_cluster({"name": "q", "gpus": 2}),
+        Optimus(mode="gpu", interval_s=100.0),
+        throughput=Linear(),
+        audit=True,
+    )
+    assert [len(g) for g in gpus_held(result)["A"]] == [2]
+    assert result.jobs.iloc[0]["finish_time"] == pytest.approx(500.0)
+
+
+def test_a_vc_quota_caps_a_growing_job():
+    """Quota 3: A (VC q, 3000 steps: gains 1500, 500) and B (1100 steps: gain 550) share the
+    4 GPUs 2 + 2; B finishes at 550, and at the next round (600) A grows to 3 GPUs, its
+    quota, not to 4."""
+    result = dlsched.simulate(
+        elastic_jobs(("A", 0.0, 3000.0, "q"), ("B", 0.0, 1100.0, None)),
+        vc_cluster({"name": "q", "gpus": 3}),
+        Optimus(mode="gpu", interval_s=100.0),
+        throughput=Linear(),
+        audit=True,
+    )
+    assert [len(g) for g in gpus_held(result)["A"]] == [2, 3]
+
+
+def test_a_job_at_its_quota_leaves_the_free_gpus_to_others():
+    """Quota 1: A (VC q, 4000 steps) has the best gain but may not grow; B (1000 steps) of
+    no VC still takes the other 3 GPUs."""
+    result = dlsched.simulate(
+        elastic_jobs(("A", 0.0, 4000.0, "q"), ("B", 0.0, 1000.0, None)),
+        vc_cluster({"name": "q", "gpus": 1}),
+        Optimus(mode="gpu", interval_s=100.0),
+        throughput=Linear(),
+        audit=True,
+    )
+    held = gpus_held(result)
+    assert [len(g) for g in held["A"]] == [1]
+    assert [len(g) for g in held["B"]] == [3]

@@ -54,9 +54,19 @@ count changes pays the engine's re-scaling overhead; profiling samples cost noth
 time (the prototype runs each for about 3 minutes). New jobs wait for the next interval, and
 GPUs freed by a finishing job stay idle until then, as in both the prototype and the artifact.
 
-Simplified: one GPU pool — a job's speed is judged on its fastest GPU type and its GPUs are
-all of one type (the paper assumes a homogeneous cluster); virtual clusters are ignored;
-stragglers, PS load balancing (PAA) and the paper's loss preprocessing are not modelled.
+Virtual clusters (not in the paper, which has one tenant): a VC that owns nodes is treated as
+a cluster of its own, and the nodes no VC owns as another. Each bounds the tasks of its jobs
+in the allocation (GPUs, and in PS mode their virtual CPU and memory) and placement puts a
+job only on its pool's nodes (`view.pool`); a VC's GPU quota bounds its jobs' workers (a
+fractional job's at its share of a GPU), whether they start, keep or grow. A task that does
+not fit its pool or quota closes that pool or VC for the round and the others go on (the
+prototype's "stop at the first misfit", per pool); one that does not fit the cluster stops
+the round, as before. Without VCs the allocation is the prototype's, unchanged.
+
+Simplified: the allocation counts a pool's GPUs of every type together — a job's speed is
+judged on its fastest GPU type and its GPUs are all of one type (the paper assumes a
+homogeneous cluster); stragglers, PS load balancing (PAA) and the paper's loss
+preprocessing are not modelled.
 
 Defaults: `interval_s` 600 s (prototype ``TS_INTERVAL``); the Pollux artifact runs every
 60 s (its ``--interval``), which `benchmarks/optimus_pollux.py` uses.
@@ -101,7 +111,10 @@ class GreedyJob:
 
     `speed(p, w)` is the estimated steps/s (in GPU mode `p` is 0 and ignored); `remaining`
     is Q in steps; workers range over `min_workers`..`max_workers`; `uses_ps` says whether it
-    has PS tasks (one at least). `order` breaks ties (earlier first)."""
+    has PS tasks (one at least). `order` breaks ties (earlier first). `pool` names the
+    capacity its tasks also draw from (a key of `pools`), `vc` the quota its workers count
+    against (a key of `quotas`), each worker `quota_gpus` of it (a fraction for a fractional
+    job); both are ignored where the allocation is given no such capacity or quota."""
 
     key: object
     remaining: float
@@ -110,6 +123,9 @@ class GreedyJob:
     max_workers: int = 1
     uses_ps: bool = False
     order: tuple = ()
+    pool: object = None
+    vc: object = None
+    quota_gpus: float = 1.0
     ps: int = field(default=0, init=False)
     workers: int = field(default=0, init=False)
 
@@ -169,26 +185,57 @@ def marginal_gain_allocation(
     capacity: Mapping[str, float],
     worker_demand: Mapping[str, float],
     ps_demand: Mapping[str, float] | None = None,
+    pools: Mapping[object, Mapping[str, float]] | None = None,
+    quotas: Mapping[object, float] | None = None,
 ) -> dict[object, tuple[int, int]]:
     """Optimus' greedy allocation: key → (PS tasks, workers); see the module docstring.
 
     `capacity` and the demands map resource names (``cpu``, ``mem``, ``gpu``) to amounts;
-    `ps_demand` is needed only when some job `uses_ps`."""
+    `ps_demand` is needed only when some job `uses_ps`. `pools` (pool → capacity) and
+    `quotas` (VC → GPUs) bound the jobs whose `pool` or `vc` they name, on top of
+    `capacity`. A task that does not fit `capacity` ends the loop, as in the prototype; one
+    that does not fit its pool or quota closes only that pool or VC (each is a cluster of
+    its own), and the loop goes on with the other jobs."""
     used: dict[str, float] = {}
+    pools, quotas = pools or {}, quotas or {}
+    pool_used: dict[object, dict[str, float]] = {pool: {} for pool in pools}
+    quota_used: dict[object, float] = dict.fromkeys(quotas, 0.0)
+    closed: set[tuple[str, object]] = set()
     heap: list[tuple[float, tuple, int, str, GreedyJob]] = []
     ps_demand = ps_demand or {}
     ps_amount = _dominant_amount(ps_demand, capacity) if ps_demand else 1.0
     worker_amount = _dominant_amount(worker_demand, capacity)
+
+    def blocked(job: GreedyJob, demand: Mapping[str, float], workers: int) -> str | None:
+        """What `demand` (with `workers` workers in it) does not fit: 'capacity', 'pool',
+        'vc', or None when it fits."""
+        if not _fits(used, demand, capacity):
+            return "capacity"
+        if job.pool in pools and not _fits(pool_used[job.pool], demand, pools[job.pool]):
+            return "pool"
+        if job.vc in quotas and (
+            quota_used[job.vc] + workers * job.quota_gpus > quotas[job.vc] + 1e-9
+        ):
+            return "vc"
+        return None
+
+    def take(job: GreedyJob, demand: Mapping[str, float], workers: int) -> None:
+        _add(used, demand)
+        if job.pool in pools:
+            _add(pool_used[job.pool], demand)
+        if job.vc in quotas:
+            quota_used[job.vc] += workers * job.quota_gpus
+
     for job in sorted(jobs, key=lambda j: j.order):
         job.ps = job.workers = 0
         floor: dict[str, float] = {}
         _add(floor, worker_demand, job.min_workers)
         if job.uses_ps:
             _add(floor, ps_demand)
-        if job.min_workers > job.max_workers or not _fits(used, floor, capacity):
+        if job.min_workers > job.max_workers or blocked(job, floor, job.min_workers):
             continue
         job.ps, job.workers = (1 if job.uses_ps else 0), job.min_workers
-        _add(used, floor)
+        take(job, floor, job.min_workers)
         best = _best_task(job, ps_amount, worker_amount)
         if best is not None:
             heapq.heappush(heap, (-best[0], job.order, len(heap), best[1], job))
@@ -196,14 +243,21 @@ def marginal_gain_allocation(
         negative_gain, _, _, kind, job = heapq.heappop(heap)
         if not -negative_gain > 0:
             break
+        if ("pool", job.pool) in closed or ("vc", job.vc) in closed:
+            continue
         demand = ps_demand if kind == "ps" else worker_demand
-        if not _fits(used, demand, capacity):
+        workers = 0 if kind == "ps" else 1
+        why = blocked(job, demand, workers)
+        if why == "capacity":
             break
+        if why is not None:
+            closed.add((why, job.pool if why == "pool" else job.vc))
+            continue
         if kind == "ps":
             job.ps += 1
         else:
             job.workers += 1
-        _add(used, demand)
+        take(job, demand, workers)
         best = _best_task(job, ps_amount, worker_amount)
         if best is not None:
             heapq.heappush(heap, (-best[0], job.order, len(heap), best[1], job))
@@ -323,6 +377,11 @@ class Optimus(BasePolicy):
         gpus_per_node = [len(node.gpu_ids) for node in view.cluster.nodes]
         self._node_cpu = [self.cpu_per_gpu * n for n in gpus_per_node]
         self._node_mem = [self.mem_per_gpu * n for n in gpus_per_node]
+        # The VC owning each node (None: no VC), as the engine's pools say.
+        self._node_owner = [
+            view.pool_of_gpu(node.gpu_ids[0])[1] if node.gpu_ids else None
+            for node in view.cluster.nodes
+        ]
         self.ps_tasks: dict[object, int] = {}  # job id → PS tasks (ps mode)
         self.ps_nodes: dict[object, tuple[int, ...]] = {}  # job id → node of each PS task
         self.last_plan: dict[object, tuple[int, int]] = {}  # job id → (PS, workers)
@@ -456,7 +515,7 @@ class Optimus(BasePolicy):
     def _allocate(self, view: ClusterView) -> dict[JobState, tuple[int, int]]:
         jobs: list[GreedyJob] = []
         states: dict[object, JobState] = {}
-        by_type = view.cluster.capacity_by_type()
+        pool_capacity = view.pool_capacity()
         for job in sorted(
             (*view.running.values(), *view.pending.values()),
             key=lambda s: (s.spec.submit_time, s.spec.index),
@@ -467,7 +526,8 @@ class Optimus(BasePolicy):
             low, high = job.spec.gpu_range
             if self.max_gpus_per_job is not None:
                 high = max(low, min(high, self.max_gpus_per_job))
-            high = min(high, by_type.get(gpu_type, 0))
+            owner = view.pool(job.spec, gpu_type)[1]
+            high = min(high, pool_capacity.get((gpu_type, owner), 0))
             if job.job_id in self._samples:
                 self._observe(view, job)
             speed = (self._ps_speed if self.mode == "ps" else self._gpu_speed)(
@@ -483,17 +543,43 @@ class Optimus(BasePolicy):
                     max_workers=high,
                     uses_ps=self.mode == "ps",
                     order=(job.spec.submit_time, job.spec.index),
+                    pool=owner,
+                    vc=job.spec.vc,
+                    quota_gpus=job.spec.gpu_milli / 1000,
                 )
             )
-        capacity = {"gpu": float(view.cluster.num_gpus)}
-        if self.mode == "ps":
-            gpus = view.cluster.num_gpus
-            capacity.update(cpu=self.cpu_per_gpu * gpus, mem=self.mem_per_gpu * gpus)
+        capacity = self._capacity(view.cluster.num_gpus)
+        # A VC that owns nodes is a cluster of its own, and the nodes no VC owns another:
+        # each bounds its jobs' tasks (across GPU types, like the cluster's one pool).
+        by_owner: dict[object, int] = {}
+        for (_type, owner), n in pool_capacity.items():
+            by_owner[owner] = by_owner.get(owner, 0) + n
+        pools = (
+            {owner: self._capacity(n) for owner, n in by_owner.items()}
+            if any(owner is not None for owner in by_owner)
+            else None
+        )
+        quotas: dict[object, float] = {
+            vc.name: vc.quota_gpus for vc in view.cluster.vcs if vc.quota_gpus is not None
+        }
         result = marginal_gain_allocation(
-            jobs, capacity, self.worker_demand, self.ps_demand if self.mode == "ps" else None
+            jobs,
+            capacity,
+            self.worker_demand,
+            self.ps_demand if self.mode == "ps" else None,
+            pools=pools,
+            quotas=quotas or None,
         )
         self.last_plan = dict(result)
         return {states[key]: counts for key, counts in result.items()}
+
+    def _capacity(self, gpus: int) -> dict[str, float]:
+        """The resources of `gpus` GPUs: the GPUs, and in PS mode their virtual CPU and
+        memory."""
+        capacity = {"gpu": float(gpus)}
+        if self.mode == "ps":
+            capacity.update(cpu=self.cpu_per_gpu * gpus, mem=self.mem_per_gpu * gpus)
+        return capacity
 
     def _place(self, view: ClusterView, alloc, plan: dict[JobState, tuple[int, int]]) -> int:
         """Apply the plan: keep jobs whose worker count is unchanged, re-place the others."""
@@ -559,11 +645,13 @@ class Optimus(BasePolicy):
     ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """(GPU ids, PS nodes) for the job, charged to `nodes`; None when it gets nothing."""
         low = job.spec.gpu_range[0]
+        if not view.fits_quota(job.spec, workers):
+            return None  # the plan keeps each VC within its quota: only a guard
         estimator = view.estimator
         for gpu_type in view.rank_types(job.spec):
             if not estimator.throughput(job.spec, gpu_type, workers) > 0:
                 continue  # this count cannot run on this type (not in memory, not profiled)
-            candidates = [i for i, t in enumerate(nodes.type) if t == gpu_type]
+            candidates = self._pool_nodes(view, job, nodes, gpu_type)
             if self.placement == "pollux":
                 if sum(len(nodes.free[i]) for i in candidates) >= workers:
                     return self._take_most_free(nodes, candidates, workers), ()
@@ -575,11 +663,20 @@ class Optimus(BasePolicy):
         ranked = view.rank_types(job.spec)
         if not ranked:
             return None
-        candidates = [i for i, t in enumerate(nodes.type) if t == ranked[0]]
+        candidates = self._pool_nodes(view, job, nodes, ranked[0])
         placed = self._first_fit(nodes, candidates, ps, workers, low, ps_cost, worker_cost)
         if placed is not None and not estimator.throughput(job.spec, ranked[0], len(placed[0])) > 0:
             return None  # shrunk to a count it cannot run on; its charge idles this pass
         return placed
+
+    def _pool_nodes(
+        self, view: ClusterView, job: JobState, nodes: _Nodes, gpu_type: str
+    ) -> list[int]:
+        """The nodes of a GPU type in the job's pool (its VC's own, or the unowned ones)."""
+        owner = view.pool(job.spec, gpu_type)[1]
+        return [
+            i for i, t in enumerate(nodes.type) if t == gpu_type and self._node_owner[i] == owner
+        ]
 
     @staticmethod
     def _take_most_free(nodes: _Nodes, candidates: list[int], workers: int) -> tuple[int, ...]:
