@@ -9,6 +9,7 @@ import pytest
 import dlsched
 from dlsched.overheads import OverheadModel
 from dlsched.perf import ProfileTable
+from dlsched.policies.gavel.realisation import Rounds, TimeSlices
 
 RESNET18_32 = "ResNet-18 (batch size 32)"
 RESNET18_64 = "ResNet-18 (batch size 64)"
@@ -282,3 +283,15 @@ def test_mechanism_options_keep_every_job_finishing(option):
         **option,
     )
     assert result.summary()["jobs_completed"] == 8
+
+
+@pytest.mark.parametrize("name", ALL_GAVEL)
+def test_exact_selects_time_slices_under_every_gavel_name(name):
+    """exact=True gives any Gavel policy the time-slice realisation: 30 s ticks, re-solve at
+    every job-set change, no idle filling; without it, Gavel's rounds."""
+    exact = dlsched.policies.get(name, exact=True, slice_s=30.0, fill_idle=True)
+    assert type(exact.realisation) is TimeSlices
+    assert (exact.round_s, exact.resolve_interval_s, exact.fill_idle) == (30.0, 0.0, False)
+    rounds = dlsched.policies.get(name, slice_s=30.0)
+    assert type(rounds.realisation) is Rounds
+    assert (rounds.round_s, rounds.resolve_interval_s) == (360.0, 1920.0)

@@ -45,14 +45,12 @@ Options Gavel's simulator lacks:
 
 - `fill_idle=True`: GPUs freed mid-round, or idle when a job arrives, go at once to
   waiting jobs in priority order, preempting no one.
-- `exact=True` (the allocation realised "exactly", Gavel PR #165): Gavel's `ideal`
-  simulator mode advances every job at its fluid rate Σ_k X·T with no GPUs at all. The
-  engine needs whole GPUs, so here X is realised by time slicing instead: slices of
-  `slice_s` (default 60 s), X re-solved at the first slice after every job-set change, and
-  in each slice the GPUs go to the (job, type) pairs owed the most time, owed = X·(time
-  since the solve) − time received since then, pairs with X = 0 never running. Every job's
-  received time then tracks X·elapsed to within one slice per type; the shorter the slice,
-  the closer to the fluid limit, at one scheduling call per slice.
+- `exact=True` (the allocation realised "exactly", Gavel PR #165): X realised by time
+  slicing, in slices of `slice_s` (default 60 s), re-solved at every job-set change, the
+  GPUs going to the entries owed the most time (`realisation.TimeSlices`, whose module
+  docstring tells how and why). The rounds above are `realisation.Rounds`; the policy holds
+  one or the other as `realisation` (its ranking of entries, which entries may run, its
+  tick and re-solve interval), and everything else here is shared.
 - `charge_type_change=True`: a job that moves to another GPU type is preempted and
   restarted 1 µs later instead of being moved in one step, so the engine charges the
   configured restart cost (`view.overheads.restart`) rather than its migration cost
@@ -80,11 +78,11 @@ from dlsched.errors import ConfigError
 from dlsched.jobs import JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.gavel.lp import Problem
+from dlsched.policies.gavel.realisation import Rounds, TimeSlices
 
 DEFAULT_ROUND_S = 360.0  # Gavel's time_per_iteration
 DEFAULT_RESOLVE_INTERVAL_S = 1920.0  # Gavel's minimum_time_between_allocation_resets
 DEFAULT_SLICE_S = 60.0
-_NEW_PRIORITY = 1e9  # Gavel's priority for a mode whose type has had no time yet
 _RESTART_DELAY_S = 1e-6
 
 Mode = tuple[int, object]  # (GPU type index, partner class key or None)
@@ -176,8 +174,10 @@ class GavelPolicy(BasePolicy):
     Parameters (the module docstring tells what each does): `round_s`, `fill_idle`,
     `resolve_interval_s`, `exact`, `slice_s`, `charge_type_change`, and `seed`: None (the
     default) draws the agnostic policies' type-order shuffle from the run's stream
-    (`view.rng`); an integer replays that fixed draw in every run. Nothing else happens in
-    `__init__`: `start(view)` builds each run's state, so one instance serves many runs.
+    (`view.rng`); an integer replays that fixed draw in every run. `__init__` only stores
+    them, with the realisation they select (`Rounds`, or `TimeSlices` when `exact`; it reads
+    the class attribute `zero_priority_fill`): `start(view)` builds each run's state, so one
+    instance serves many runs.
     """
 
     name = "gavel"
@@ -204,9 +204,17 @@ class GavelPolicy(BasePolicy):
             )
         self.exact = bool(exact)
         self.period_s = float(round_s)
-        self.round_s = float(slice_s) if self.exact else float(round_s)
-        self.fill_idle = bool(fill_idle) and not self.exact
-        self.resolve_interval_s = 0.0 if self.exact else float(resolve_interval_s)
+        self.realisation = (
+            TimeSlices(self.period_s, float(slice_s), self.zero_priority_fill)
+            if self.exact
+            else Rounds(
+                self.period_s, float(resolve_interval_s), bool(fill_idle), self.zero_priority_fill
+            )
+        )
+        # what the engine (round_s) and the mechanism read, as the realisation sets them
+        self.round_s = self.realisation.round_s
+        self.fill_idle = self.realisation.fill_idle
+        self.resolve_interval_s = self.realisation.resolve_interval_s
         self.charge_type_change = bool(charge_type_change)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
             raise ConfigError(
@@ -456,18 +464,14 @@ class GavelPolicy(BasePolicy):
         return None
 
     def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
-        """priority[row, mode] of the given rows (exact mode: seconds owed)."""
+        """priority[row, mode] of the given rows, as the realisation ranks entries."""
         table = self._table
-        x, time = table.x[rows], table.time[rows]
-        if self.exact:
-            since = now - (self._last_solve or 0.0)
-            owed = x * since - (time - self.period_s / 2)
-            return np.where(x > 0, owed, -np.inf)
-        type_time = self._type_time[self._mode_type][None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fraction = np.where(type_time > 0, time / type_time, 0.0)
-            priority = np.where(fraction > 0, x / fraction, x * _NEW_PRIORITY)
-        return np.where(x > 0, priority, 0.0)
+        return self.realisation.priorities(
+            table.x[rows],
+            table.time[rows],
+            self._type_time[self._mode_type][None, :],
+            now - (self._last_solve or 0.0),
+        )
 
     def _order_types(self) -> list[int]:
         if self.heterogeneity_aware:
@@ -482,7 +486,7 @@ class GavelPolicy(BasePolicy):
         rows = np.flatnonzero(table.active[: table.n])
         if only_pending:
             rows = rows[table.mode[rows] < 0]
-        if self.exact or not self.zero_priority_fill:  # only jobs with some X can run
+        if self.realisation.only_with_x:
             rows = rows[(table.x[rows] > 0).any(axis=1)]
         none = np.zeros(0, dtype=np.int64)
         if not len(rows):
@@ -506,10 +510,7 @@ class GavelPolicy(BasePolicy):
                 p, d, a = priority[:, single], deficit[:, single], x[:, single]
                 ranked = np.lexsort((rows, -a, -d, -p))
                 ok = usable[ranked, k] & ~taken[ranked]
-                if self.exact:
-                    ok &= a[ranked] > 0
-                elif not self.zero_priority_fill:
-                    ok &= p[ranked] > 0
+                ok &= self.realisation.runnable(a[ranked], p[ranked])
                 ranked = ranked[ok]
                 if (gang[ranked] == 1).all():  # fast path: the first `room` of them
                     pick = ranked[: room[k]]
@@ -554,6 +555,9 @@ class GavelPolicy(BasePolicy):
         cand_m = modes[cand_j]
         p, d, a = priority[cand_i, cand_m], deficit[cand_i, cand_m], x[cand_i, cand_m]
         ranked = np.lexsort((cand_m, rows[cand_i], -a, -d, -p))
+        runnable = self.realisation.runnable(a, p)
+        if not self.zero_priority_fill:
+            runnable &= p > 0  # as before the split; under TimeSlices it also drops owed <= 0
         keys = table.key[rows]
         by_class: dict[tuple[int, int], list[int]] = {}
         for r in ranked:
@@ -562,9 +566,7 @@ class GavelPolicy(BasePolicy):
             i, mode = int(cand_i[r]), int(cand_m[r])
             if taken[i] or not usable[i, k] or gang[i] > room[k]:
                 continue
-            if (self.exact and not x[i, mode] > 0) or (
-                not self.zero_priority_fill and not priority[i, mode] > 0
-            ):
+            if not runnable[r]:
                 continue
             partner_class = self._mode_partner[mode]
             if partner_class < 0:

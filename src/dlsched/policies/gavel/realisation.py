@@ -1,0 +1,91 @@
+"""How Gavel's mechanism (`mechanism.py`) realises an allocation X over time: the part of the
+mechanism that `exact=True` swaps, as one object the policy holds (its parameters, no run
+state), so that every Gavel policy takes either.
+
+- `Rounds` (the default): Gavel's simulator (`scheduler/scheduler.py` at the commit of
+  `../shared/anchors/gavel`). Rounds of `round_s` = 360 s, X re-solved at most every
+  `resolve_interval_s` after a job-set change, priority[j, mode] = X[j, mode] / f[j, mode]
+  with f the job's share of the time its mode's type has given since the solve (Gavel's
+  1e9 for a type that has given none), and, unless the policy forbids it
+  (`zero_priority_fill = False`: FIFO, the cost policies), entries at priority 0 taken too.
+- `TimeSlices` (`exact=True`, the allocation realised "exactly", Gavel PR #165): Gavel's
+  `ideal` simulator mode advances every job at its fluid rate Σ_k X·T with no GPUs at all.
+  The engine needs whole GPUs, so here X is realised by time slicing instead: slices of
+  `slice_s` (default 60 s), X re-solved at the first slice after every job-set change
+  (interval 0), and in each slice the GPUs go to the (job, mode) entries owed the most
+  time, owed = X·(time since the solve) − time received since then, entries with X = 0
+  never running (so no idle filling, `fill_idle` off). Every job's received time then
+  tracks X·elapsed to within one slice per type; the shorter the slice, the closer to the
+  fluid limit, at one scheduling call per slice.
+
+Both count received time from the same credit, `round_s` / 2 per mode at each solve (for
+`TimeSlices` it cancels out of `owed`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NEW_PRIORITY = 1e9  # Gavel's priority for a mode whose type has had no time yet
+
+
+class Rounds:
+    """Gavel's rounds (module docstring): `period_s` is the policy's `round_s`."""
+
+    def __init__(
+        self,
+        period_s: float,
+        resolve_interval_s: float,
+        fill_idle: bool,
+        zero_priority_fill: bool,
+    ) -> None:
+        self.period_s = period_s
+        self.round_s = period_s  # the engine's scheduling tick
+        self.resolve_interval_s = resolve_interval_s
+        self.fill_idle = fill_idle
+        self.zero_priority_fill = zero_priority_fill
+        # whether a job with no X anywhere can never run (so the greedy pass skips it)
+        self.only_with_x = not zero_priority_fill
+
+    @property
+    def credit_s(self) -> float:
+        """Time every job is counted as having received per mode at each solve."""
+        return self.period_s / 2
+
+    def priorities(
+        self, x: np.ndarray, time: np.ndarray, type_time: np.ndarray, since_solve_s: float
+    ) -> np.ndarray:
+        """priority[row, mode] from X, the time each row received per mode (credit
+        included), the time each mode's type gave (one row, broadcast) and the seconds
+        since the solve."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(type_time > 0, time / type_time, 0.0)
+            priority = np.where(fraction > 0, x / fraction, x * NEW_PRIORITY)
+        return np.where(x > 0, priority, 0.0)
+
+    def runnable(self, x: np.ndarray, priority: np.ndarray) -> np.ndarray:
+        """Which entries (same shapes) the greedy pass may take."""
+        if self.zero_priority_fill:
+            return np.ones(np.shape(x), dtype=bool)
+        return priority > 0
+
+
+class TimeSlices(Rounds):
+    """`exact=True` (module docstring): slices of `slice_s`, re-solved at every job-set
+    change, GPUs to the entries owed the most time, never to an entry with X = 0."""
+
+    def __init__(self, period_s: float, slice_s: float, zero_priority_fill: bool) -> None:
+        super().__init__(period_s, 0.0, False, zero_priority_fill)
+        self.round_s = slice_s
+        self.only_with_x = True
+
+    def priorities(
+        self, x: np.ndarray, time: np.ndarray, type_time: np.ndarray, since_solve_s: float
+    ) -> np.ndarray:
+        """Seconds owed per entry, −inf where X = 0."""
+        owed = x * since_solve_s - (time - self.credit_s)
+        return np.where(x > 0, owed, -np.inf)
+
+    def runnable(self, x: np.ndarray, priority: np.ndarray) -> np.ndarray:
+        """Entries with some X (whatever they are owed)."""
+        return x > 0
