@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from dlsched.errors import did_you_mean
@@ -17,8 +18,10 @@ THROUGHPUT_MODELS: Registry[Callable[[], ThroughputModel]] = Registry(
 )
 """Throughput model name → a factory with no arguments. Plugins: ``dlsched.throughput_models``."""
 THROUGHPUT_MODELS.add("duration", DurationModel)
-THROUGHPUT_MODELS.add("gavel", ProfileTable.gavel)
-THROUGHPUT_MODELS.add("scaling", ScalingModel.gavel)
+# The named tables are read-only once built: parse Gavel's table (~40 ms) once per process,
+# not once per run (property tests and sweeps make thousands of small runs).
+THROUGHPUT_MODELS.add("gavel", functools.cache(ProfileTable.gavel))
+THROUGHPUT_MODELS.add("scaling", functools.cache(ScalingModel.gavel))
 
 
 def _oracle(spec: str, arg: str) -> OracleEstimator:
