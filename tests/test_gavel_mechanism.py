@@ -295,3 +295,21 @@ def test_exact_selects_time_slices_under_every_gavel_name(name):
     rounds = dlsched.policies.get(name, slice_s=30.0)
     assert type(rounds.realisation) is Rounds
     assert (rounds.round_s, rounds.resolve_interval_s) == (360.0, 1920.0)
+
+
+def test_exact_fifo_packed_runs_the_pair_it_plans():
+    """fifo_packed, exact=True: ResNet-18 batch 32 and 64 packed on one V100 both end at
+    1000 s (an entry owed 0 s, as every entry is at the solve, may still run)."""
+    table = ProfileTable.gavel()
+    jobs = pd.DataFrame(
+        [
+            ("a", 0.0, 1, 1000 * table.throughput(RESNET18_32, "v100", 1), RESNET18_32),
+            ("b", 0.0, 1, 1000 * table.throughput(RESNET18_64, "v100", 1), RESNET18_64),
+        ],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    result = dlsched.simulate(
+        jobs, cluster(V100=1), policy="fifo_packed", throughput="gavel", exact=True
+    )
+    assert times(result)["a"] == pytest.approx((0.0, 1000.0))
+    assert times(result)["b"] == pytest.approx((0.0, 1000.0))

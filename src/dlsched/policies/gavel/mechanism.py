@@ -556,8 +556,6 @@ class GavelPolicy(BasePolicy):
         p, d, a = priority[cand_i, cand_m], deficit[cand_i, cand_m], x[cand_i, cand_m]
         ranked = np.lexsort((cand_m, rows[cand_i], -a, -d, -p))
         runnable = self.realisation.runnable(a, p)
-        if not self.zero_priority_fill:
-            runnable &= p > 0  # as before the split; under TimeSlices it also drops owed <= 0
         keys = table.key[rows]
         by_class: dict[tuple[int, int], list[int]] = {}
         for r in ranked:
