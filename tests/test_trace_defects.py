@@ -340,3 +340,13 @@ def test_scan_records_finds_short_and_long_rows():
     assert found.lines.tolist() == [1, 2, 3, 5] and found.fields == 3
     assert found.malformed == [(2, 2), (3, 4)]
     assert np.issubdtype(found.lines.dtype, np.integer)
+
+
+def test_a_fractional_job_cannot_be_elastic_beyond_one_gpu(tmp_path):
+    """A share of one GPU with max_gpus 2 is an error naming the row and field."""
+    path = tmp_path / "frac.csv"
+    path.write_text(
+        "job_id,submit_time,num_gpus,duration,gpu_milli,max_gpus\n1,0,1,10,1000,2\n2,0,1,10,100,2\n"
+    )
+    with pytest.raises(TraceError, match=r"row 3, field 'max_gpus'"):
+        load_trace(path)

@@ -417,6 +417,13 @@ def validate_jobs(
                 bounds["max_gpus"] < gpus,
                 raw("max_gpus"),
             )
+            check(
+                "max_gpus",
+                f"{name('max_gpus')} above 1 for a job with {name('gpu_milli')} below "
+                f"{WHOLE_GPU_MILLI} (a share of one GPU cannot grow to several GPUs)",
+                (milli < WHOLE_GPU_MILLI) & (milli >= 1) & (bounds["max_gpus"] > 1),
+                raw("max_gpus"),
+            )
 
     bad = nowhere.copy()
     for c in checks:
