@@ -192,11 +192,12 @@ def workloads(
             )
         if priorities:
             row["priority"] = draw(st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+        small = fractional and gpus == 1 and draw(st.booleans())
         if fractional:
-            small = gpus == 1 and draw(st.booleans())
             row["gpu_milli"] = draw(st.integers(100, 900)) if small else 1000
         if elastic:
-            bounded = draw(st.booleans())
+            # A share of one GPU cannot grow to several GPUs (the schema refuses it).
+            bounded = not small and draw(st.booleans())
             low = draw(st.integers(1, gpus)) if bounded else gpus
             high = draw(st.integers(gpus, min(8, biggest))) if bounded else gpus
             row["min_gpus"], row["max_gpus"] = float(low), float(high)

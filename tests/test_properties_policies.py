@@ -77,15 +77,13 @@ CASES: dict[str, Case] = {
     # Space-sharing policies.
     "gandiva": Case(packs=True),
     "fifo_packed": Case(packs=True),
-    "max_min_fairness_packed": Case(packs=True, fractional=False, vcs=False),
+    "max_min_fairness_packed": Case(packs=True),
     # A placement-sensitive job (VGG, AlexNet, ...) larger than a node waits for YARN's
     # consolidation, which a cluster of unequal nodes may never allow; and, a known bug
     # (test_tiresias_unplaceable_sensitive_job_stalls_the_others), it then holds back
     # every other job too.
     "tiresias": Case(may_leave_unfinished="sensitive job never consolidated"),
     "tiresias-gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
-    # Known bug (see KNOWN_BUGS): Optimus ignores VC quotas.
-    "optimus": Case(vcs=False),
 }
 """Policies that are not tested with the defaults of `Case`."""
 
@@ -102,26 +100,13 @@ for _name in GAVEL:
 
 KNOWN_BUGS: dict[tuple[str, str], str] = {
     ("hydra", "vcs"): (
-        "hydra ignores virtual clusters: InvariantViolation \"job 'bab' of VC 'vc1' holds GPUs "
-        "of pools {('k80', None)}\" (the engine's Allocation accepted it: only the auditor "
-        "caught it) and SchedulingError \"job ... would take VC 'vc0' past its quota\""
+        "hydra ignores virtual clusters: SchedulingError \"job 'byj' of VC 'vc1' cannot run "
+        "there: GPU 3 is on nodes no VC owns\" and \"job 45978 would take VC 'vc0' past its "
+        'quota of 3 GPUs"'
     ),
     ("allox", "vcs"): (
         "allox ignores VC quotas and pools: SchedulingError \"job 11879 would take VC 'vc0' "
         'past its quota of 3 GPUs"'
-    ),
-    ("optimus", "vcs"): (
-        "optimus ignores VC quotas: SchedulingError \"job ... would take VC 'vc1' past its "
-        'quota of 3 GPUs" (policies/optimus.py allocates without view.fits_quota)'
-    ),
-    ("max_min_fairness_packed", "vcs"): (
-        'Gavel packing pairs jobs across VC pools: InvariantViolation "job ... of VC None '
-        "holds GPUs of pools {('k80', 'vc0')}\" and SchedulingError \"would take VC 'vc0' "
-        'past its quota"'
-    ),
-    ("max_min_fairness_packed", "fractional"): (
-        "Gavel packing pairs a fractional job with a whole-GPU one: SchedulingError "
-        '"GPU 4 cannot take job index 3 packed (only two whole-GPU jobs may share a GPU)"'
     ),
 }
 """(policy, feature) → the bug that makes it fail; each is a strict xfail parameter."""
