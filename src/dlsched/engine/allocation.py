@@ -89,7 +89,12 @@ class Allocation(MutableMapping):
         if current == gpus:
             return
         spec = state.spec
-        wrong = self._ledger.misplaced(gpus, spec.vc, spec.gpu_constraint)
+        ledger = self._ledger
+        wrong = (
+            ledger.misplaced(gpus, spec.vc, spec.gpu_constraint)
+            if ledger.owning_vcs or spec.gpu_constraint is not None  # else nothing to check
+            else None
+        )
         if wrong is not None:  # a silent wrong result otherwise: refuse it here
             raise SchedulingError(
                 f"job {state.job_id!r} of VC {spec.vc!r} cannot run there: {wrong}"

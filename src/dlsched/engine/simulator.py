@@ -203,16 +203,8 @@ class Simulator:
         jobs not finished are reported `unfinished`."""
         now = self.clock.now
         for state in list(self.jobs.running.values()):
-            state.steps_done = state.steps_done_at(now)
-            state.credited_at = now
-            held = now - state.held_since
-            gpu_s = state.gpu_share * held
-            state.attained_service_s += gpu_s
-            state.held_s += held
+            self._credit(state, now)
             state.held_since = now
-            by_type = state.gpu_seconds_by_type
-            gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
-            by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
         self.halted = {"reason": reason, "time": now, "message": message}
         raise _Halt(message)
 
@@ -404,6 +396,13 @@ class Simulator:
         """Credit progress and GPU time up to `now` and forget the current stint."""
         if self._observe_stop is not None:
             self._observe_stop(state, now)
+        state.last_run_s = self._credit(state, now)
+        state.gpus = ()
+        state._rate = 0.0
+        state.version += 1
+
+    def _credit(self, state: JobState, now: float) -> float:
+        """Credit a running job's progress and GPU time up to `now`; the seconds held."""
         state.steps_done = state.steps_done_at(now)
         state.credited_at = now
         held = now - state.held_since
@@ -413,10 +412,7 @@ class Simulator:
         gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
         by_type = state.gpu_seconds_by_type
         by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
-        state.last_run_s = held
-        state.gpus = ()
-        state._rate = 0.0
-        state.version += 1
+        return held
 
     def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
         """(model, GPUs) of the whole-GPU jobs packed on the same GPUs, sorted."""
