@@ -54,7 +54,7 @@ class ClusterView:
         self._wake = wake
         self._alloc: Allocation | None = None
         self._ranked: dict[object, tuple[str, ...]] = {}
-        self._owning_vcs = {vc.name for vc in cluster.vcs if vc.node_indices}
+        self._owning_vcs = ledger.owning_vcs
 
     @property
     def now(self) -> float:
