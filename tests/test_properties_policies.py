@@ -357,3 +357,38 @@ def test_gavel_elastic_job_beside_a_vc_never_starts(policy):
         warnings.simplefilter("ignore", RuntimeWarning)
         result = dlsched.simulate(jobs, hardware, policy, audit=True)
     assert (result.jobs["status"] == "finished").all()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gandiva never starts job 5 (VC vc0, 5 GPUs = vc0's whole quota) though the "
+    "cluster is empty from t=1091.8 on; found by the 1000-example run",
+)
+def test_gandiva_starts_a_job_that_takes_its_whole_vc_quota():
+    """A VC job asking for exactly its VC's quota runs once the cluster has emptied."""
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "quota-5",
+            "nodes": [
+                {"gpu_type": "P100", "count": 4, "gpus_per_node": 7},
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 7},
+            ],
+            "vcs": [{"name": "vc0", "gpus": 5}],
+        }
+    )
+    resnet, vgg, late = "ResNet-50 (batch size 32)", "VGG16", 356.5
+    jobs = pd.DataFrame(
+        {
+            "job_id": [522, 521, 520, 8, 6, 5, 519, 518, 4, 11686, 0, 3, 248, 568272, 1],
+            "submit_time": [late] * 3 + [0.0] + [late] * 6 + [0.0, 0.0] + [late] * 3,
+            "num_gpus": [2, 2, 2, 2, 1, 5, 2, 2, 1, 2, 6, 7, 7, 4, 5],
+            "duration": [1, 1, 1, 895.5, 1, 1, 174, 224, 1, 315, 536, 340, 5, 95, 8],
+            "model": [resnet] * 10 + [vgg, vgg, resnet, vgg, resnet],
+            "vc": [None, None, None, "vc0", None, "vc0", None, None, None, "vc0"]
+            + [None, None, None, "vc0", None],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = dlsched.simulate(jobs, hardware, "gandiva", throughput="scaling", audit=True)
+    assert (result.jobs["status"] == "finished").all()
