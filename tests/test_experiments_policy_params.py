@@ -31,3 +31,14 @@ def test_a_binary_cluster_file_is_one_error_naming_it(tmp_path):
     path = write_experiment(tmp_path, cluster="bad.yaml")
     with pytest.raises(ConfigError, match="bad.yaml"):
         load_experiment(path)
+
+
+def test_transforms_are_a_registry_like_every_plugin_family():
+    """Experiment transforms are found by name in a Registry, with a did-you-mean."""
+    from dlsched.experiments.transforms import TRANSFORMS
+    from dlsched.registry import Registry
+
+    assert isinstance(TRANSFORMS, Registry)
+    assert "head" in TRANSFORMS
+    with pytest.raises(ValueError, match="did you mean 'head'"):
+        TRANSFORMS.get("hed")

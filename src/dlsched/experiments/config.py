@@ -464,7 +464,8 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
             name, args = item["name"], {k: v for k, v in item.items() if k != "name"}
         elif isinstance(item, dict) and len(item) == 1:
             ((name, arg),) = item.items()
-            required = [a for a in TRANSFORMS.get(name, (None, {}))[1] if a != "seed"]
+            known = TRANSFORMS[name][1] if name in TRANSFORMS else {}
+            required = [a for a in known if a != "seed"]
             if name in TRANSFORMS and len(required) == 1 and not isinstance(arg, dict):
                 args = {required[0]: arg}
             else:
@@ -504,7 +505,7 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
 
 
 def _seeded_transforms() -> list[str]:
-    return [name for name, (_, args) in TRANSFORMS.items() if "seed" in args]
+    return [name for name in TRANSFORMS if "seed" in TRANSFORMS[name][1]]
 
 
 @lru_cache(maxsize=64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from dlsched.registry import Registry
 from dlsched.traces import Workload
 from dlsched.traces.transforms import (
     assign_deadlines,
@@ -46,14 +47,19 @@ def _elastic(workload: Workload, min_gpus: int, max_factor: float) -> Workload:
     return make_elastic(workload, min_gpus=min_gpus, max_factor=max_factor)
 
 
-TRANSFORMS: dict[str, tuple[Callable[..., Workload], dict[str, type]]] = {
+Transform = tuple[Callable[..., Workload], dict[str, type]]
+
+TRANSFORMS: Registry[Transform] = Registry("transform", entry_point_group="dlsched.transforms")
+for _name, _transform in {
     "scale_arrivals": (scale_arrivals, {"factor": float}),
     "head": (_head, {"n": int}),
     "sample": (_sample, {"n": int, "seed": int}),
     "deadlines": (_deadlines, {"low": float, "high": float, "seed": int}),
     "elastic": (_elastic, {"min_gpus": int, "max_factor": float}),
-}
-"""Transform name → (function(workload, **args), {argument: type})."""
+}.items():
+    TRANSFORMS.add(_name, _transform)  # type: ignore[arg-type]
+"""Transform name → (function(workload, **args), {argument: type}); plugins register the
+same pair under the ``dlsched.transforms`` entry-point group."""
 
 
 def apply_transforms(workload: Workload, steps: Sequence[Mapping[str, Any]]) -> Workload:
