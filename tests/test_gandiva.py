@@ -496,3 +496,32 @@ def test_lucid_pairs_nobody_measured_do_not_fit():
     assert truth.throughput("LSTM", "v100", 2, colocated=[("LSTM", 2)]) == 0.0
     assert truth.throughput("BERT", "v100", 1) == 1.0
     assert 0 < truth.throughput("VGG", "v100", 1, colocated=[("LSTM", 1)]) <= 1.0
+
+
+def test_a_vc_job_waiting_on_a_server_starts_when_its_vc_quota_frees_elsewhere():
+    """VC v has a quota of 2 GPUs; servers: V100 (2 GPUs), K80 (2 GPUs); duration replay.
+    t=0: A takes the V100, B the K80, W (v) over-subscribes the V100 and waits there.
+    t=5: B ends; t=6: H (v) starts on the empty K80, filling v's quota.
+    t=20: A ends, but W may not take the V100: H holds v's quota.
+    t=36: H ends off-round, freeing v's quota: W (first start, free) starts at once on the
+    V100 and ends at 46 — before the fix it waited for ever, nothing else running."""
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "gpus_per_node": 2, "count": 1},
+                {"gpu_type": "K80", "gpus_per_node": 2, "count": 1},
+            ],
+            "vcs": [{"name": "v", "gpus": 2}],
+        }
+    )
+    work = jobs(
+        ("A", 0, 2, 20, None),
+        ("B", 0, 2, 5, None),
+        ("W", 0, 2, 10, "v"),
+        ("H", 6, 2, 30, "v"),
+        columns=("job_id", "submit_time", "num_gpus", "duration", "vc"),
+    )
+    result = dlsched.simulate(work, hardware, "gandiva", throughput="duration")
+    assert finish_times(result) == pytest.approx({"A": 20.0, "B": 5.0, "W": 46.0, "H": 36.0})
+    assert result.jobs.set_index("job_id").loc["W", "start_time"] == pytest.approx(36.0)

@@ -69,9 +69,8 @@ class Case:
 CASES: dict[str, Case] = {
     # Hydra and its baselines schedule jobs of one whole GPU (Hydra's formulation); any
     # other job is refused with a SchedulingError by design.
-    # Known bugs (see KNOWN_BUGS): both ignore virtual clusters.
-    "hydra": Case(one_gpu=True, fractional=False, elastic=False, vcs=False),
-    "allox": Case(one_gpu=True, fractional=False, elastic=False, vcs=False),
+    "hydra": Case(one_gpu=True, fractional=False, elastic=False),
+    "allox": Case(one_gpu=True, fractional=False, elastic=False),
     # per-vc runs `inner` per VC; SRTF preempts, so it exercises more than the default FIFO.
     "per-vc": Case(params={"inner": "srtf"}),
     # Space-sharing policies.
@@ -98,17 +97,7 @@ for _name in GAVEL:
     # starts on a cluster with VC-owned nodes. Gavel runs every job at its requested size.
     CASES[_name] = replace(CASES.get(_name, Case()), elastic=False)
 
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("hydra", "vcs"): (
-        "hydra ignores virtual clusters: SchedulingError \"job 'byj' of VC 'vc1' cannot run "
-        "there: GPU 3 is on nodes no VC owns\" and \"job 45978 would take VC 'vc0' past its "
-        'quota of 3 GPUs"'
-    ),
-    ("allox", "vcs"): (
-        "allox ignores VC quotas and pools: SchedulingError \"job 11879 would take VC 'vc0' "
-        'past its quota of 3 GPUs"'
-    ),
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 """(policy, feature) → the bug that makes it fail; each is a strict xfail parameter."""
 
 
@@ -356,39 +345,4 @@ def test_gavel_elastic_job_beside_a_vc_never_starts(policy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = dlsched.simulate(jobs, hardware, policy, audit=True)
-    assert (result.jobs["status"] == "finished").all()
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="gandiva never starts job 5 (VC vc0, 5 GPUs = vc0's whole quota) though the "
-    "cluster is empty from t=1091.8 on; found by the 1000-example run",
-)
-def test_gandiva_starts_a_job_that_takes_its_whole_vc_quota():
-    """A VC job asking for exactly its VC's quota runs once the cluster has emptied."""
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "quota-5",
-            "nodes": [
-                {"gpu_type": "P100", "count": 4, "gpus_per_node": 7},
-                {"gpu_type": "V100", "count": 1, "gpus_per_node": 7},
-            ],
-            "vcs": [{"name": "vc0", "gpus": 5}],
-        }
-    )
-    resnet, vgg, late = "ResNet-50 (batch size 32)", "VGG16", 356.5
-    jobs = pd.DataFrame(
-        {
-            "job_id": [522, 521, 520, 8, 6, 5, 519, 518, 4, 11686, 0, 3, 248, 568272, 1],
-            "submit_time": [late] * 3 + [0.0] + [late] * 6 + [0.0, 0.0] + [late] * 3,
-            "num_gpus": [2, 2, 2, 2, 1, 5, 2, 2, 1, 2, 6, 7, 7, 4, 5],
-            "duration": [1, 1, 1, 895.5, 1, 1, 174, 224, 1, 315, 536, 340, 5, 95, 8],
-            "model": [resnet] * 10 + [vgg, vgg, resnet, vgg, resnet],
-            "vc": [None, None, None, "vc0", None, "vc0", None, None, None, "vc0"]
-            + [None, None, None, "vc0", None],
-        }
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = dlsched.simulate(jobs, hardware, "gandiva", throughput="scaling", audit=True)
     assert (result.jobs["status"] == "finished").all()

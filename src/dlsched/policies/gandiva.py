@@ -235,7 +235,10 @@ class Gandiva(BasePolicy):
         self._arrivals.append(job)
 
     def on_finish(self, job: JobState) -> None:
-        self._freed(self._gpus.pop(job, ()))
+        held = self._gpus.pop(job, ())
+        self._freed(held)
+        if held:
+            self._quota_freed(job)
         self._unpair(job)
         server = self._home.pop(job, None)
         if server is not None:
@@ -309,7 +312,19 @@ class Gandiva(BasePolicy):
         gpus = self._gpus.pop(job)
         del self._alloc[job]
         self._freed(gpus)
+        self._quota_freed(job)
         return gpus
+
+    def _quota_freed(self, job: JobState) -> None:
+        """A job of a VC gave back GPUs: its VC's quota has room again, so servers where
+        jobs of that VC wait retry them (their free GPUs may have freed earlier, while the
+        quota was full, and no other event would offer those GPUs again)."""
+        vc = job.spec.vc
+        if vc is None:
+            return
+        for server in self._waiting_servers:
+            if any(w.spec.vc == vc for w in server.waiting):
+                self._dirty.add(server)
 
     # ---- servers: affinity, residents, emptiness ----------------------------------------
     def _set_affinity(self, server: _Server, size: int) -> None:
@@ -782,6 +797,7 @@ class Gandiva(BasePolicy):
                 base = self._base[job]
                 del self._grown[job]
                 self._take(job, self._gpus[job][:base])
+                self._quota_freed(job)
                 self._capacity_changed = shrunk = True
                 self.stats["shrinks"] += 1
         return shrunk
