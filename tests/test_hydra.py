@@ -447,3 +447,48 @@ def test_edf_compat_brackets_the_authors_random_run():
     missed = [r["deadlines_missed"] for r in runs]
     assert min(jcts) <= theirs["average_jct_seconds"] <= max(jcts)
     assert min(missed) <= theirs["ddl_violated_jobs_count"] <= max(missed)
+
+
+# ---- virtual clusters --------------------------------------------------------------------
+
+
+def vc_cluster(n_gpus, vc):
+    """`n_gpus` one-GPU A100 nodes (a100-0, a100-1, …) and one virtual cluster `vc`."""
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "t",
+            "nodes": [{"gpu_type": "A100", "count": n_gpus, "gpus_per_node": 1, "name": "a100"}],
+            "vcs": [vc],
+        }
+    )
+
+
+def test_hydra_plans_each_job_in_its_vc_pool():
+    """vc0 owns a100-0: its job runs there and the VC-less job on an unowned GPU, both at
+    once (a plan that mixed up the pools' GPUs left the VC-less job never started)."""
+    work = workload({"A100": [1, 1]}, vc=["vc0", None])
+    hardware = vc_cluster(3, {"name": "vc0", "nodes": ["a100-0"]})
+    for one_shot in (True, False):
+        result = dlsched.simulate(work, hardware, policy="hydra", one_shot=one_shot, audit=True)
+        assert by_job(result, "jct") == {0: 1.0, 1: 1.0}
+
+
+@pytest.mark.parametrize("policy", ["hydra", "allox"])
+def test_gpu_queue_policies_wait_for_the_vc_quota(policy):
+    """vc0 may hold 1 GPU of 2: its 2 s job waits for its 1 s job, JCTs 1 and 3 (planned on
+    both GPUs at once, the start used to raise a quota SchedulingError)."""
+    work = workload({"A100": [1, 2]}, vc=["vc0", "vc0"])
+    hardware = vc_cluster(2, {"name": "vc0", "gpus": 1})
+    for one_shot in (True, False):
+        result = dlsched.simulate(work, hardware, policy=policy, one_shot=one_shot, audit=True)
+        assert by_job(result, "jct") == {0: 1.0, 1: 3.0}
+
+
+def test_allox_matches_more_jobs_than_slots_into_a_vc_pool():
+    """Three vc0 jobs (1, 2, 3 s) share vc0's one GPU of three, shortest first: JCTs 1, 3, 6
+    (two slots a GPU, 2n/m, used to leave no feasible matching)."""
+    work = workload({"A100": [1, 2, 3]}, vc=["vc0"] * 3)
+    hardware = vc_cluster(3, {"name": "vc0", "nodes": ["a100-0"]})
+    for one_shot in (True, False):
+        result = dlsched.simulate(work, hardware, policy="allox", one_shot=one_shot, audit=True)
+        assert by_job(result, "jct") == {0: 1.0, 1: 3.0, 2: 6.0}

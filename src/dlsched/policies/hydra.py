@@ -323,7 +323,8 @@ class PlanInput:
     """What a planner sees. Jobs are rows, GPUs columns.
 
     ``run_s[j, g]``: estimated run time of job j on GPU g (inf where it may not run);
-    ``offset_s[g]``: when GPU g is free (now + the running job's remaining time)."""
+    ``offset_s[g]``: when GPU g is free (now + the running job's remaining time);
+    ``column_group[g]``: GPUs of one group (GPU type and pool) have equal ``run_s`` columns."""
 
     jobs: list[JobState]
     run_s: np.ndarray
@@ -331,7 +332,7 @@ class PlanInput:
     deadline: np.ndarray
     order: np.ndarray
     gpus: np.ndarray
-    gpu_type: np.ndarray
+    column_group: np.ndarray
     offset_s: np.ndarray
     now: float
 
@@ -416,17 +417,25 @@ class GpuQueuePolicy(BasePolicy):
             for g in idle:
                 queue = self._queues.get(g)
                 if queue:
-                    self._start(alloc, queue.pop(0), g)
+                    self._start_first(view, alloc, queue, g)
         elif idle and self._waiting:
             plan = self._make_plan(view)
             for g in idle:
                 if plan.get(g):
-                    self._start(alloc, plan[g][0], g)
+                    self._start_first(view, alloc, plan[g], g)
         return alloc
 
-    def _start(self, alloc, job: JobState, gpu: int) -> None:
-        alloc[job] = (gpu,)
-        del self._waiting[job.spec.index]
+    def _start_first(self, view: ClusterView, alloc, queue: list[JobState], gpu: int) -> None:
+        """Start on `gpu` the first job of its queue whose VC quota has room, and drop it from
+        the queue. Plans place jobs only in their pools (`_plan_input`) but ignore quotas,
+        which change as jobs start and end: a job of a full VC stays queued while the GPU
+        serves the next one (a run without quotas always starts the head)."""
+        for k, job in enumerate(queue):
+            if view.fits_quota(job.spec, 1):
+                del queue[k]
+                alloc[job] = (gpu,)
+                del self._waiting[job.spec.index]
+                return
 
     def _make_plan(self, view: ClusterView) -> dict[int, list[JobState]]:
         plan_input = self._plan_input(view)
@@ -459,7 +468,8 @@ class GpuQueuePolicy(BasePolicy):
             for (gpu_type, pool), members in groups.items():
                 if gpu_type in allowed and view.pool(job.spec, gpu_type) == pool:
                     run_s[row, members] = estimator.remaining_time(job, now, gpu_type)
-        type_index = {t: i for i, t in enumerate(sorted(set(types)))}
+        # Columns are cached by group: two GPUs of a type in different pools differ.
+        group_index = {key: i for i, key in enumerate(groups)}
         return PlanInput(
             jobs=jobs,
             run_s=run_s,
@@ -470,7 +480,9 @@ class GpuQueuePolicy(BasePolicy):
             ),
             order=self._tie_order(jobs),
             gpus=gpus,
-            gpu_type=np.array([type_index[t] for t in types], dtype=np.int64),
+            column_group=np.array(
+                [group_index[types[g], view.pool_of_gpu(g)] for g in range(n_gpus)], dtype=np.int64
+            ),
             offset_s=offset,
             now=now,
         )
@@ -612,7 +624,7 @@ class Hydra(GpuQueuePolicy):
 
     @staticmethod
     def _signature(p: PlanInput, g: int, queue: list[int]) -> tuple:
-        return (int(p.gpu_type[g]), float(p.offset_s[g]), tuple(queue))
+        return (int(p.column_group[g]), float(p.offset_s[g]), tuple(queue))
 
     def _column(
         self, p: PlanInput, g: int, queue: list[int], alive: np.ndarray

@@ -191,7 +191,9 @@ class AlloX(GpuQueuePolicy):
         from the end of GPU g's queue delays k jobs, so it costs run × (k + 1), plus the time
         g is still busy. S starts at 2n/m and doubles while some GPU uses all its S slots:
         when every GPU has a free slot, an optimum with more slots would be no better (any
-        improving exchange could use that cheaper free slot)."""
+        improving exchange could use that cheaper free slot). S also doubles while no matching
+        exists: jobs confined to a VC's few GPUs may need more than S slots each; with S = n
+        every job that can run somewhere has a slot."""
         n, m = p.run_s.shape
         runnable = np.isfinite(p.run_s).any(axis=1)
         rows = np.nonzero(runnable)[0]
@@ -204,7 +206,11 @@ class AlloX(GpuQueuePolicy):
         while True:
             cost = np.concatenate([run * (k + 1) + busy for k in range(slots)], axis=1)
             cost[np.tile(blocked, (1, slots))] = math.inf
-            matched_rows, columns = linear_sum_assignment(cost)
+            try:
+                matched_rows, columns = linear_sum_assignment(cost)
+            except ValueError:  # infeasible: more jobs confined to a pool than its slots
+                slots = min(len(rows), 2 * slots)
+                continue
             used = np.bincount(columns % m, minlength=m)
             if used.max() < slots or slots >= len(rows):
                 break
