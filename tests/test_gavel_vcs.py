@@ -93,3 +93,32 @@ def test_two_jobs_of_one_vc_still_pack_on_its_own_nodes():
         "vcs": [{"name": "vc0", "nodes": ["own-0"]}],
     }
     assert finish(run(jobs, cluster)) == pytest.approx({"a": 1000.0, "b": 1000.0})
+
+
+@pytest.mark.parametrize("policy", ["fifo_perf", "max_min_fairness", "min_total_duration"])
+def test_an_elastic_job_beside_a_vc_runs_whole_on_the_unowned_gpus(policy):
+    """An elastic 2-GPU job runs at its size on the two V100s no VC owns, not on the lone P100."""
+    cluster = {
+        "nodes": [
+            {"gpu_type": "V100", "count": 4, "gpus_per_node": 1},
+            {"gpu_type": "P100", "count": 2, "gpus_per_node": 1},
+        ],
+        "vcs": [{"name": "vc0", "nodes": ["v100-g0-0", "v100-g0-1", "p100-g1-0"]}],
+    }
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [2],
+            "duration": [1.0],
+            "min_gpus": [1.0],
+            "max_gpus": [2.0],
+        }
+    )
+    result = dlsched.simulate(
+        jobs, dlsched.Cluster.from_dict({"name": "c", **cluster}), policy, audit=True
+    )
+    row = result.jobs.iloc[0]
+    assert row["status"] == "finished"
+    assert row["gpu_seconds_V100"] == pytest.approx(2.0)
+    assert row["gpu_seconds_P100"] == 0.0

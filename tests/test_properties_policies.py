@@ -312,37 +312,3 @@ def test_tiresias_unplaceable_sensitive_job_stalls_the_others(policy):
         warnings.simplefilter("ignore", RuntimeWarning)
         result = dlsched.simulate(jobs, hardware, policy, audit=True)
     assert result.jobs.set_index("job_id").at[1, "status"] == "finished"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="Gavel's mechanism never starts a job with min_gpus < num_gpus when VCs own "
-    "some nodes (the same job without elastic bounds, or without the VC, runs at once)",
-)
-@pytest.mark.parametrize("policy", ["fifo_perf", "max_min_fairness", "min_total_duration"])
-def test_gavel_elastic_job_beside_a_vc_never_starts(policy):
-    """A 2-GPU job (elastic 1–2) fits the 2 V100s no VC owns, so it runs and finishes."""
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "vc-owns-some",
-            "nodes": [
-                {"gpu_type": "V100", "count": 4, "gpus_per_node": 1},
-                {"gpu_type": "P100", "count": 2, "gpus_per_node": 1},
-            ],
-            "vcs": [{"name": "vc0", "nodes": ["v100-g0-0", "v100-g0-1", "p100-g1-0"]}],
-        }
-    )
-    jobs = pd.DataFrame(
-        {
-            "job_id": [0],
-            "submit_time": [0.0],
-            "num_gpus": [2],
-            "duration": [1.0],
-            "min_gpus": [1.0],
-            "max_gpus": [2.0],
-        }
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = dlsched.simulate(jobs, hardware, policy, audit=True)
-    assert (result.jobs["status"] == "finished").all()

@@ -307,10 +307,20 @@ class GavelPolicy(BasePolicy):
 
     def throughputs(self, view: ClusterView, job: JobState) -> np.ndarray:
         """Steps/s of the job on each of `view.gpu_types` as the estimator sees them, 0 where
-        it cannot run (the agnostic policies replace them by 1 inside `solve`)."""
+        it cannot run (the agnostic policies replace them by 1 inside `solve`).
+
+        Gavel runs every job at its requested size, so a type counts only where the job's
+        pool holds `num_gpus` GPUs: `rank_types` also admits an elastic job's type whose
+        pool holds just `min_gpus` (a VC owning part of it), where its gang never fits."""
         rates = self._rates.get(job)
         if rates is None:
-            usable = set(view.rank_types(job.spec))
+            capacity = view.pool_capacity()
+            spec = job.spec
+            usable = {
+                t
+                for t in view.rank_types(spec)
+                if capacity.get(view.pool(spec, t), 0) >= spec.num_gpus
+            }
             rates = np.array(
                 [
                     view.estimator.throughput(job.spec, t) if t in usable else 0.0
