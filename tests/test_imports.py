@@ -6,6 +6,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 import dlsched
 
 
@@ -55,3 +57,61 @@ def test_importing_the_package_loads_no_policy_module():
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
+
+
+# Issue 16, target 4: `import dlsched` is cheap; these libraries load on first use only.
+HEAVY = ("pandas", "scipy", "matplotlib", "dask", "pyarrow")
+
+
+def test_importing_the_package_loads_no_heavy_library():
+    """`import dlsched` in a fresh interpreter imports none of pandas, scipy, matplotlib, dask,
+    pyarrow."""
+    code = (
+        "import sys, dlsched\n"
+        f"loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_public_name_resolves_from_a_bare_import():
+    """Each name of `dlsched.__all__` imports by `from dlsched import X`, is listed by `dir`,
+    and is the object its defining module holds."""
+    code = (
+        "import dlsched\n"
+        "for name in dlsched.__all__:\n"
+        "    exec(f'from dlsched import {name}')\n"
+        "    assert name in dir(dlsched), name\n"
+        "from dlsched.api import simulate\n"
+        "from dlsched.cluster import Cluster, load_cluster\n"
+        "from dlsched.metrics import SimulationResult\n"
+        "from dlsched.traces import Workload, load_trace\n"
+        "assert dlsched.simulate is simulate and dlsched.Cluster is Cluster\n"
+        "assert dlsched.load_cluster is load_cluster and dlsched.load_trace is load_trace\n"
+        "assert dlsched.SimulationResult is SimulationResult and dlsched.Workload is Workload\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_sub_packages_resolve_on_first_use():
+    """After a bare `import dlsched`, `dlsched.policies` (and the other sub-packages it used to
+    bring in) work as attributes and are listed by `dir`."""
+    code = (
+        "import sys, dlsched\n"
+        "assert 'dlsched.policies' not in sys.modules\n"
+        "assert 'fifo' in dlsched.policies.names()\n"
+        "for name in ('api', 'cluster', 'engine', 'perf', 'policies', 'registry', 'traces'):\n"
+        "    assert name in dir(dlsched), name\n"
+        "    assert getattr(dlsched, name) is sys.modules[f'dlsched.{name}'], name\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_unknown_attribute_is_an_attribute_error():
+    """`dlsched.no_such_name` raises AttributeError naming it (so `hasattr` answers False)."""
+    with pytest.raises(AttributeError, match="no_such_name"):
+        dlsched.no_such_name  # noqa: B018
+    assert not hasattr(dlsched, "simulat")
