@@ -1,4 +1,5 @@
-"""The `dlsched` command: `replay`, `compare`, `run` (experiments), `report` and `policies`."""
+"""The `dlsched` command: `replay`, `compare`, `run` (experiments), `report`, `policies` and
+`reproduce` (published results)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import tempfile
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
 from dlsched import policies
-from dlsched.api import __version__, simulate
+from dlsched._version import __version__
 from dlsched.bundled import (
     DEFAULT_CLUSTER,
     DEFAULT_TRACE,
@@ -26,11 +27,13 @@ from dlsched.bundled import (
 )
 from dlsched.cluster import load_cluster
 from dlsched.errors import DlschedError, did_you_mean
-from dlsched.experiments import EXECUTORS, ResultsStore, load_experiment, run_experiment
-from dlsched.metrics import SimulationResult
+from dlsched.experiments import EXECUTORS
 from dlsched.overheads import PRESETS
 from dlsched.perf import THROUGHPUT_MODELS, make_estimator
 from dlsched.traces import LOADERS, load_trace
+
+if TYPE_CHECKING:
+    from dlsched.metrics import SimulationResult
 
 
 class UsageError(DlschedError):
@@ -283,6 +286,48 @@ def _parser() -> argparse.ArgumentParser:
         "directory written by `dlsched run`.",
     )
     report.add_argument("results", metavar="RESULTS_DIR")
+
+    reproduce = sub.add_parser(
+        "reproduce",
+        help="reproduce a published table or figure and compare with it",
+        description="Run a registered reproduction of published results, print ours vs "
+        "published per point, write fidelity.csv, fidelity.md and one overlay plot per figure "
+        "(default folder results/reproduce/NAME), and exit 1 if a point is outside its "
+        "tolerance. Finished runs are kept, so an interrupted run resumes.",
+    )
+    reproduce.add_argument("name", nargs="?", metavar="NAME", help="the reproduction to run")
+    reproduce.add_argument(
+        "--list", action="store_true", help="list the reproductions: source, data and cost"
+    )
+    reproduce.add_argument(
+        "--quick", action="store_true", help="run the documented subset (minutes)"
+    )
+    reproduce.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="results folder (default: results/reproduce/NAME; with --table, the folder "
+        "holding NAME/fidelity.csv, default results/reproduce)",
+    )
+    reproduce.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="runs in parallel (default: the number of CPUs)",
+    )
+    reproduce.add_argument(
+        "--shared",
+        default=None,
+        metavar="DIR",
+        help="the shared data folder (default: $DLSCHED_SHARED, else ../shared)",
+    )
+    reproduce.add_argument(
+        "--table",
+        action="store_true",
+        help="print the fidelity table (markdown) of the reproductions run so far",
+    )
+    reproduce.add_argument("--no-plots", action="store_true", help="write no plots")
     return parser
 
 
@@ -331,6 +376,8 @@ def _simulate(
     args: argparse.Namespace, workload: Any, cluster: Any, policy: Any, params: dict[str, Any]
 ) -> SimulationResult:
     """One replay under the command line's run settings; `params` built `policy`."""
+    from dlsched.api import simulate  # pandas and the engine: imported only when a run starts
+
     result = simulate(
         workload,
         cluster,
@@ -552,6 +599,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dlsched.experiments import ResultsStore, load_experiment, run_experiment
+
     experiment = load_experiment(args.experiment)
     out = args.out or str(Path("results") / experiment.name)
     if not args.dry_run:
@@ -657,9 +706,21 @@ def _user_error(exc: BaseException) -> str:
     return _one_line(str(exc)) or type(exc).__name__
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from dlsched.reproduce import command  # the catalogue and matplotlib: only when asked
+
+    return command.run(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `dlsched` command."""
-    commands = {"replay": _replay, "compare": _compare, "run": _run, "report": _report}
+    commands = {
+        "replay": _replay,
+        "compare": _compare,
+        "run": _run,
+        "report": _report,
+        "reproduce": _reproduce,
+    }
     # The boundary between a user's mistake and a bug. User errors are one line on stderr and
     # exit 2: DlschedError (what dlsched raises on purpose, usage errors included), ValueError
     # (validation of a file, name or value the user gave; ConfigError and TraceError are
