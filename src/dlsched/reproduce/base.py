@@ -1,0 +1,160 @@
+"""What a reproduction is: published numbers, a declared tolerance, and the runs that measure
+ours through the code path a user would use (`dlsched.simulate` with registered names).
+
+A `Reproduction` plans its `Point`s (one published number each: a figure's series at an x,
+with its tolerance) and the `Task`s that measure them (one task may feed several points: a
+run's average JCT, makespan and preemptions). Tasks are plain JSON-safe specs handed to the
+reproduction's `measure` function, which returns named metrics; that is what the resumable
+store keeps, so a finished task is never run twice.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlsched.errors import DlschedError
+
+SHARED_ENV = "DLSCHED_SHARED"
+"""Environment variable naming the shared data folder (default: ``../shared`` beside the
+repository, or beside the working directory)."""
+
+
+class MissingDataError(DlschedError, FileNotFoundError):
+    """A data file a reproduction compares against is not there."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far ours may be from a published number.
+
+    A point is within tolerance when ``|ours - published| <= abs + rel * |published|``, or,
+    with `factor`, when ours lies in ``[published / factor - abs, published * factor + abs]``
+    (for counts such as preemptions, where "within 2×" is the claim).
+    """
+
+    rel: float = 0.0
+    abs: float = 0.0
+    factor: float | None = None
+
+    def allows(self, ours: float, published: float) -> bool:
+        """Whether `ours` is within this tolerance of `published` (NaN never is)."""
+        if math.isnan(ours) or math.isnan(published):
+            return False
+        if self.factor is not None:
+            low, high = sorted((published / self.factor, published * self.factor))
+            return low - self.abs <= ours <= high + self.abs
+        return abs(ours - published) <= self.abs + self.rel * abs(published) + 1e-12
+
+    def describe(self) -> str:
+        """The tolerance in words, e.g. ``±10 %`` or ``within 2× (±2)``."""
+        parts = []
+        if self.factor is not None:
+            parts.append(f"within {self.factor:g}×")
+        elif self.rel:
+            parts.append(f"±{_percent(self.rel)}")
+        if self.abs:
+            parts.append(f"±{self.abs:g}")
+        return " ".join(parts) if parts else "exact"
+
+
+def _percent(value: float) -> str:
+    text = f"{100 * value:.3g}"
+    return f"{text} %"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One measurement: `id` (unique within its reproduction, readable) and the JSON-safe
+    `spec` that the reproduction's `measure` turns into a `simulate` call."""
+
+    id: str
+    spec: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One published number and how ours is read for it.
+
+    `figure` groups points into one overlay plot, `series` into one curve of it (published
+    markers, ours a line), `x` places the point on the curve (`x_name` labels the axis).
+    `metric` names the value of `task`'s measurement compared with `published`.
+    """
+
+    figure: str
+    series: str
+    x: float
+    metric: str
+    published: float
+    tolerance: Tolerance
+    task: Task
+    x_name: str = "x"
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """A readable id: figure, series, x and metric."""
+        return f"{self.figure} / {self.series} @ {self.x:g} {self.x_name} / {self.metric}"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file a reproduction reads, relative to the shared data folder, and what it is."""
+
+    path: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A registered reproduction of published results (see `dlsched.reproduce`).
+
+    - `paper`, `source`: the paper and the figure or table reproduced.
+    - `data`: the shared files it reads (checked before anything runs).
+    - `plan(shared, quick)`: the points, reading the published values from `shared`;
+      `quick=True` gives the documented subset (`quick_subset` says which).
+    - `measure(spec, shared)`: runs one task and returns its metrics by name; must be a
+      module-level function (it runs in worker processes).
+    - `cost_quick`, `cost_full`: rough CPU time, for `dlsched reproduce --list`.
+    """
+
+    name: str
+    paper: str
+    source: str
+    data: tuple[DataFile, ...]
+    plan: Callable[[Path, bool], Sequence[Point]]
+    measure: Callable[[Mapping[str, Any], Path], Mapping[str, float]]
+    quick_subset: str
+    cost_quick: str
+    cost_full: str
+    summary: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def check_data(self, shared: Path) -> None:
+        """Raise `MissingDataError` naming the first data file that is not in `shared`."""
+        for item in self.data:
+            path = shared / item.path
+            if not path.exists():
+                raise MissingDataError(
+                    f"{path}: not found; it is {item.what}, which reproduction {self.name!r} "
+                    f"compares against. Put the shared data folder beside the repository "
+                    f"(../shared), or name it with --shared DIR or ${SHARED_ENV}"
+                )
+
+
+def shared_folder(given: str | os.PathLike[str] | None = None) -> Path:
+    """The shared data folder: `given`, else ``$DLSCHED_SHARED``, else ``../shared`` beside
+    the repository (a source checkout) or beside the working directory."""
+    if given is not None:
+        return Path(given)
+    if os.environ.get(SHARED_ENV):
+        return Path(os.environ[SHARED_ENV])
+    repository = Path(__file__).resolve().parents[3]
+    for candidate in (repository.parent / "shared", Path.cwd().parent / "shared"):
+        if candidate.is_dir():
+            return candidate
+    return repository.parent / "shared"
