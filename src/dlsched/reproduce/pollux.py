@@ -88,6 +88,7 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         dlsched.Cluster.from_dict(CLUSTER),
         Optimus(mode="gpu", interval_s=60.0, placement="pollux", convergence="oracle"),
         throughput=truth,
+        audit=False,
         # the artifact charges its 30 s re-scale countdown on every (re)allocation
         overheads=OverheadModel(
             restart_s=30.0, migration_s=30.0, rescale_s=30.0, first_start_s=30.0

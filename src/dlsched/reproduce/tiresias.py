@@ -144,7 +144,12 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
     )
     workload = dlsched.load_trace(_find(shared, spec["trace"]), format="tiresias")
     result = dlsched.simulate(
-        workload, cluster, policy=spec["policy"], overheads="tiresias-sim", **spec["params"]
+        workload,
+        cluster,
+        policy=spec["policy"],
+        overheads="tiresias-sim",
+        audit=False,
+        **spec["params"],
     )
     summary = result.summary()
     return {

@@ -1,0 +1,305 @@
+"""`dlsched reproduce`: the registry of reproductions, its command, its outputs and resuming.
+
+A tiny reproduction (two jobs on one GPU under FIFO, whose JCTs are 1 s and 3 s) is
+registered in a registry of the test's own; the built-in ones are only listed and planned
+here (their fidelity is asserted by test_fidelity_tiresias, test_gavel_fidelity, test_hydra
+and, for Optimus on Pollux's workload 6, below).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dlsched
+from dlsched.cli import main
+from dlsched.registry import Registry
+from dlsched.reproduce import (
+    REPRODUCTIONS,
+    DataFile,
+    Point,
+    Reproduction,
+    Task,
+    Tolerance,
+    command,
+    run_reproduction,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CALLS: list[str] = []
+"""Task ids measured by the tiny reproduction, in order (it runs in this process)."""
+INTERRUPT_AT: list[str] = []
+"""A task id at which the tiny reproduction's measure raises KeyboardInterrupt."""
+
+
+def _tiny_measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
+    """Two 1-GPU jobs (1 s and 2 s, both at t = 0) on one GPU under `spec['policy']`."""
+    if spec["id"] in INTERRUPT_AT:
+        raise KeyboardInterrupt
+    CALLS.append(spec["id"])
+    work = dlsched.load_trace(shared / "tiny.csv")
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "one", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]}
+    )
+    summary = dlsched.simulate(work, cluster, policy=spec["policy"]).summary()
+    return {"avg_jct_s": summary["avg_jct"], "makespan_s": summary["makespan"]}
+
+
+def _tiny(published_jct: float = 2.0) -> Reproduction:
+    """FIFO: average JCT (1 + 3) / 2 = 2 s, makespan 3 s; `published_jct` is what it is
+    compared with (within 1 %)."""
+
+    def plan(shared: Path, quick: bool) -> list[Point]:
+        points = []
+        for policy in ("fifo",) if quick else ("fifo", "sjf"):
+            task = Task(f"run-{policy}", {"id": f"run-{policy}", "policy": policy})
+            points.append(
+                Point("JCT", policy, 1.0, "avg_jct_s", published_jct, Tolerance(rel=0.01), task)
+            )
+            points.append(Point("makespan", policy, 1.0, "makespan_s", 3.0, Tolerance(), task))
+        return points
+
+    return Reproduction(
+        name="tiny",
+        paper="A tiny paper",
+        source="Table 1",
+        data=(DataFile("tiny.csv", "the tiny trace"),),
+        plan=plan,
+        measure=_tiny_measure,
+        quick_subset="FIFO only",
+        cost_quick="~1 s",
+        cost_full="~2 s",
+    )
+
+
+@pytest.fixture
+def tiny_shared(tmp_path: Path) -> Path:
+    """A shared folder holding the tiny trace."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    (folder / "tiny.csv").write_text("job_id,submit_time,num_gpus,duration\n0,0,1,1\n1,0,1,2\n")
+    return folder
+
+
+@pytest.fixture
+def install(monkeypatch: pytest.MonkeyPatch):
+    """Replace the command's registry by one holding only the given reproduction."""
+    CALLS.clear()
+    INTERRUPT_AT.clear()
+
+    def use(reproduction: Reproduction) -> Reproduction:
+        own: Registry[Reproduction] = Registry("reproduction")
+        own.add(reproduction.name, reproduction)
+        monkeypatch.setattr(command, "REPRODUCTIONS", own)
+        return reproduction
+
+    return use
+
+
+@pytest.fixture
+def registry(install) -> Reproduction:
+    """The tiny reproduction, published average JCT 2 s (ours), installed."""
+    return install(_tiny())
+
+
+def _cli(*args: str) -> int:
+    """`dlsched reproduce ARGS`, in this process (one worker) for the tiny reproduction."""
+    return main(["reproduce", *args, *(["--workers", "1"] if args[:1] == ("tiny",) else [])])
+
+
+# ---- the registry and the command -----------------------------------------------------------
+
+
+def test_list_names_every_reproduction_with_source_data_and_cost(capsys):
+    """`--list` names each registered reproduction, its source, data files and both costs."""
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("tiresias", "gavel-fig8", "gavel-fig9", "hydra", "optimus-pollux"):
+        assert f"\n{name}  " in f"\n{out}"
+    assert "reference_results.csv" in out and "authors_reference_results.csv" in out
+    assert out.count("cost: --quick") == len(REPRODUCTIONS.names())
+
+
+def test_unknown_name_is_one_error_line_with_a_did_you_mean(capsys):
+    """A misspelt name exits 2 with one line naming the closest and every known one."""
+    assert main(["reproduce", "tiresia"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "did you mean 'tiresias'?" in err and "gavel-fig8" in err and "hydra" in err
+
+
+def test_missing_data_file_names_the_file_and_what_it_is(tmp_path, capsys):
+    """With no shared data, exit 2 and one line naming the missing file and what it holds."""
+    assert main(["reproduce", "tiresias", "--shared", str(tmp_path), "--quick"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(tmp_path / "anchors" / "tiresias" / "reference_results.csv") in err
+    assert "the Tiresias authors' simulator runs" in err
+
+
+def test_no_name_and_no_option_is_a_usage_error(capsys):
+    """`dlsched reproduce` alone says to name one or to list them (exit 2)."""
+    assert main(["reproduce"]) == 2
+    assert "--list" in capsys.readouterr().err
+
+
+def test_importing_dlsched_loads_neither_reproduce_nor_matplotlib():
+    """`import dlsched` imports no `dlsched.reproduce` module and no matplotlib."""
+    code = (
+        "import sys, dlsched\n"
+        "bad = [m for m in sys.modules if m.startswith(('dlsched.reproduce', 'matplotlib'))]\n"
+        "assert not bad, bad\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+# ---- tolerances -----------------------------------------------------------------------------
+
+
+def test_relative_tolerance_admits_exactly_its_band():
+    """±10 % of 100 admits 90 and 110, not 111; NaN never."""
+    ten = Tolerance(rel=0.10)
+    assert ten.allows(90.0, 100.0) and ten.allows(110.0, 100.0)
+    assert not ten.allows(111.0, 100.0) and not ten.allows(float("nan"), 100.0)
+
+
+def test_factor_tolerance_admits_within_the_factor_plus_slack():
+    """Within 2× (±1) of 10 admits 4 to 21; of 0 admits 0 and 1, not 2."""
+    twice = Tolerance(factor=2, abs=1)
+    assert twice.allows(4.0, 10.0) and twice.allows(21.0, 10.0)
+    assert not twice.allows(3.9, 10.0) and not twice.allows(21.5, 10.0)
+    assert twice.allows(1.0, 0.0) and not twice.allows(2.0, 0.0)
+
+
+# ---- a tiny reproduction ---------------------------------------------------------------------
+
+
+def test_run_writes_the_csv_markdown_and_one_plot_per_figure(registry, tiny_shared, tmp_path):
+    """A run writes fidelity.csv (a row per point), fidelity.md and JCT/makespan plots."""
+    out = tmp_path / "out"
+    assert _cli("tiny", "--shared", str(tiny_shared), "--out", str(out)) == 0
+    with (out / "fidelity.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["series"], r["metric"], float(r["ours"])) for r in rows] == [
+        ("fifo", "avg_jct_s", 2.0),
+        ("fifo", "makespan_s", 3.0),
+        ("sjf", "avg_jct_s", 2.0),
+        ("sjf", "makespan_s", 3.0),
+    ]
+    assert all(r["within"] == "True" for r in rows)
+    assert "4 of 4 points within tolerance" in (out / "fidelity.md").read_text()
+    assert sorted(p.name for p in out.glob("*.png")) == ["jct.png", "makespan.png"]
+
+
+def test_prints_ours_published_and_the_deviation_per_point(install, tiny_shared, tmp_path, capsys):
+    """Each point is a line with published, ours and the signed deviation."""
+    install(_tiny(published_jct=2.5))
+    _cli("tiny", "--quick", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    out = capsys.readouterr().out
+    assert any(
+        line.split()[:6] == ["fifo", "1", "avg_jct_s", "2.5", "2", "-20.0"]
+        for line in out.splitlines()
+    ), out
+
+
+def test_a_point_outside_its_tolerance_exits_non_zero(install, tiny_shared, tmp_path, capsys):
+    """Published 2.1 s against our 2 s, within 1 %: exit 1, the point marked OUT."""
+    install(_tiny(published_jct=2.1))
+    code = _cli("tiny", "--quick", "--shared", str(tiny_shared), "--out", str(tmp_path))
+    assert code == 1
+    assert "OUT" in capsys.readouterr().out
+
+
+def test_quick_runs_only_the_documented_subset(registry, tiny_shared, tmp_path):
+    """--quick measures the FIFO task alone."""
+    _cli("tiny", "--quick", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    assert CALLS == ["run-fifo"]
+
+
+def test_a_second_run_reuses_every_finished_task(registry, tiny_shared, tmp_path):
+    """Run twice into one folder: the second measures nothing and compares the same."""
+    args = ("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    assert _cli(*args) == 0
+    first = (tmp_path / "fidelity.csv").read_text()
+    assert CALLS == ["run-fifo", "run-sjf"]
+    assert _cli(*args) == 0
+    assert CALLS == ["run-fifo", "run-sjf"]
+    assert (tmp_path / "fidelity.csv").read_text() == first
+
+
+def test_an_interrupted_run_resumes_without_recomputing(registry, tiny_shared, tmp_path):
+    """Ctrl-C during the second task: exit 130, the first stored; the rerun measures only the
+    second."""
+    args = ("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    INTERRUPT_AT.append("run-sjf")
+    assert _cli(*args) == 130
+    assert CALLS == ["run-fifo"]
+    assert len(list((tmp_path / "tasks").glob("run-fifo-*.json"))) == 1
+    INTERRUPT_AT.clear()
+    assert _cli(*args) == 0
+    assert CALLS == ["run-fifo", "run-sjf"]
+
+
+def test_a_damaged_task_file_is_measured_again(registry, tiny_shared, tmp_path):
+    """A stored task that does not parse counts as not finished."""
+    repro = registry
+    run_reproduction(repro, tiny_shared, tmp_path, quick=True, workers=1)
+    (stored,) = (tmp_path / "tasks").glob("*.json")
+    stored.write_text("{")
+    outcome = run_reproduction(repro, tiny_shared, tmp_path, quick=True, workers=1)
+    assert outcome.ran == ["run-fifo"] and CALLS == ["run-fifo", "run-fifo"]
+    assert json.loads(stored.read_text())["metrics"]["avg_jct_s"] == 2.0
+
+
+def test_table_gives_one_row_per_reproduction_run(install, tiny_shared, tmp_path, capsys):
+    """--table reads ROOT/NAME/fidelity.csv: points, within tolerance, worst and median."""
+    install(_tiny(published_jct=2.5))
+    _cli("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path / "tiny"), "--no-plots")
+    capsys.readouterr()
+    assert main(["reproduce", "--table", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("| reproduction | source | points |")
+    assert lines[2].startswith("| `tiny` | Table 1 | 4 | 2 | -20.0 % (fifo @ 1 x, avg_jct_s)")
+    assert lines[2].endswith("| 10.0 % |")
+
+
+def test_table_without_results_says_how_to_make_them(registry, tmp_path, capsys):
+    """--table over a folder with no fidelity.csv: exit 2 and what to run."""
+    assert main(["reproduce", "--table", "--out", str(tmp_path)]) == 2
+    assert "dlsched reproduce NAME" in capsys.readouterr().err
+
+
+# ---- the built-in reproductions --------------------------------------------------------------
+
+needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="../shared not present")
+
+
+@needs_shared
+@pytest.mark.parametrize("name", REPRODUCTIONS.names())
+def test_every_builtin_plans_its_quick_subset_from_the_shared_data(name):
+    """Each reproduction's data is present, and --quick plans a few points of the full plan,
+    every one with a finite published value."""
+    repro = REPRODUCTIONS.get(name)
+    repro.check_data(SHARED)
+    quick, full = repro.plan(SHARED, True), repro.plan(SHARED, False)
+    assert 0 < len(quick) < len(full)
+    assert {p.label for p in quick} <= {p.label for p in full}
+    assert all(p.published == p.published for p in full)
+
+
+@needs_shared
+def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
+    """optimus-pollux --quick (workload 6 at load 1.0) is within 15 % of the artifact."""
+    outcome = run_reproduction(
+        REPRODUCTIONS.get("optimus-pollux"), SHARED, tmp_path, quick=True, workers=1
+    )
+    (point,) = outcome.points
+    assert point.within, (point.ours, point.point.published)
