@@ -1,5 +1,8 @@
-"""Every module imports alone, in a fresh interpreter: no import cycle, no import-order luck."""
+"""Imports: every module imports alone in a fresh interpreter (no cycle, no import-order luck),
+and `import dlsched` stays cheap: heavy libraries and plug-in modules load on first use."""
 
+import importlib
+import json
 import os
 import pkgutil
 import subprocess
@@ -9,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import dlsched
+from dlsched.registry import Registry
 
 
 def _modules() -> list[str]:
@@ -115,3 +119,58 @@ def test_an_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no_such_name"):
         dlsched.no_such_name  # noqa: B018
     assert not hasattr(dlsched, "simulat")
+
+
+def test_a_lazy_registry_entry_is_listed_before_it_is_imported(tmp_path, monkeypatch):
+    """`Registry.add_lazy` lists and answers `in` without importing; `get` imports it once."""
+    (tmp_path / "lazy_entry_module.py").write_text("VALUE = object()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_entry_module", raising=False)
+    colours = Registry("colour")
+    colours.add_lazy("deferred", "lazy_entry_module:VALUE")
+    assert colours.names() == ["deferred"] and "deferred" in colours
+    assert "lazy_entry_module" not in sys.modules
+    value = colours.get("deferred")
+    assert value is sys.modules["lazy_entry_module"].VALUE
+    assert colours.get("deferred") is value
+
+
+def test_a_lazy_registry_entry_clashes_like_any_other():
+    """A name declared lazily cannot be taken by another object or target; its own object
+    registered under it is a no-op."""
+    names = Registry("function")
+    names.add_lazy("dumps", "json:dumps")
+    names.add_lazy("dumps", "json:dumps")  # the same declaration twice: fine
+    with pytest.raises(ValueError, match="json.dumps"):
+        names.add("dumps", repr)
+    with pytest.raises(ValueError, match="already registered"):
+        names.add_lazy("dumps", "json:loads")
+    with pytest.raises(ValueError, match="module:attribute"):
+        names.add_lazy("loads", "json.loads")
+    assert names.add("dumps", json.dumps) is json.dumps
+    assert names.get("dumps") is json.dumps
+
+
+def test_trace_formats_are_known_without_pandas():
+    """`dlsched.traces.LOADERS` lists every built-in format without importing pandas or a
+    loader; a format's loader is imported on its first lookup."""
+    code = (
+        "import sys\n"
+        "from dlsched.traces import LOADERS\n"
+        "assert 'philly' in LOADERS and len(LOADERS.names()) >= 11\n"
+        "assert 'pandas' not in sys.modules and 'dlsched.traces.philly' not in sys.modules\n"
+        "from dlsched.traces import philly\n"
+        "assert LOADERS.get('philly') is philly.load\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_built_in_format_is_declared_under_its_modules_name():
+    """Each lazily declared trace format is the `FORMAT` of the module whose `load` it names."""
+    from dlsched.traces import _BUILTIN_FORMATS, LOADERS
+
+    for name, module_name in _BUILTIN_FORMATS.items():
+        module = importlib.import_module(f"dlsched.traces.{module_name}")
+        assert module.FORMAT == name
+        assert LOADERS.get(name) is module.load

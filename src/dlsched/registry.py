@@ -2,7 +2,9 @@
 
 Each family (policies, trace formats, throughput models, estimators, overhead presets,
 placements) owns one `Registry`. Built-in entries are added in code (`register`/`add`);
-a family may load its built-in modules lazily, on the first lookup, through a `loader`.
+a family may load its built-in modules lazily, on the first lookup, through a `loader`, or
+declare an entry by name with `add_lazy(name, "module:attribute")`, so that its name is known
+(listed, checked, offered in `--help`) before its module, and what that imports, is loaded.
 Third-party packages add entries through the family's entry-point group, for example
 ``mypolicy = mypkg.module:MyPolicy`` under ``dlsched.policies``; those are loaded on the
 first lookup too.
@@ -29,6 +31,7 @@ dlsched.registry.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); r
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import numbers
 import sys
@@ -58,11 +61,34 @@ class PluginWarning(UserWarning):
 
 
 def _describe(obj: object) -> str:
+    if isinstance(obj, _Deferred):
+        return obj.target.replace(":", ".")
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
     if module and qualname:
         return f"{module}.{qualname}"
     return repr(obj)
+
+
+class _Deferred:
+    """An entry declared by ``module:attribute``, imported on its first lookup."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def load(self) -> Any:
+        module, _, attribute = self.target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+def _target(obj: object) -> str:
+    """``module:qualname`` of `obj`, as `add_lazy` spells a target."""
+    return f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
 
 
 class Registry(Generic[T]):
@@ -87,7 +113,7 @@ class Registry(Generic[T]):
         self.family = family
         self.entry_point_group = entry_point_group
         self._loader = loader
-        self._entries: dict[str, T] = {}
+        self._entries: dict[str, T | _Deferred] = {}
         self._loaded = loader is None and entry_point_group is None
         self._loading = False
         self._lock = threading.RLock()
@@ -106,6 +132,8 @@ class Registry(Generic[T]):
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
             existing = self._entries.get(name, obj)
+            if isinstance(existing, _Deferred) and existing.target == _target(obj):
+                existing = obj  # the object a lazy entry names, registered by its module
             if existing is not obj:
                 raise ValueError(
                     f"{self.family} name {name!r} is already registered to "
@@ -114,6 +142,32 @@ class Registry(Generic[T]):
                 )
             self._entries[name] = obj
         return obj
+
+    def add_lazy(self, name: str, target: str) -> None:
+        """Register as `name` the object at `target` (``"package.module:attribute"``), imported
+        on the first `get` of `name`; listing and ``in`` do not import it.
+
+        Raises ValueError if `name` already belongs to a different object or target.
+        """
+        module, sep, attribute = target.partition(":")
+        if not sep or not module or not attribute:
+            raise ValueError(
+                f"{self.family} {name!r}: a lazy target is 'module:attribute', got {target!r}"
+            )
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
+        with self._lock:
+            existing = self._entries.get(name)
+            if existing is None:
+                self._entries[name] = _Deferred(target)
+                return
+            known = existing.target if isinstance(existing, _Deferred) else _target(existing)
+            if known != target:
+                raise ValueError(
+                    f"{self.family} name {name!r} is already registered to "
+                    f"{known.replace(':', '.')}; cannot register {target.replace(':', '.')} "
+                    "under it (choose another name)"
+                )
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: `add` the decorated class or function as `name`."""
@@ -130,13 +184,16 @@ class Registry(Generic[T]):
         if not self._loaded:
             self._load()
         try:
-            return self._entries[name]
+            entry = self._entries[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
             known = self.names()
             raise UnknownNameError(
                 f"unknown {self.family} {name!r}{did_you_mean(name, known)}; "
                 f"registered: {', '.join(known) or 'none'}"
             ) from None
+        if isinstance(entry, _Deferred):
+            return self._resolve(name)
+        return entry
 
     factory = get
     """The same as `get`, read better where the entries are classes or factories."""
@@ -165,6 +222,16 @@ class Registry(Generic[T]):
         return len(self.names())
 
     # -- loading ------------------------------------------------------------------------
+
+    def _resolve(self, name: str) -> T:
+        """Import the object of lazy entry `name` and keep it in place of the declaration."""
+        with self._lock:
+            entry = self._entries[name]
+            if isinstance(entry, _Deferred):
+                obj: T = entry.load()  # an error here leaves the declaration: the next get retries
+                self._entries[name] = obj
+                return obj
+            return entry
 
     def _load(self) -> None:
         # Other threads wait on the lock for the whole load; the loading thread itself may

@@ -14,37 +14,43 @@ directory of tables, or the job table), ``alibaba-gpu-2023`` (openb pods), ``hel
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import TraceError, did_you_mean
 from dlsched.registry import Registry
-from dlsched.traces import (
-    alibaba_gpu,
-    alibaba_pai,
-    canonical,
-    chronus,
-    gavel,
-    helios,
-    hydra,
-    philly,
-    philly_pollux,
-    sia_pollux,
-    tiresias,
-)
-from dlsched.traces.reading import read_csv_header, read_head
-from dlsched.traces.schema import (
-    CANONICAL_COLUMNS,
-    DURATION_PREFIX,
-    constraint_types,
-    duration_column,
-    duration_columns,
-    validate_jobs,
-)
-from dlsched.traces.workload import Workload
+
+if TYPE_CHECKING:
+    from dlsched.traces import (  # noqa: F401  (sub-modules, re-exported as attributes)
+        alibaba_gpu,
+        alibaba_pai,
+        canonical,
+        chronus,
+        gavel,
+        helios,
+        hydra,
+        parsing,
+        philly,
+        philly_pollux,
+        reading,
+        schema,
+        sia_pollux,
+        tiresias,
+        workload,
+    )
+    from dlsched.traces.schema import (
+        CANONICAL_COLUMNS,
+        DURATION_PREFIX,
+        constraint_types,
+        duration_column,
+        duration_columns,
+        validate_jobs,
+    )
+    from dlsched.traces.workload import Workload
 
 __all__ = [
     "CANONICAL_COLUMNS",
@@ -59,27 +65,66 @@ __all__ = [
     "validate_jobs",
 ]
 
-Loader = Callable[..., Workload]
+Loader = Callable[..., "Workload"]
+
+# Format name → the module that reads it (its `FORMAT` and `load`). Declared by name so that
+# the formats are known (`dlsched --help`, `format=` checks) without importing pandas and every
+# loader: a loader module is imported when its format is first used.
+_BUILTIN_FORMATS = {
+    "canonical": "canonical",
+    "tiresias": "tiresias",
+    "gavel": "gavel",
+    "philly": "philly",
+    "philly-pollux": "philly_pollux",
+    "alibaba-pai-2020": "alibaba_pai",
+    "alibaba-gpu-2023": "alibaba_gpu",
+    "helios": "helios",
+    "sia-pollux": "sia_pollux",
+    "chronus": "chronus",
+    "hydra": "hydra",
+}
 
 LOADERS: Registry[Loader] = Registry("trace format", entry_point_group="dlsched.trace_formats")
 """Format name → ``load(path, *, lenient=False, **options) -> Workload``. Plugins add formats
 under the ``dlsched.trace_formats`` entry-point group; they are used with ``format=<name>``
 (``"auto"`` detects built-in formats only)."""
-for _module in (
-    canonical,
-    tiresias,
-    gavel,
-    philly,
-    philly_pollux,
-    alibaba_pai,
-    alibaba_gpu,
-    helios,
-    sia_pollux,
-    chronus,
-    hydra,
-):
-    LOADERS.add(_module.FORMAT, _module.load)
-del _module
+for _format, _module in _BUILTIN_FORMATS.items():
+    LOADERS.add_lazy(_format, f"{__name__}.{_module}:load")
+del _format, _module
+
+# Names this package re-exports → the module that defines them; imported on first use.
+_LAZY_NAMES = {
+    "CANONICAL_COLUMNS": "schema",
+    "DURATION_PREFIX": "schema",
+    "constraint_types": "schema",
+    "duration_column": "schema",
+    "duration_columns": "schema",
+    "validate_jobs": "schema",
+    "Workload": "workload",
+}
+
+# Sub-modules that importing this package used to import (and so made attributes).
+_LAZY_SUBMODULES = frozenset(
+    {*_BUILTIN_FORMATS.values(), "parsing", "reading", "schema", "workload"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Import a re-exported name or a sub-module on its first use."""
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    elif name in _LAZY_SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The package's attributes, the ones not imported yet included."""
+    return sorted({*globals(), *_LAZY_NAMES, *_LAZY_SUBMODULES})
+
 
 _GAVEL_SUFFIXES = (".trace", ".trace.gz")
 
@@ -134,6 +179,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     CSV (gzipped or not) whose header has the columns of one of the CSV formats (see the
     error message for the list). Pass ``format=`` to skip detection.
     """
+    from dlsched.traces import alibaba_pai, canonical
+    from dlsched.traces.reading import read_csv_header, read_head
+
     _check_path(path, directory_ok=True)
     tried: list[str] = []
     given = Path(path)
