@@ -1,4 +1,7 @@
-"""Optimus+Oracle (GPU-only mode) on the Pollux OSDI'21 workloads: ours vs the artifact's.
+"""Optimus+Oracle (GPU-only mode) on the Pollux OSDI'21 workloads: ours vs the artifact's,
+per application. The figure itself (every workload and load, with its tolerance) is
+`dlsched reproduce optimus-pollux`; this script explores its settings (oracle, interval,
+placement) on the same runs (`dlsched.reproduce.pollux.run_workload`).
 
 The Pollux artifact (petuum/adaptdl, branch osdi21-artifact, ``simulator/``) runs its Optimus
 baseline on 16 nodes x 4 T4 GPUs, every 60 s, with a 30 s re-scale penalty on every
@@ -24,51 +27,29 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
-import dlsched
-from dlsched.overheads import OverheadModel
-from dlsched.perf.convergence import PolluxRemaining, pollux_workload
 from dlsched.perf.ps_speed import PolluxThroughput
-from dlsched.policies.optimus import Optimus
+from dlsched.reproduce.base import shared_folder
+from dlsched.reproduce.pollux import ANCHORS as ANCHOR_PATH
+from dlsched.reproduce.pollux import FOLDERS, TRACES, run_workload
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-TRACES = SHARED / "traces" / "sia_pollux"
-ANCHORS = SHARED / "anchors" / "pollux_osdi21_results" / "results-jobload"
-FOLDERS = {
-    "0.5": "workloads-0.5",
-    "1.0": "workloads",
-    "1.5": "workloads-1.5",
-    "2.0": "workloads-2.0",
-}
-# The artifact charges its 30 s re-scale countdown on every (re)allocation, first start too.
-POLLUX_OVERHEADS = OverheadModel(
-    restart_s=30.0, migration_s=30.0, rescale_s=30.0, first_start_s=30.0
-)
-CLUSTER = {
-    "name": "pollux-64-t4",
-    "description": "16 x g4dn.12xlarge (4 T4), Pollux OSDI'21",
-    "nodes": [{"gpu_type": "T4", "count": 16, "gpus_per_node": 4}],
-}
+SHARED = shared_folder()
+ANCHORS = SHARED / ANCHOR_PATH
 
 
 def run(
     truth: PolluxThroughput, load: str, index: int, oracle: str, interval_s: float, placement: str
 ) -> tuple[dict[str, float], float]:
     """Our per-job JCTs for one workload, and the simulation's wall time."""
-    path = TRACES / "pollux" / FOLDERS[load] / f"workload-{index}.csv.gz"
-    work = pollux_workload(dlsched.load_trace(path), truth)
-    convergence = PolluxRemaining(truth) if oracle == "artifact" else "oracle"
-    policy = Optimus(
-        mode="gpu", interval_s=interval_s, placement=placement, convergence=convergence
-    )
     wall = time.perf_counter()
-    result = dlsched.simulate(
-        work,
-        dlsched.Cluster.from_dict(CLUSTER),
-        policy,
-        throughput=truth,
-        overheads=POLLUX_OVERHEADS,
+    result = run_workload(
+        SHARED,
+        load,
+        index,
+        oracle=oracle,
+        interval_s=interval_s,
+        placement=placement,
+        truth=truth,
     )
     jobs = result.jobs
     return dict(
@@ -84,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=60.0)
     parser.add_argument("--placement", default="pollux", choices=("pollux", "optimus"))
     args = parser.parse_args(argv)
-    if not TRACES.exists() or not ANCHORS.exists():
-        print(f"needs {TRACES} and {ANCHORS}", file=sys.stderr)
+    if not (SHARED / TRACES).exists() or not ANCHORS.exists():
+        print(f"needs {SHARED / TRACES} and {ANCHORS}", file=sys.stderr)
         return 2
     if "-" in args.workloads:
         first, last = (int(x) for x in args.workloads.split("-"))
@@ -93,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         indices = [int(x) for x in args.workloads.split(",")]
     anchor = json.loads((ANCHORS / f"optimus-{args.load}" / "summary.json").read_text())
-    truth = PolluxThroughput(TRACES / "sia" / "traces")
+    truth = PolluxThroughput(SHARED / TRACES / "sia" / "traces")
     print(
         f"Optimus+Oracle, GPU mode, load {args.load}, oracle={args.oracle}, "
         f"interval {args.interval:g} s, placement={args.placement}"

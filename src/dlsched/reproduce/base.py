@@ -97,8 +97,8 @@ class Point:
 
     @property
     def label(self) -> str:
-        """A readable id: figure, series, x and metric."""
-        return f"{self.figure} / {self.series} @ {self.x:g} {self.x_name} / {self.metric}"
+        """A readable id: series, x, metric and figure."""
+        return f"{self.series} @ {self.x:g} {self.x_name}, {self.metric} [{self.figure}]"
 
 
 @dataclass(frozen=True)

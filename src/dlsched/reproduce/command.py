@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(task: str, status: str, cpu_s: float) -> None:
         if status != "reused":
-            print(f"  {status:<6} {task} ({cpu_s:,.1f} CPU s)", file=sys.stderr, flush=True)
+            print(f"  {task}: {status} ({cpu_s:,.1f} CPU s)", file=sys.stderr, flush=True)
 
     try:
         outcome = run_reproduction(

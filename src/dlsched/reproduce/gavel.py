@@ -98,6 +98,40 @@ class WindowStop:
         return self.inner.schedule(view)
 
 
+def window_jct(
+    jobs: Any,
+    policy: str,
+    *,
+    window: tuple[int, int] = WINDOW,
+    cluster: Any = "gavel-108",
+    budget_s: float = math.inf,
+    **params: Any,
+) -> dict[str, float]:
+    """Average JCT (hours) of the `window` jobs (submit-order positions) of workload `jobs`
+    under `policy` with Gavel's measured throughputs (NaN if the run gave up after `budget_s`
+    CPU seconds), and the run's counts."""
+    import dlsched
+
+    wrapped = WindowStop(dlsched.policies.get(policy, **params), window, budget_s)
+    started = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the cut-off jobs never finish
+        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel", audit=False)
+    cpu_s = time.process_time() - started
+    summary = result.summary(job_window=window)
+    last_arrival = float(jobs.jobs["submit_time"].iloc[-1])
+    return {
+        "avg_jct_h": math.nan if wrapped.gave_up else summary["avg_jct"] / 3600.0,
+        "completed": summary["jobs_completed"],
+        "arrivals_outlast_window": float(
+            wrapped.done_at is not None and last_arrival >= wrapped.done_at
+        ),
+        "migrations": float(result.jobs["migrations"].sum()),
+        "scheduling_calls": float(summary["scheduling_calls"]),
+        "cpu_s": cpu_s,
+    }
+
+
 def run_point(
     policy: str,
     rate: float,
@@ -110,27 +144,12 @@ def run_point(
     budget_s: float = math.inf,
     **params: Any,
 ) -> dict[str, float]:
-    """Average JCT (hours) of the window's jobs of Gavel's generated trace under `policy`
-    at `rate` jobs/hour (NaN if the run gave up after `budget_s` CPU seconds), with the
-    run's counts."""
-    import dlsched
+    """`window_jct` on the jobs Gavel's simulator generates with `seed` at `rate` jobs/hour
+    (`tail_jobs` more after the window)."""
     from dlsched.traces.synthetic import gavel_generated
 
     jobs = gavel_generated(window[1] + tail_jobs, rate, seed=seed, multi_gpu=multi_gpu)
-    wrapped = WindowStop(dlsched.policies.get(policy, **params), window, budget_s)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the cut-off jobs never finish
-        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel", audit=False)
-    summary = result.summary(job_window=window)
-    last_arrival = float(jobs.jobs["submit_time"].iloc[-1])
-    return {
-        "avg_jct_h": math.nan if wrapped.gave_up else summary["avg_jct"] / 3600.0,
-        "completed": summary["jobs_completed"],
-        "arrivals_outlast_window": float(
-            wrapped.done_at is not None and last_arrival >= wrapped.done_at
-        ),
-        "migrations": float(result.jobs["migrations"].sum()),
-    }
+    return window_jct(jobs, policy, window=window, cluster=cluster, budget_s=budget_s, **params)
 
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:

@@ -11,8 +11,9 @@ Rows, and why their tolerances:
 
 - ``hydra`` (branch-and-bound sequencing) and ``hydra`` with ``sequencing="swap"`` (the
   artifact's pure heuristic): deterministic given the artifact's tie-break by job name
-  (``tie_break``): 0.1 % on JCT, ±1 missed deadline. At 400 jobs the artifact's wall-clock
-  B&B budget can stop its search early (not modelled): B&B points above 300 jobs get 5 %.
+  (``tie_break``): 0.1 % on JCT, ±1 missed deadline. Above 300 jobs the artifact's
+  wall-clock B&B budget can stop its search early (not modelled; measured −0.9 % on the light
+  case's 400 jobs): 1 % on JCT, ±2 % of N on missed deadlines.
 - ``allox``: its Σ completion optimum is unique (JCT 0.1 %), its matching is not, so which
   job misses a deadline may differ (±5 % of N).
 - ``sjf-het`` with ``compat=True`` (the artifact's "Gavel" SJF, its Go-map choice of type):
@@ -51,10 +52,10 @@ FULL_JOBS = tuple(range(50, 401, 50))
 def _tolerances(label: str, n: int) -> tuple[Tolerance, Tolerance]:
     """(average JCT, missed deadlines) tolerances of one row at N jobs (module docstring)."""
     loose_deadlines = Tolerance(abs=max(1.0, 0.05 * n))
-    if label == "hydra (B&B)":
-        return Tolerance(rel=0.05 if n > 300 else 1e-3), Tolerance(abs=1 if n <= 300 else 0.05 * n)
-    if label == "hydra (swap)":
-        return Tolerance(rel=1e-3), Tolerance(abs=1)
+    if label in ("hydra (B&B)", "hydra (swap)"):
+        if n <= 300:
+            return Tolerance(rel=1e-3), Tolerance(abs=1)
+        return Tolerance(rel=1e-2), Tolerance(abs=max(1.0, 0.02 * n))
     if label == "allox":
         return Tolerance(rel=1e-3), loose_deadlines
     if label == "sjf-het (compat)":

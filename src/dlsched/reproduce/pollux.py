@@ -72,21 +72,35 @@ def plan(shared: Path, quick: bool) -> list[Point]:
     return points
 
 
-def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
-    """One workload at one load: our average JCT of its jobs."""
+def run_workload(
+    shared: Path,
+    load: str,
+    index: int,
+    *,
+    oracle: str = "exact",
+    interval_s: float = 60.0,
+    placement: str = "pollux",
+    truth: Any = None,
+) -> Any:
+    """Optimus (GPU-only) on Pollux's workload `index` at relative `load`, as the artifact
+    runs it; returns the `SimulationResult`. `oracle`: ``"exact"`` remaining steps or the
+    artifact's epoch-granular ``"artifact"`` ones (`PolluxRemaining`). `truth`: a
+    `PolluxThroughput` to reuse (read from `shared` if None)."""
     import dlsched
     from dlsched.overheads import OverheadModel
-    from dlsched.perf.convergence import pollux_workload
+    from dlsched.perf.convergence import PolluxRemaining, pollux_workload
     from dlsched.perf.ps_speed import PolluxThroughput
     from dlsched.policies.optimus import Optimus
 
-    truth = PolluxThroughput(shared / TRACES / "sia" / "traces")
-    path = shared / TRACES / "pollux" / FOLDERS[spec["load"]] / f"workload-{spec['index']}.csv.gz"
+    if truth is None:
+        truth = PolluxThroughput(shared / TRACES / "sia" / "traces")
+    path = shared / TRACES / "pollux" / FOLDERS[load] / f"workload-{index}.csv.gz"
     work = pollux_workload(dlsched.load_trace(path), truth)
-    result = dlsched.simulate(
+    convergence: Any = PolluxRemaining(truth) if oracle == "artifact" else "oracle"
+    return dlsched.simulate(
         work,
         dlsched.Cluster.from_dict(CLUSTER),
-        Optimus(mode="gpu", interval_s=60.0, placement="pollux", convergence="oracle"),
+        Optimus(mode="gpu", interval_s=interval_s, placement=placement, convergence=convergence),
         throughput=truth,
         audit=False,
         # the artifact charges its 30 s re-scale countdown on every (re)allocation
@@ -94,6 +108,11 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
             restart_s=30.0, migration_s=30.0, rescale_s=30.0, first_start_s=30.0
         ),
     )
+
+
+def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
+    """One workload at one load: our average JCT of its jobs."""
+    result = run_workload(shared, spec["load"], spec["index"])
     return {"avg_jct_s": statistics.fmean(result.jobs["jct"]), "jobs": float(len(result.jobs))}
 
 

@@ -153,6 +153,16 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now (Ctrl-C: nothing is half-stored,
+    since only the driver writes)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+
+
 def run_reproduction(
     reproduction: Reproduction,
     shared: Path,
@@ -236,8 +246,10 @@ def run_reproduction(
                         fail(task, exc)
                     else:
                         store(task, result, cpu_s)
-            finally:
-                pool.shutdown(wait=False, cancel_futures=True)
+            except BaseException:
+                _stop(pool)
+                raise
+            pool.shutdown(wait=True)
     for point in plan:
         found = metrics.get(point.task.id, {})
         outcome.points.append(PointResult(point, float(found.get(point.metric, math.nan))))
