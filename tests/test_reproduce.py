@@ -224,6 +224,22 @@ def test_quick_runs_only_the_documented_subset(registry, tiny_shared, tmp_path):
     assert CALLS == ["run-fifo"]
 
 
+def test_only_runs_the_tasks_matching_its_pattern(registry, tiny_shared, tmp_path):
+    """--only run-s* measures the SJF task alone and marks the CSV a subset."""
+    args = ("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    assert _cli(*args, "--only", "run-s*") == 0
+    assert CALLS == ["run-sjf"]
+    with (tmp_path / "fidelity.csv").open() as handle:
+        assert {r["mode"] for r in csv.DictReader(handle)} == {"full subset"}
+
+
+def test_only_matching_nothing_is_an_error_naming_a_task(registry, tiny_shared, tmp_path, capsys):
+    """--only that matches no task: exit 2, one line showing what task ids look like."""
+    args = ("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")
+    assert _cli(*args, "--only", "nothing") == 2
+    assert "'run-fifo'" in capsys.readouterr().err and CALLS == []
+
+
 def test_a_second_run_reuses_every_finished_task(registry, tiny_shared, tmp_path):
     """Run twice into one folder: the second measures nothing and compares the same."""
     args = ("tiny", "--shared", str(tiny_shared), "--out", str(tmp_path), "--no-plots")

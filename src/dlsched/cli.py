@@ -327,6 +327,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the fidelity table (markdown) of the reproductions run so far",
     )
+    reproduce.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="PATTERN",
+        help="run only the tasks whose id matches this glob, repeatable "
+        "(e.g. --only '*-4.8jph-*'; ids are in the progress lines and fidelity.csv)",
+    )
     reproduce.add_argument("--no-plots", action="store_true", help="write no plots")
     return parser
 

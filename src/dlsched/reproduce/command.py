@@ -83,7 +83,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         outcome = run_reproduction(
-            repro, shared, out, quick=args.quick, workers=args.workers, on_task=progress
+            repro,
+            shared,
+            out,
+            quick=args.quick,
+            workers=args.workers,
+            only=args.only or (),
+            on_task=progress,
         )
     except KeyboardInterrupt:
         print(

@@ -50,7 +50,7 @@ def deviation_text(value: float) -> str:
 
 def rows(outcome: ReproductionOutcome) -> list[dict[str, Any]]:
     """One CSV row per point."""
-    mode = "quick" if outcome.quick else "full"
+    mode = ("quick" if outcome.quick else "full") + (" subset" if outcome.subset else "")
     return [
         {
             "reproduction": outcome.reproduction.name,
@@ -245,7 +245,8 @@ def fidelity_table(results: Mapping[str, Path], sources: Mapping[str, str]) -> s
             key=lambda r: abs(r["deviation"]),
             default=None,
         )
-        quick = " (quick)" if found and found[0]["mode"] == "quick" else ""
+        mode = found[0]["mode"] if found else "full"
+        quick = f" ({mode})" if mode != "full" else ""
         median = _median(deviations)
         worst_text = (
             f"{deviation_text(worst['deviation'])} ({worst['series']} @ {worst['x']:g} "

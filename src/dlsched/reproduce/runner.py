@@ -19,6 +19,7 @@ store's single-writer lock (`ResultsStore.lock`); only the driver writes.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import json
 import math
@@ -67,6 +68,8 @@ class ReproductionOutcome:
     reproduction: Reproduction
     quick: bool
     out: Path
+    subset: bool = False
+    """Whether `only` picked part of the plan."""
     points: list[PointResult] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
@@ -170,11 +173,13 @@ def run_reproduction(
     *,
     quick: bool = False,
     workers: int | None = None,
+    only: Sequence[str] = (),
     on_task: Callable[[str, str, float], None] | None = None,
 ) -> ReproductionOutcome:
     """Measure every task of `reproduction`'s plan not stored in `out` yet, then compare.
 
-    `workers`: parallel tasks (default: CPU count; 1 runs them in this process). `on_task`
+    `workers`: parallel tasks (default: CPU count; 1 runs them in this process). `only`:
+    glob patterns; if given, only the points whose task id matches one run. `on_task`
     is called as each task ends with (task id, ``"ran"``/``"reused"``/``"failed: …"``, CPU
     seconds). A task that raises is recorded as failed and the others go on; Ctrl-C stops at
     once, leaving the finished tasks stored.
@@ -184,9 +189,19 @@ def run_reproduction(
     reproduction.check_data(shared)
     started = time.perf_counter()
     plan = list(reproduction.plan(shared, quick))
+    if only:
+        plan = [p for p in plan if any(fnmatch.fnmatchcase(p.task.id, o) for o in only)]
+        if not plan:
+            from dlsched.errors import DlschedError
+
+            raise DlschedError(
+                f"no task of reproduction {reproduction.name!r} matches "
+                f"{', '.join(repr(o) for o in only)}; its tasks are named like "
+                f"{reproduction.plan(shared, quick)[0].task.id!r}"
+            )
     tasks = list({p.task.id: p.task for p in plan}.values())
     folder = Path(out)
-    outcome = ReproductionOutcome(reproduction, quick, folder)
+    outcome = ReproductionOutcome(reproduction, quick, folder, subset=bool(only))
     metrics: dict[str, dict[str, float]] = {}
     with ResultsStore(folder).lock():
         pending = []
