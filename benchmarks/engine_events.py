@@ -44,7 +44,7 @@ FIFO_JOBS = 82_247
 FIFO_JOB_EVENTS = 3 * FIFO_JOBS
 #: SimPy events of that run: arrival timeouts (one per distinct submit time), completion
 #: timeouts, one scheduling event per instant that asked for a call, and the processes.
-FIFO_SIMPY_EVENTS = 303_839
+FIFO_SIMPY_EVENTS = 303_838
 
 
 def bare_simpy(n_events: int) -> tuple[float, int]:

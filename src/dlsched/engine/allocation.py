@@ -40,6 +40,10 @@ class Allocation(MutableMapping):
             self._jobs.waiting(state, waits=not new)
 
     def _state(self, job: object) -> JobState:
+        if type(job) is JobState:  # the common case first
+            if job.status == FINISHED:
+                raise SchedulingError(f"job {job.job_id!r} has already finished")
+            return job
         if isinstance(job, JobState):
             state = job
         else:
@@ -78,17 +82,23 @@ class Allocation(MutableMapping):
 
     def _assign(self, job: object, gpus: tuple[int, ...], pack: bool) -> None:
         state = self._state(job)
-        gpus = tuple(int(g) for g in gpus)
-        low, high = state.spec.gpu_range
-        if not low <= len(gpus) <= high or len(set(gpus)) != len(gpus):
+        gpus = tuple(map(int, gpus))
+        spec = state.spec
+        n = len(gpus)
+        if spec.min_gpus is None and spec.max_gpus is None:
+            bad = n != spec.num_gpus
+        else:
+            low, high = spec.gpu_range
+            bad = not low <= n <= high
+        if bad or (n > 1 and len(set(gpus)) != n):
+            low, high = spec.gpu_range
             wanted = f"{low}" if low == high else f"{low} to {high}"
             raise SchedulingError(
                 f"job {state.job_id!r} needs {wanted} distinct GPUs, the policy gave {gpus}"
             )
-        current = self._current(state)
+        current = self._changed.get(state, state.gpus)
         if current == gpus:
             return
-        spec = state.spec
         ledger = self._ledger
         wrong = (
             ledger.misplaced(gpus, spec.vc, spec.gpu_constraint)
@@ -100,13 +110,18 @@ class Allocation(MutableMapping):
                 f"job {state.job_id!r} of VC {spec.vc!r} cannot run there: {wrong}"
             )
         if current:
-            self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
-        if not self._ledger.fits_quota(spec.vc, len(gpus) * spec.gpu_milli / 1000):
-            quota = self._ledger.vc_quota[spec.vc]  # type: ignore[index]
+            ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
+        vc = spec.vc
+        if (
+            vc is not None
+            and vc in ledger.vc_quota
+            and not ledger.fits_quota(vc, n * spec.gpu_milli / 1000)
+        ):
+            quota = ledger.vc_quota[vc]
             raise SchedulingError(
-                f"job {state.job_id!r} would take VC {spec.vc!r} past its quota of {quota} GPUs"
+                f"job {state.job_id!r} would take VC {vc!r} past its quota of {quota} GPUs"
             )
-        self._ledger.take(spec.index, gpus, spec.gpu_milli, spec.vc, pack=pack)
+        ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack)
         self._set(state, current, gpus)
 
     def __delitem__(self, job: object) -> None:
@@ -144,6 +159,8 @@ class Allocation(MutableMapping):
 
     def changes(self) -> list[tuple[JobState, tuple[int, ...], tuple[int, ...]]]:
         """(job, old GPUs, new GPUs) for every job whose GPUs differ, in job order."""
+        if not self._changed:
+            return []
         out = [(s, s.gpus, g) for s, g in self._changed.items() if g != s.gpus]
         out.sort(key=lambda change: change[0].spec.index)
         return out

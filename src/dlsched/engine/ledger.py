@@ -47,6 +47,9 @@ class Ledger:
         for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
             self.pool_capacity[pool] = self.pool_capacity.get(pool, 0) + len(node.gpu_ids)
         self.free_by_pool: dict[Pool, int] = dict(self.pool_capacity)
+        # Changes of each pool's free GPUs so far: a placement that failed is not tried again
+        # while its pool's count stays the same (`ClusterView.place`).
+        self.pool_epoch: dict[Pool, int] = dict.fromkeys(self.pool_capacity, 0)
         # buckets[pool][c] = nodes of that pool with exactly c free GPUs (c >= 1)
         sizes: dict[Pool, int] = {}
         for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
@@ -121,6 +124,7 @@ class Ledger:
             bucket[len(free)].add(node)
         self.free_by_type[pool[0]] -= 1
         self.free_by_pool[pool] -= 1
+        self.pool_epoch[pool] += 1
 
     def _release(self, gpu: int) -> None:
         node = self.gpu_node[gpu]
@@ -133,6 +137,7 @@ class Ledger:
         bucket[len(free)].add(node)
         self.free_by_type[pool[0]] += 1
         self.free_by_pool[pool] += 1
+        self.pool_epoch[pool] += 1
 
     def occupants(self, gpu: int) -> list[int]:
         """Indices of the jobs on a GPU."""
@@ -156,6 +161,9 @@ class Ledger:
         """Give `gpus` to a job: whole (they must be free, or with `pack` free or held whole by
         one other job), or a `milli` share of one GPU."""
         owner = self.owner
+        if milli == WHOLE and not pack:
+            self._take_whole(job_index, gpus, vc)
+            return
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
@@ -197,11 +205,42 @@ class Ledger:
         if vc is not None:
             self.vc_used[vc] = self.vc_used.get(vc, 0.0) + len(gpus) * milli / WHOLE
 
+    def _take_whole(self, job_index: int, gpus: tuple[int, ...], vc: str | None) -> None:
+        """`take` of free whole GPUs (the common case), with `_claim` inlined."""
+        owner = self.owner
+        n_gpus = len(owner)
+        for gpu in gpus:
+            if not 0 <= gpu < n_gpus:
+                raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {n_gpus})")
+            if owner[gpu] != FREE:
+                raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
+        gpu_node, node_free, node_pool = self.gpu_node, self.node_free, self.node_pool
+        buckets, free_by_type, free_by_pool = self.buckets, self.free_by_type, self.free_by_pool
+        epoch = self.pool_epoch
+        for gpu in gpus:
+            owner[gpu] = job_index
+            node = gpu_node[gpu]
+            free = node_free[node]
+            pool = node_pool[node]
+            bucket = buckets[pool]
+            bucket[len(free)].discard(node)
+            free.remove(gpu)
+            if free:
+                bucket[len(free)].add(node)
+            free_by_type[pool[0]] -= 1
+            free_by_pool[pool] -= 1
+            epoch[pool] += 1
+        if vc is not None:
+            self.vc_used[vc] = self.vc_used.get(vc, 0.0) + float(len(gpus))
+
     def give_back(
         self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE, vc: str | None = None
     ) -> None:
         """Free what `take` gave the job."""
         owner = self.owner
+        if milli == WHOLE and not self.packed_jobs:
+            self._give_back_whole(job_index, gpus, vc)
+            return
         for gpu in gpus:
             held = (
                 owner[gpu] == job_index or job_index in self.packed_jobs.get(gpu, ())
@@ -233,3 +272,28 @@ class Ledger:
                 partial[gpu] = load
         if vc is not None:
             self.vc_used[vc] -= len(gpus) * milli / WHOLE
+
+    def _give_back_whole(self, job_index: int, gpus: tuple[int, ...], vc: str | None) -> None:
+        """`give_back` of whole GPUs while nothing is packed, with `_release` inlined."""
+        owner = self.owner
+        for gpu in gpus:
+            if owner[gpu] != job_index:
+                raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")
+        gpu_node, node_free, node_pool = self.gpu_node, self.node_free, self.node_pool
+        buckets, free_by_type, free_by_pool = self.buckets, self.free_by_type, self.free_by_pool
+        epoch = self.pool_epoch
+        for gpu in gpus:
+            owner[gpu] = FREE
+            node = gpu_node[gpu]
+            free = node_free[node]
+            pool = node_pool[node]
+            bucket = buckets[pool]
+            if free:
+                bucket[len(free)].discard(node)
+            insort(free, gpu)
+            bucket[len(free)].add(node)
+            free_by_type[pool[0]] += 1
+            free_by_pool[pool] += 1
+            epoch[pool] += 1
+        if vc is not None:
+            self.vc_used[vc] -= float(len(gpus))

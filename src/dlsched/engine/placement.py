@@ -148,6 +148,9 @@ STRATEGIES.add("best_fit", best_fit)
 STRATEGIES.add("spread", spread)
 STRATEGIES.add("yarn", yarn)
 
+#: Placers whose answer depends only on the free GPUs of the pool they are given.
+POOL_ONLY: frozenset[Placer] = frozenset((consolidated, best_fit, spread, yarn))
+
 
 _PLACERS: dict[str, Placer] = {}  # names already looked up; a name never changes its placer
 

@@ -46,15 +46,26 @@ class Recorder:
         self.timeline: list[tuple[float, ...]] = []
         self._type_order = tuple(sorted(cluster.gpu_types))
         self.timeline_columns = ["time", *(cluster.display_name(t) for t in self._type_order)]
+        capacity = cluster.capacity_by_type()
+        self._capacity = [(t, capacity[t]) for t in self._type_order]
+        self._last: tuple[int, ...] | None = None  # busy GPUs of the timeline's last row
 
     def event(self, event: Event) -> None:
         self.events.append(event)
 
     def busy(self, now: float, busy_by_type: dict[str, int]) -> None:
         """Record busy GPUs per type at `now` (one row per instant, only when they change)."""
-        row = (now, *(busy_by_type[t] for t in self._type_order))
+        self._row(now, tuple([busy_by_type[t] for t in self._type_order]))
+
+    def busy_from_free(self, now: float, free_by_type: dict[str, int]) -> None:
+        """`busy` from the ledger's free GPUs per type (what the engine calls)."""
+        self._row(now, tuple([capacity - free_by_type[t] for t, capacity in self._capacity]))
+
+    def _row(self, now: float, busy: tuple[int, ...]) -> None:
         timeline = self.timeline
         if timeline and timeline[-1][0] == now:
-            timeline[-1] = row
-        elif not timeline or timeline[-1][1:] != row[1:]:
-            timeline.append(row)
+            timeline[-1] = (now, *busy)
+            self._last = busy
+        elif busy != self._last:
+            timeline.append((now, *busy))
+            self._last = busy

@@ -22,16 +22,20 @@ calls in a row with nothing running and nothing changed. Jobs left then are `unf
 from __future__ import annotations
 
 import gc
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from heapq import heappush
+from typing import Any
 
 import numpy as np
 import simpy
-from simpy.events import EventPriority
+from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import PACKED, Ledger
+from dlsched.engine.progress import Progress
 from dlsched.engine.recorder import Event, Recorder
 from dlsched.engine.state import Clock, JobIndex
 from dlsched.engine.view import ClusterView
@@ -43,6 +47,7 @@ from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.rates import JobRates
 
 _AFTER_EVERYTHING = EventPriority(2)  # SimPy priority below NORMAL (1): runs after same-time events
+NAN = math.nan
 _LAST = EventPriority(3)  # after the scheduling call of the same instant (the max_time_s stop)
 
 #: Scheduling calls in a row with nothing running and nothing changed after which a run is
@@ -55,6 +60,25 @@ STREAMS = ("estimator", "policy", "transforms")
 
 class _Halt(Exception):
     """Raised inside the event loop to end a run early (stall or time limit)."""
+
+
+class _Call:
+    """A SimPy event already triggered, with one callback: all `Environment.step` reads of
+    an event. The engine's own events (arrival instants, completions, scheduling calls,
+    wake-ups) are these rather than `simpy.Timeout`s or process resumptions: a fraction of
+    the Python per event, and the same order (they take their ids from the environment's
+    counter when `Simulator._at` schedules them, as a timeout would)."""
+
+    __slots__ = ("callbacks", "_value")
+    _ok = True
+
+    def __init__(self, callback: Callable[[Any], None], value: Any) -> None:
+        self.callbacks: list[Callable[[Any], None]] | None = [callback]
+        self._value: Any = value
+
+    @property
+    def value(self) -> Any:
+        return self._value
 
 
 @contextmanager
@@ -91,6 +115,8 @@ class Simulator:
         skip: set[int] | None = None,
         on_progress: Callable[[float], None] | None = None,
         max_time_s: float | None = None,
+        progress: bool | None = False,
+        progress_desc: str | None = None,
     ) -> None:
         if max_time_s is not None and not max_time_s >= 0:
             raise ValueError(f"max_time_s must be >= 0 seconds, got {max_time_s!r}")
@@ -119,6 +145,9 @@ class Simulator:
         self._last_call_changed = True
         self._idle_calls = 0
         self._on_progress = on_progress
+        self._show_progress = progress
+        self._progress_desc = progress_desc
+        self._progress: Progress | None = None
         self.env = simpy.Environment()
         streams = np.random.SeedSequence(seed).spawn(len(STREAMS))
         self.rngs = {
@@ -129,6 +158,17 @@ class Simulator:
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
         self._observe_stop = getattr(estimator, "on_stop", None)
+        self._on_arrival = getattr(policy, "on_arrival", None)
+        self._on_finish = getattr(policy, "on_finish", None)
+        self._on_round = getattr(policy, "on_round", None)
+        # A policy that declares it changes nothing while no waiting job fits the free GPUs
+        # is not called then (see `BasePolicy.call_when_nothing_fits`). Fractions and
+        # elastic jobs can start without as many free whole GPUs as they ask for: with any
+        # of them in the workload, every call is made.
+        self._skip_blocked = getattr(policy, "call_when_nothing_fits", True) is False and not any(
+            spec.gpu_milli < 1000 or spec.min_gpus is not None or spec.max_gpus is not None
+            for spec in specs
+        )
         self.view = ClusterView(
             cluster,
             self.ledger,
@@ -174,23 +214,37 @@ class Simulator:
         if start is not None:
             start(self.view)
         self._record_timeline()
-        env.process(self._arrivals())
+        # The arrivals begin at once, before anything else at time 0 (as a process would).
+        self._at(0.0, URGENT, self._arrive, (0, False))
         round_s = getattr(self.policy, "round_s", None)
         if round_s:
             if not round_s > 0:
                 raise ValueError(f"policy round_s must be > 0 seconds, got {round_s!r}")
             env.process(self._rounds(float(round_s)))
         if self.max_time_s is not None:
-            stop = simpy.Event(env)
-            stop._ok = True  # triggered by hand so that it can carry its own priority
-            stop._value = None
-            stop.callbacks.append(self._time_up)
-            env.schedule(stop, _LAST, self.max_time_s)
+            self._at(self.max_time_s, _LAST, self._time_up, None)
+        if self._show_progress is not False:
+            bar = Progress(
+                len(self.specs) - len(self.skip), self._show_progress, self._progress_desc
+            )
+            self._progress = bar if bar.active else None
         with _no_full_collections():
             try:
                 env.run()
             except _Halt:
                 pass
+            finally:
+                if self._progress is not None:
+                    self._progress.close(self.jobs.finished, self.clock.now)
+                    self._progress = None
+
+    def _at(self, delay: float, priority: EventPriority, callback: Callable, value: object) -> None:
+        """Call `callback(event)` `delay` seconds after SimPy's now (`event.value` is `value`).
+
+        `Environment.schedule` inlined for speed: the same id and heap entry."""
+        env = self.env
+        queue: list[Any] = env._queue
+        heappush(queue, (env._now + delay, priority, next(env._eid), _Call(callback, value)))
 
     # ---- ending early -----------------------------------------------------------------
     def _time_up(self, _event: object) -> None:
@@ -209,33 +263,57 @@ class Simulator:
         raise _Halt(message)
 
     # ---- processes --------------------------------------------------------------------
-    def _arrivals(self):
-        env, specs, i, n = self.env, self.specs, 0, len(self.specs)
-        clock, jobs, record = self.clock, self.jobs, self.recorder.event
-        on_arrival = getattr(self.policy, "on_arrival", None)
+    def _arrive(self, event: _Call) -> None:
+        """Submit the jobs of each instant that is due, from spec `i` on (`event.value` is
+        `(i, timed)`; `timed`: the instant's own timer fired), asking for a scheduling call
+        after each; then plan the next instant."""
+        specs, states, n = self.specs, self.states, len(self.specs)
+        i, timed = event._value
+        clock, jobs, skip = self.clock, self.jobs, self.skip
+        events = self.recorder.events
+        on_arrival = self._on_arrival
+        pending, active, demand = jobs.pending, jobs.active, jobs.demand
+        new = tuple.__new__
         while i < n:
             t = specs[i].submit_time
-            if t > clock.now:
-                yield env.timeout(t - env.now)
+            if timed:
                 clock.now = max(clock.now, t)
-            while i < n and specs[i].submit_time == t:
-                state = self.states[i]
-                if i in self.skip:  # can never run: reported, never queued
-                    record(Event(clock.now, "unschedulable", state.job_id, state.spec.num_gpus))
+                timed = False
+            elif t > clock.now:
+                self._at(t - self.env._now, NORMAL, self._arrive, (i, True))
+                return
+            now = clock.now
+            while i < n:
+                spec = specs[i]
+                if spec.submit_time != t:
+                    break
+                if skip and i in skip:  # can never run: reported, never queued
+                    events.append(
+                        new(
+                            Event,
+                            (now, "unschedulable", spec.job_id, spec.num_gpus, None, NAN, NAN, ()),
+                        )
+                    )
                     i += 1
                     continue
-                jobs.arrive(state)
-                record(Event(clock.now, "submit", state.job_id, state.spec.num_gpus))
+                state = states[i]
+                job_id = spec.job_id
+                pending[job_id] = state  # JobIndex.arrive, inlined for speed
+                active[job_id] = state
+                demand[spec.num_gpus] += 1
+                events.append(
+                    new(Event, (now, "submit", job_id, spec.num_gpus, None, NAN, NAN, ()))
+                )
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
             self._idle_calls = 0
             self._request_schedule()
             if self._on_progress is not None:
-                self._on_progress(clock.now)
+                self._on_progress(now)
         self.arrivals_done = True
 
-    def _rounds(self, round_s: float):
+    def _rounds(self, round_s: float) -> Any:
         env, clock, jobs = self.env, self.clock, self.jobs
         tick = 0
         while True:
@@ -255,10 +333,10 @@ class Simulator:
         if when <= self.clock.now or when in self._wakeups:
             return
         self._wakeups.add(when)
-        timeout = self.env.timeout(when - self.env.now)
-        timeout.callbacks.append(lambda _e: self._wake(when))
+        self._at(when - self.env._now, NORMAL, self._wake, when)
 
-    def _wake(self, when: float) -> None:
+    def _wake(self, event: _Call) -> None:
+        when = event._value
         self._wakeups.discard(when)
         self.clock.now = max(self.clock.now, when)
         if self.jobs.active:
@@ -268,11 +346,7 @@ class Simulator:
         if self._requested:
             return
         self._requested = True
-        event = simpy.Event(self.env)
-        event._ok = True  # triggered by hand so that it can carry a custom priority
-        event._value = None
-        event.callbacks.append(self._schedule)
-        self.env.schedule(event, _AFTER_EVERYTHING)
+        self._at(0, _AFTER_EVERYTHING, self._schedule, None)
 
     # ---- scheduling -------------------------------------------------------------------
     def _schedule(self, _event: object) -> None:
@@ -281,31 +355,42 @@ class Simulator:
         if not jobs.active:
             clock.is_round = False
             return
+        if self._skip_blocked and not clock.is_round and jobs.running:
+            demand = jobs.demand
+            if not demand or self.ledger.free_total < min(demand):
+                # Nothing waiting fits: the policy declared such a call a no-op.
+                self._last_call_changed = False
+                self._idle_calls = 0
+                if self._auditor is not None:
+                    self._auditor.after_schedule()
+                return
         policy = self.policy
+        view = self.view
         self.scheduling_calls += 1
-        alloc = self.view._open_call()
+        alloc = view._open_call()
         if self._observe_clock is not None:
             self._observe_clock(clock.now)
         wall = time.perf_counter()
-        if clock.is_round:
-            on_round = getattr(policy, "on_round", None)
-            if on_round is not None:
-                on_round(self.view)
-        answer = policy.schedule(self.view)  # type: ignore[attr-defined]
+        if clock.is_round and self._on_round is not None:
+            self._on_round(view)
+        answer = policy.schedule(view)  # type: ignore[attr-defined]
         if answer is not None and answer is not alloc:
             alloc.replace_all(answer)
         self.scheduler_wall_s += time.perf_counter() - wall
-        self.view._close_call()
+        view._alloc = None
         clock.is_round = False
         changes = alloc.changes()
-        for state, old, new in changes:
-            self._apply(state, old, new)
-        if changes:  # jobs packed beside a changed one run at a new pair (or solo) rate
-            touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
-            self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
-        self._last_call_changed = bool(changes)
         if changes:
+            apply = self._apply
+            for state, old, new in changes:
+                apply(state, old, new)
+            if self.ledger.packed_ever:  # a packed job's rate depends on its neighbours
+                touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
+                self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
+            self._last_call_changed = True
             self._record_timeline()
+        else:
+            self._last_call_changed = False
         if self._auditor is not None:
             self._auditor.after_schedule()
         if changes or jobs.running:
@@ -321,7 +406,8 @@ class Simulator:
 
     def _apply(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         now = self.clock.now
-        job_id = state.job_id
+        spec = state.spec
+        job_id = spec.job_id
         jobs = self.jobs
         if old:
             self._stop(state, now)
@@ -331,9 +417,10 @@ class Simulator:
             state.queued_since = now
             jobs.running.pop(job_id, None)
             jobs.pending[job_id] = state
-            self.recorder.event(Event(now, "preempt", job_id, len(old), gpus=old))
+            self.recorder.events.append(
+                tuple.__new__(Event, (now, "preempt", job_id, len(old), None, NAN, NAN, old))
+            )
             return
-        spec = state.spec
         if old and len(old) != len(new):
             overhead = self.overheads.rescale(spec)
             state.rescales += 1
@@ -369,8 +456,10 @@ class Simulator:
         self._plan_completion(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
-        self.recorder.event(
-            Event(now, kind, job_id, len(new), self._display[gpu_type], rate, overhead, new)
+        self.recorder.events.append(
+            tuple.__new__(
+                Event, (now, kind, job_id, len(new), self._display[gpu_type], rate, overhead, new)
+            )
         )
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
@@ -387,10 +476,18 @@ class Simulator:
         """Schedule the exact completion of the job's current stint at its current rate."""
         start = max(state.progress_from, state.credited_at)
         finish = start + (state.spec.total_steps - state.steps_done) / state._rate
-        version = state.version
         # the event carries what the callback needs (no closure: fewer objects for the GC)
-        timeout = self.env.timeout(max(0.0, finish - self.env.now), (state, version, finish))
-        timeout.callbacks.append(self._completion_due)
+        env = self.env
+        queue: list[Any] = env._queue
+        heappush(
+            queue,
+            (
+                env._now + max(0.0, finish - env._now),
+                NORMAL,
+                next(env._eid),
+                _Call(self._completion_due, (state, state.version, finish)),
+            ),
+        )
 
     def _stop(self, state: JobState, now: float) -> None:
         """Credit progress and GPU time up to `now` and forget the current stint."""
@@ -435,10 +532,19 @@ class Simulator:
 
     def _rate(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[str, float]:
         cluster = self.cluster
-        if len(gpus) == 1 and not self.ledger.packed_jobs:  # the common case, kept cheap
-            gpu_type = cluster.gpu_type_of[gpus[0]]
-            return gpu_type, self.rates.rate(spec, gpu_type, 1, 1)
-        types = {cluster.gpu_type_of[g] for g in gpus}
+        gpu_type_of = cluster.gpu_type_of
+        if not self.ledger.packed_jobs:  # the common case, kept cheap
+            gpu_type = gpu_type_of[gpus[0]]
+            if len(gpus) == 1:
+                return gpu_type, self.rates.rate(spec, gpu_type, 1, 1)
+            for g in gpus:
+                if gpu_type_of[g] != gpu_type:
+                    break
+            else:  # one type, no partners: what the general case below gives
+                gpu_node = cluster.gpu_node
+                n_nodes = len({gpu_node[g] for g in gpus})
+                return gpu_type, self.rates.rate(spec, gpu_type, len(gpus), n_nodes, ())
+        types = {gpu_type_of[g] for g in gpus}
         n_nodes = len({cluster.gpu_node[g] for g in gpus})
         partners = self._partners(spec, gpus)
         # A gang spread over several types runs at its slowest type.
@@ -487,8 +593,8 @@ class Simulator:
                 )
             )
 
-    def _completion_due(self, event: simpy.Timeout) -> None:
-        state, version, finish = event.value  # type: ignore[misc]
+    def _completion_due(self, event: _Call) -> None:
+        state, version, finish = event._value
         self._complete(state, version, finish)
 
     def _complete(self, state: JobState, version: int, finish: float) -> None:
@@ -497,23 +603,31 @@ class Simulator:
         clock, jobs = self.clock, self.jobs
         clock.now = now = max(clock.now, finish)
         gpus = state.gpus
+        spec = state.spec
         self._stop(state, now)
-        state.steps_done = state.spec.total_steps
+        state.steps_done = spec.total_steps
         state.status = FINISHED
         state.finish_time = now
-        self.ledger.give_back(state.spec.index, gpus, state.spec.gpu_milli, state.spec.vc)
-        self._rerate_neighbours(set(gpus), {state.spec.index})
-        del jobs.running[state.job_id]
-        del jobs.active[state.job_id]
+        ledger = self.ledger
+        ledger.give_back(spec.index, gpus, spec.gpu_milli, spec.vc)
+        if ledger.packed_ever:
+            self._rerate_neighbours(set(gpus), {spec.index})
+        job_id = spec.job_id
+        del jobs.running[job_id]
+        del jobs.active[job_id]
         jobs.finished += 1
-        self.recorder.event(Event(now, "finish", state.job_id, len(gpus), gpus=gpus))
-        on_finish = getattr(self.policy, "on_finish", None)
-        if on_finish is not None:
-            on_finish(state)
+        self.recorder.events.append(
+            tuple.__new__(Event, (now, "finish", job_id, len(gpus), None, NAN, NAN, gpus))
+        )
+        if self._on_finish is not None:
+            self._on_finish(state)
         self._record_timeline()
         if self._auditor is not None:
             self._auditor.after_finish(state)
         self._request_schedule()
+        progress = self._progress
+        if progress is not None and jobs.finished >= progress.next_check:
+            progress.update(jobs.finished, now)
 
     def _record_timeline(self) -> None:
-        self.recorder.busy(self.clock.now, self.ledger.busy_by_type())
+        self.recorder.busy_from_free(self.clock.now, self.ledger.free_by_type)

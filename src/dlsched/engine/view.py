@@ -16,7 +16,7 @@ import numpy as np
 from dlsched.cluster import Cluster, type_key
 from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Ledger, Pool
-from dlsched.engine.placement import fraction, get_placer
+from dlsched.engine.placement import POOL_ONLY, fraction, get_placer
 from dlsched.engine.state import Clock, JobIndex
 from dlsched.errors import SchedulingError, UnknownModelError
 from dlsched.jobs import RUNNING, JobSpec, JobState
@@ -55,6 +55,7 @@ class ClusterView:
         self._alloc: Allocation | None = None
         self._ranked: dict[object, tuple[str, ...]] = {}
         self._owning_vcs = ledger.owning_vcs
+        self._failed: dict[tuple[Pool, int, object], int] = {}
 
     @property
     def now(self) -> float:
@@ -206,18 +207,41 @@ class ClusterView:
         """
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
-        if not self.fits_quota(spec, n):
-            return None
         ledger = self._ledger
+        vc = spec.vc
+        if vc is not None and vc in ledger.vc_quota:
+            if not ledger.fits_quota(vc, n * spec.gpu_milli / 1000):
+                return None
+            owner = vc if vc in self._owning_vcs else None
+        else:
+            owner = vc if vc is not None and vc in self._owning_vcs else None
         types = (type_key(gpu_type),) if gpu_type is not None else self.rank_types(spec)
+        free_by_pool = ledger.free_by_pool
         for t in types:
-            pool = self.pool(spec, t)
-            if spec.fractional:
+            pool = (t, owner)  # self.pool(spec, t), inlined: this runs for every try
+            if spec.gpu_milli < 1000:
                 gpus = fraction(ledger, spec.gpu_milli, pool)
-            elif ledger.free_by_pool.get(pool, 0) >= n:
-                gpus = get_placer(strategy)(ledger, n, pool)
+            elif free_by_pool.get(pool, 0) >= n:
+                gpus = self._whole(ledger, n, pool, strategy)
             else:
-                gpus = None
+                continue
             if gpus is not None:
                 return gpus
         return None
+
+    def _whole(self, ledger: Ledger, n: int, pool: Pool, strategy: str) -> tuple[int, ...] | None:
+        """`n` whole GPUs of `pool` by `strategy`. A built-in strategy's answer depends only
+        on the pool's free GPUs, so a failure is remembered until the pool's GPUs change
+        (YARN's waits when GPUs are free but spread over nodes)."""
+        placer = get_placer(strategy)
+        if placer not in POOL_ONLY:
+            return placer(ledger, n, pool)
+        failed = self._failed
+        key = (pool, n, placer)
+        epoch = ledger.pool_epoch[pool]
+        if failed.get(key) == epoch:
+            return None
+        gpus = placer(ledger, n, pool)
+        if gpus is None:
+            failed[key] = epoch
+        return gpus
