@@ -26,15 +26,21 @@ Tolerances:
   reading of the starvation knob (pending time since the job first ran, or since its last
   promotion, against knob × run time since then, not the last wait against the last run:
   about 2 % of the `dlas-gpu-8` gap).
-- The paper's semantics (`compat=False`) agree within 5 % where the cluster is not
-  overloaded. In overload (480 jobs at 1.8× load on 60 GPUs) they differ from the simulator
-  by design: the simulator keeps running jobs ahead of waiting ones in a queue and, mixing
-  run time into its GPU-time demotion formula, demotes multi-GPU jobs late. On
-  `philly_like_480_r3p0` `dlas-gpu` those two account for +50 % (FIFO by start time and
-  exact demotions: 188,015 s vs 125,429 s; running-first alone brings it to 158,855 s).
-  On 60_job with 8 GPUs (queueing longer than running) the paper's Gittins index (service
-  still to come, S − a) and the simulator's table (S) order jobs differently: −12 %. Those
-  runs are not asserted; compat mode's are, and so are its JCT ratios to YARN-CS.
+- The default Tiresias-L/-G (`compat=False`, what `policy="tiresias"` gives a user) on every
+  run: average JCT within 10 %, makespan within 10 % and preemptions within 2× (issue 12).
+  Measured: at most 2.6 % (JCT) and 2.1 % (makespan) off, preemptions within 8 %. It took
+  the authors' readings where the paper is silent and their Gittins table; before, the
+  literal reading was up to 50 % off in overload, by these causes (ablations on
+  `philly_like_480_r3p0` with 60 GPUs, `dlas-gpu`, 125,429 s): the simulator keeps running
+  jobs ahead of waiting ones in a queue, as a line whose preempted jobs keep their place
+  (FIFO by first start instead: 188,015 s, +50 %); its demotion check, planned from run
+  seconds, demotes multi-GPU jobs late; its reading of the starvation knob (pending time since
+  the job first ran after entering the top queue, against knob × run time since then). The
+  paper's Gittins formula (service still to come, S − a), which the paper states, ranks
+  jobs differently from the authors' table and breaks 10 % on two runs (60_job on 8 GPUs:
+  −12.0 %, 88 vs 27 preemptions; `philly_like_480_r3p0` on 60 GPUs: +12.7 %), so the
+  default ranks by the table; `literal=True` keeps the paper's formula and readings, and is
+  asserted within 5 % where the cluster is not overloaded.
 """
 
 from pathlib import Path
@@ -168,6 +174,19 @@ def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
         assert yarn_cs / jct == pytest.approx(want, rel=1e-2), schedule
 
 
+@pytest.mark.parametrize("run", _runs("count", TIRESIAS))
+def test_tiresias_default_is_within_10_percent_of_the_authors_simulator(run):
+    """Tiresias-L/-G with their defaults: average JCT and makespan within 10 % of the
+    simulator's run, preemptions within 2× (issue 12), overloaded runs included."""
+    result = _tiresias(run.cluster_spec, run.trace, run.schedule)
+    summary = result.summary()
+    assert summary["jobs_completed"] == run.completed
+    assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=0.10)
+    assert summary["makespan"] == pytest.approx(run.makespan_s, rel=0.10)
+    preemptions = result.jobs["preemptions"].sum()
+    assert run.preemptions / 2 <= preemptions <= 2 * run.preemptions
+
+
 @pytest.mark.parametrize(
     "spec, trace",
     [
@@ -177,9 +196,9 @@ def test_jct_ratios_to_yarn_cs_match_the_authors_simulator(spec, trace):
     ],
 )
 @pytest.mark.parametrize("schedule", ["dlas-gpu", "dlas-gpu-gittins"])
-def test_paper_semantics_agree_when_not_overloaded(spec, trace, schedule):
-    """The paper's Tiresias (exact demotions, FIFO by start time, Gittins formula) is within
-    5 % of the simulator at ≤ 85 % load; placement never waits there, as in the simulator."""
+def test_literal_reading_agrees_when_not_overloaded(spec, trace, schedule):
+    """The literal reading of the paper (`literal=True`: exact demotions, FIFO by first
+    start, the paper's Gittins formula) is within 5 % of the simulator at ≤ 85 % load."""
     ref = _reference()
     run = ref[
         (ref["cluster_spec"] == spec)
@@ -187,5 +206,5 @@ def test_paper_semantics_agree_when_not_overloaded(spec, trace, schedule):
         & (ref["schedule"] == schedule)
         & (ref["scheme"] == "count")
     ].iloc[0]
-    summary = _tiresias(spec, trace, schedule, placement="consolidated").summary()
+    summary = _tiresias(spec, trace, schedule, literal=True).summary()
     assert summary["avg_jct"] == pytest.approx(run.avg_jct_s, rel=0.05)

@@ -43,21 +43,49 @@ def times(result, job, event):
 
 
 # ---- 2D-LAS: demotion and starvation -------------------------------------------------------
-def test_demotion_happens_at_the_exact_crossing_time():
-    """a (2 GPUs) crosses 100 GPU-s at t=50 and is demoted then, letting b run at once."""
+def test_literal_demotion_happens_at_the_exact_crossing_time():
+    """literal: a (2 GPUs) crosses 100 GPU-s at t=50 and is demoted then, letting b run."""
     # Threshold 100 GPU-s. a: 2 GPUs from 0, reaches 100 GPU-s at t=50. b (2 GPUs, 10 s)
     # arrives at 40 behind a in Q0; at 50 a drops to Q1 and b preempts it: b 50→60;
     # a resumes at 60 with 250 s left → 310. The engine is woken for the crossing, not
     # polled: 5 scheduling calls (arrivals at 0 and 40, the crossing at 50, completions at
     # 60 and 310).
     result = dlsched.simulate(
-        jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2), "tiresias", thresholds=[100]
+        jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)),
+        gpus(2),
+        "tiresias",
+        thresholds=[100],
+        literal=True,
     )
     done = table(result)
     assert done.loc["b", "start_time"] == 50.0 and done.loc["b", "finish_time"] == 60.0
     assert done.loc["a", "finish_time"] == 310.0 and done.loc["a", "preemptions"] == 1
     assert times(result, "a", "preempt") == [50.0]
     assert result.summary()["scheduling_calls"] == 5
+
+
+def test_a_multi_gpu_job_is_demoted_when_the_authors_check_it():
+    """Default: the demotion check is planned from the job's run seconds, as the authors'
+    simulator does, so a 2-GPU job that ran before an event is demoted after its crossing."""
+    # Threshold 100 GPU-s. a (2 GPUs) from 0: the check is planned at (100 − 0) / 2 = 50;
+    # b's arrival at 40 is an event that replans it at 40 + (100 − 40 run seconds) / 2 = 70
+    # (a crossed 100 GPU-s at 50). At 70 a drops to Q1 and b preempts it: b 70→80, a
+    # resumes at 80 with 230 s left → 310.
+    result = dlsched.simulate(
+        jobs(("a", 0, 2, 300.0), ("b", 40, 2, 10.0)), gpus(2), "tiresias", thresholds=[100]
+    )
+    assert times(result, "a", "preempt") == [70.0]
+    done = table(result)
+    assert done.loc["b", "finish_time"] == 80.0 and done.loc["a", "finish_time"] == 310.0
+
+
+def test_a_one_gpu_job_is_demoted_at_its_crossing():
+    """Default: for one GPU the authors' check time is the exact crossing."""
+    # Threshold 100 GPU-s; a (1 GPU) from 0; b arrives at 40 (replans: 40 + 60 = 100).
+    result = dlsched.simulate(
+        jobs(("a", 0, 1, 300.0), ("b", 40, 1, 10.0)), gpus(1), "tiresias", thresholds=[100]
+    )
+    assert times(result, "a", "preempt") == [100.0]
 
 
 def test_a_new_job_preempts_a_demoted_one():
@@ -89,8 +117,9 @@ def test_a_job_that_started_first_is_not_preempted_by_a_bigger_one_of_its_queue(
     assert result.loc["big", "start_time"] == 202.0
 
 
-def test_starvation_knob_promotes_a_waiting_job():
-    """With knob 1 a job waiting in Q1 returns to Q0 after waiting as long as it last ran."""
+def test_literal_starvation_knob_promotes_a_waiting_job():
+    """literal, knob 1: a job waiting in Q1 returns to Q0 after waiting as long as it last
+    ran, and ranks there by first start."""
     # Threshold 100 GPU-s, one GPU. a (1000 s) runs 0→150 (demoted to Q1 at 100) and is
     # preempted by b1 (Q0, 90 s) at 150. b2 arrives at 240, b3 at 330 (90 s each).
     # Knob 1: a is promoted at 150 + 1×150 = 300; in Q0 it ranks first (it first started at
@@ -102,13 +131,48 @@ def test_starvation_knob_promotes_a_waiting_job():
     trace = jobs(
         ("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 240, 1, 90.0), ("b3", 330, 1, 90.0)
     )
-    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100], starvation_knob=1.0)
+    result = dlsched.simulate(
+        trace, gpus(1), "tiresias", thresholds=[100], starvation_knob=1.0, literal=True
+    )
     assert times(result, "a", "restart") == [300.0, 500.0, 620.0]
     assert times(result, "b2", "preempt") == [300.0]
     assert table(result).loc["b3", "finish_time"] == 620.0
-    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100])
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100], literal=True)
     assert times(result, "a", "restart") == [420.0]
     assert table(result).loc["a", "finish_time"] == 1270.0
+
+
+def test_a_promoted_job_joins_the_back_of_the_top_queue():
+    """Default, knob 1: a job promoted at 300 waits behind the job running in Q0 (b2), which
+    it does not preempt, and runs before b3, which joined Q0 after it."""
+    # As in the literal test: a is promoted at 300 (first ran at 0, ran 150 s since: 0 + 2 ×
+    # 150). b2 (running since 240) keeps its GPU; a runs 330→430 (demoted after 100 GPU-s
+    # since its promotion), b3 (arrived at 330, behind a) preempts it then: 430→520. a
+    # waited 430→520 after running 100 s since it first ran (330) after its promotion: due
+    # at 330 + 2 × 100 = 530, but the GPU frees at 520: a resumes then, 750 s left → 1270.
+    trace = jobs(
+        ("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 240, 1, 90.0), ("b3", 330, 1, 90.0)
+    )
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100], starvation_knob=1.0)
+    assert times(result, "a", "restart") == [330.0, 520.0]
+    assert times(result, "b2", "preempt") == []
+    assert table(result).loc["a", "finish_time"] == 1270.0
+
+
+def test_the_starvation_knob_counts_waiting_since_the_first_run_in_the_top_queue():
+    """Default, knob 1: promotion once the waiting time since the job first ran (after
+    entering Q0) reaches its run time since then — not its last wait against its last run."""
+    # Threshold 100 GPU-s, one GPU. a (1000 s) runs 0→150 (Q1 from 100); b1 (90 s) preempts
+    # it 150→240; a resumes 240→260 and b2 (90 s) preempts it. a ran 170 s and waited 90 s
+    # since 0: promoted when 90 + (t − 260) = 170, at 340 — behind b3 (arrived at 300): b3
+    # runs 350→440 after b2, then a. Read literally (waited 20 s, the last run) a would be
+    # promoted at 280, ahead of b3.
+    trace = jobs(
+        ("a", 0, 1, 1000.0), ("b1", 150, 1, 90.0), ("b2", 260, 1, 90.0), ("b3", 300, 1, 90.0)
+    )
+    result = dlsched.simulate(trace, gpus(1), "tiresias", thresholds=[100], starvation_knob=1.0)
+    assert times(result, "a", "restart") == [240.0, 440.0]
+    assert table(result).loc["b3", "start_time"] == 350.0
 
 
 # ---- 2D-Gittins --------------------------------------------------------------------------
@@ -126,12 +190,13 @@ def test_gittins_index_by_hand():
 
 
 def test_gittins_keeps_a_job_likely_to_finish_soon():
-    """Within a queue, the job whose service makes completion likelier soon runs first."""
+    """literal (the paper's formula): within a queue, the job whose service makes completion
+    likelier soon runs first."""
     # Prior: jobs take 100 or 10,000 GPU-s; Δ = 50. c has 60 GPU-s when d arrives:
     # P(S ≤ 110 | S > 60) = 1/2 → index 0.5 / 45 > 0; a new job: P(S ≤ 50) = 0 → index 0.
     # So c is not preempted by d.
     policy = dlsched.policies.get(
-        "tiresias-gittins", thresholds=[1e6], delta=50, prior=[100, 10_000]
+        "tiresias-gittins", thresholds=[1e6], delta=50, prior=[100, 10_000], literal=True
     )
     result = table(dlsched.simulate(jobs(("c", 0, 1, 100.0), ("d", 60, 1, 100.0)), gpus(1), policy))
     assert result.loc["c", "finish_time"] == 100.0
@@ -139,14 +204,14 @@ def test_gittins_keeps_a_job_likely_to_finish_soon():
 
 
 def test_gittins_preempts_a_job_past_the_likely_short_sizes():
-    """A running job whose service passed the short sizes of the prior is preempted by a new
-    job; 2D-LAS, FIFO by start time within the queue, would not preempt it."""
+    """literal (the paper's formula): a running job whose service passed the short sizes of
+    the prior is preempted by a new job; 2D-LAS, FIFO within the queue, would not."""
     # Prior 100 or 10,000 GPU-s, Δ = 150. New job: P(S ≤ 150) = 1/2, E[min(S, 150)] = 125 →
     # index 0.004. x (2 GPUs) has 240 GPU-s at t=120: P(S ≤ 390 | S > 240) = 0 → index 0.
     # y (2 GPUs, 50 s) arriving at 120 preempts x: y 120→170, x resumes → 170 + 180 = 350.
     trace = jobs(("x", 0, 2, 300.0), ("y", 120, 2, 50.0))
     gittins = dlsched.policies.get(
-        "tiresias-gittins", thresholds=[1e6], delta=150, prior=[100, 10_000]
+        "tiresias-gittins", thresholds=[1e6], delta=150, prior=[100, 10_000], literal=True
     )
     result = table(dlsched.simulate(trace, gpus(2), gittins))
     assert result.loc["y", "finish_time"] == 170.0 and result.loc["x", "finish_time"] == 350.0
@@ -163,10 +228,12 @@ def test_compat_times_demotions_as_the_authors_simulator():
     # b's arrival at 10 replans it to 10 + ⌊(102 − 10)/4⌋ = 33 (25 is no longer an event);
     # at 33, a has 4 × 33 = 132 ≥ 102 GPU-s and is demoted: b starts at 33.
     trace = jobs(("a", 0, 4, 200.0), ("b", 10, 4, 10.0))
-    paper = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102]))
+    literal = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102], literal=True))
     compat = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102], compat=True))
-    assert paper.loc["b", "start_time"] == 25.5
+    default = table(dlsched.simulate(trace, gpus(4), "tiresias", thresholds=[102]))
+    assert literal.loc["b", "start_time"] == 25.5
     assert compat.loc["b", "start_time"] == 33.0
+    assert default.loc["b", "start_time"] == 33.0  # the same check, in continuous time
 
 
 def test_authors_table_reproduces_their_arithmetic():
@@ -358,6 +425,7 @@ def test_the_registered_names_list_every_parameter():
         "sensitive_slowdown",
         "delta",
         "prior",
+        "literal",
     ]
     assert params["compat"].default is False and params["delta"].default == 3250.0
     assert "compat" in dlsched.policies.registry.parameters("tiresias")
@@ -373,3 +441,5 @@ def test_compat_checks_the_same_parameters():
         dlsched.policies.get("tiresias-gittins", prior=[])
     with pytest.raises(ValueError, match="starvation_knob"):
         dlsched.policies.get("tiresias", compat=True, starvation_knob=-1)
+    with pytest.raises(ValueError, match="choose one"):
+        dlsched.policies.get("tiresias-gittins", compat=True, literal=True)

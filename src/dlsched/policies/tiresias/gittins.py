@@ -113,3 +113,8 @@ class AuthorsGittinsTable:
         if attained > self.data[-1]:
             return 0.0
         return self.table[bisect.bisect_right(self.data, attained)]
+
+    def many(self, attained: np.ndarray) -> np.ndarray:
+        """The index at each of an array of attained services (the same lookup)."""
+        table = np.asarray(self.table)
+        return table[np.searchsorted(np.asarray(self.data), attained, side="right")]

@@ -4,45 +4,72 @@ Learning", NSDI 2019). The replica of the authors' simulator is `compat.py`.
 
 Faithful to the paper:
 - 2D attained service = GPUs × time held (§3.1); K priority queues split by thresholds on
-  it; new jobs enter the highest queue; a running job is demoted the moment its service
-  crosses its queue's threshold — the engine is woken at that exact time (no polling).
-- Queues are served in order; within a queue jobs are served FIFO (§3.2), by start time as
-  the authors' simulator reads it ("sort based on the job start time"): jobs that have run,
-  by when they first started, then jobs that never ran, by arrival — so a job that fits late
-  (skipped past a bigger one) is not preempted by that bigger job of its own queue. For
-  `tiresias-gittins` the order within a queue is the Gittins index of the job's service
-  (§3.2, Δ from the paper; the formula of `GittinsIndex`, on the service still to come — the
-  authors' table sums whole sizes instead, see `AuthorsGittinsTable`), ties FIFO as above.
-  Jobs are admitted greedily while GPUs last (a job that does not fit is skipped, not waited
-  for); running jobs left outside the admitted set are preempted and pay the configured
-  restart overhead when they resume.
-- Starvation knob (§3.2 "STARVELIMIT"): a job in a lower queue that has waited at least
-  `starvation_knob` × its last run time is promoted to the highest queue, its service count
-  restarted (off by default, as in the authors' `dlas-gpu`). Promotions are timed too.
-- Consolidation-aware placement (§4): a job of a placement-sensitive model is placed only
+  it; new jobs enter the highest queue; a running job whose service reached its queue's
+  threshold is demoted. Continuous time (no whole seconds, no polling).
+- Queues are served in order, FIFO within a queue (§3.2), or for `tiresias-gittins` by the
+  Gittins index of the job's service (§3.2, Δ as in the authors' simulator). Jobs are
+  admitted greedily while GPUs last (a job that does not fit is skipped, not waited for);
+  running jobs left outside the admitted set are preempted and pay the configured restart
+  overhead when they resume.
+- Starvation knob (§3.2 "STARVELIMIT"): a waiting job in a lower queue is promoted to the
+  highest queue once it has waited `starvation_knob` × its run time, its service count
+  restarted (off by default, as in the authors' `dlas-gpu`). Promotions are timed.
+- Consolidation-aware placement (§4): a placement-sensitive job is placed only
   consolidated, on the fewest nodes its size allows, and waits until that is possible (the
   `yarn` placement, YARN-CS's rule); other jobs are placed best-fit and may spread rather
   than wait — the queueing delay strict consolidation costs YARN-CS is what Tiresias avoids
-  for them. A model is placement-sensitive when its name is one of the paper's large-tensor
-  (skewed) models (VGG, AlexNet), or when the estimator says spreading it over two nodes
+  for them. A job is placement-sensitive when the estimator says spreading it over two nodes
   costs at least `sensitive_slowdown` (10 %) of its throughput (Gavel's `_unconsolidated`
   measurements, the scaling model's inter-node factor): the profile-based skew test of §4,
-  with the profile at hand. The engine charges spread jobs whatever the throughput model
-  says. `placement=` one strategy name (`"consolidated"`, `"best_fit"`, `"spread"`,
-  `"yarn"`) applies that strategy to every job instead.
+  with the profile at hand — so under the `duration` model, where spreading costs nothing,
+  no job waits for consolidation. Where the estimator cannot say (an unknown model), the
+  paper's large-tensor (skewed) models by name (VGG, AlexNet) are sensitive. The engine
+  charges spread jobs whatever the throughput model says. `placement=` one strategy name
+  (`"consolidated"`, `"best_fit"`, `"spread"`, `"yarn"`) applies that strategy to every job.
+
+Where the paper is silent, the default follows the authors' simulator (SymbioticLab/Tiresias
+`simulator/run_sim.py`, `dlas_sim_jobs`), in continuous time; `literal=True` reads the paper
+strictly instead. The defaults are within 3 % of the simulator's average JCT and makespan on
+every run of `reference_results.csv` (overload included; `tests/test_fidelity_tiresias.py`),
+where the literal reading is up to 50 % off in overload:
+- Order within a queue. Default: the queue is a line that jobs join at the back (arrival,
+  demotion, promotion); after each scheduling call the jobs holding GPUs stand ahead of the
+  waiting ones, so a waiting job never preempts a job of its own queue, a preempted job
+  keeps its place ahead of those that waited behind it, and a job demoted in a call meets
+  the waiting jobs of its new queue from the back. `literal`: FIFO by first start (jobs
+  that have run, by when they first started, then jobs that never ran, by arrival). On the
+  overloaded `philly_like_480_r3p0` (60 GPUs, `dlas-gpu`) the literal order costs +50 %.
+- When a running job is demoted. Default: at a scheduling event (an arrival, a completion,
+  a promotion, or its demotion check) once its service has reached the threshold; the
+  check is planned, at every event, at now + (threshold − run seconds) / GPUs — the
+  authors' formula, which takes run seconds for GPU-time, so a multi-GPU job that ran before
+  the last event is demoted after its crossing (never before it: a fraction of a GPU is
+  checked at its crossing). `literal`: at the exact crossing time.
+- How the starvation knob is read. Default: promoted once its waiting time since it first
+  ran after entering the top queue reaches knob × its run time since then. `literal`: once
+  its current wait reaches knob × its last run.
+- The Gittins index: the paper states its formula (`GittinsIndex`, on the service still to
+  come, S − a); the authors' simulator ranks by a table that sums whole sizes S and is a
+  step function of the service (`AuthorsGittinsTable`). The paper's formula is 12.0 % off
+  on 60_job with 8 GPUs (88 vs 27 preemptions) and 12.7 % on the overloaded
+  `philly_like_480_r3p0` with 60 GPUs, so the default ranks by the table (ties: earlier
+  submission first, as the simulator) and `literal=True` keeps the formula (ties FIFO by
+  first start).
 
 Defaults, from the authors' simulator (SymbioticLab/Tiresias `simulator/run_sim.py` and
 `jobs.py`, `dlas-gpu`): thresholds 3,250 and 7,200 GPU-seconds (3 queues); Gittins Δ = 3,250
 GPU-seconds with the `yarn-gput1000.csv` service prior (shipped in `dlsched/data`).
 
 Simplified: admission counts GPUs per pool (type, VC) and then places; a job whose placement
-fails after that (no consolidated placement yet) waits for the next scheduling point, and the
-running jobs preempted for it keep their GPUs if those are still free. A job asking for a
-fraction of a GPU counts as a whole GPU in admission.
+fails after that (no consolidated placement yet) waits for the next scheduling point, the
+running jobs preempted for it keep their GPUs if those are still free, and waiting jobs
+after it in priority order that can be placed on the GPUs left free start (`_backfill`). A
+job asking for a fraction of a GPU counts as a whole GPU in admission.
 
-Speed: queues are kept sorted incrementally; demotion and promotion times are timers in a
-heap; a scheduling call first admits waiting jobs into free GPUs, in priority order, and
-walks the priority order (from that job on) only when a waiting job could take GPUs from a
+Speed: queues are kept sorted incrementally; promotion (and `literal` demotion) times are
+timers in a heap, the default's demotion check is one wake-up replanned at each event; a
+scheduling call first admits waiting jobs into free GPUs, in priority order, and walks the
+priority order (from that job on) only when a waiting job could take GPUs from a
 lower-priority running one — an exact test, see `_fast_admit`; Gittins indices of running
 jobs are evaluated with numpy, once per call.
 """
@@ -71,6 +98,7 @@ from dlsched.policies.tiresias.common import (
 )
 from dlsched.policies.tiresias.gittins import (
     GITTINS_DELTA,
+    AuthorsGittinsTable,
     GittinsIndex,
     check_gittins,
     prior_samples,
@@ -79,7 +107,8 @@ from dlsched.policies.tiresias.gittins import (
 
 class Tiresias(TiresiasBase):
     """Tiresias-L: discretised 2D-LAS with priority queues on GPU-time (NSDI 2019), as the
-    paper describes it: exact-time demotions, FIFO by first start within a queue."""
+    paper describes it; where it is silent, as the authors' simulator does (`literal=True`:
+    exact-time demotions, FIFO by first start, the last wait against the last run)."""
 
     def __init__(
         self,
@@ -87,10 +116,15 @@ class Tiresias(TiresiasBase):
         starvation_knob: float | None = None,
         placement: str = "sensitive",
         sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
+        literal: bool = False,
     ) -> None:
         super().__init__(thresholds, starvation_knob, placement)
         check_sensitive_slowdown(self.name, sensitive_slowdown)
         self.sensitive_slowdown = sensitive_slowdown
+        self.literal = bool(literal)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, literal={self.literal})"
 
     def start(self, view: ClusterView) -> None:
         """Empty queues, timers and caches for a run."""
@@ -104,6 +138,15 @@ class Tiresias(TiresiasBase):
         self._waiting: list[list[tuple]] = [[] for _ in range(levels)]
         self._key: dict[JobState, tuple] = {}  # the job's entry in one of those lists
         self._first: dict[JobState, float] = {}  # first start time
+        # The authors' order: each queue is a line; a job's place in it (`_place`) is drawn
+        # from `_back` when it joins the line or starts, from `_front` when it is preempted.
+        self._place: dict[JobState, int] = {}
+        self._back = 0
+        self._front = 0
+        self._fresh: set[JobState] = set()  # demoted in this call (the authors' order)
+        self._first_since_top: dict[JobState, float] = {}  # first start since entering Q0
+        self._event = False  # an arrival or completion since the last call
+        self._next_check = math.inf  # the authors' next demotion check
         self._pool_of: dict[JobState, Pool] = {}  # pool of a running job
         self._timers: list[tuple[float, int, JobState, int]] = []
         self._stint: dict[JobState, int] = {}  # bumped at every start and stop
@@ -117,7 +160,8 @@ class Tiresias(TiresiasBase):
         self._level[job] = 0
         self._offset[job] = 0.0
         self._stint[job] = 0
-        self._arrived = True
+        self._join(job)
+        self._arrived = self._event = True
         self._wait(job, 0, 0.0)
 
     def on_finish(self, job: JobState) -> None:
@@ -125,7 +169,9 @@ class Tiresias(TiresiasBase):
         del self._offset[job]
         self._unrun(job, level)
         self._stint_ended(job)
-        del self._stint[job], self._first[job]
+        del self._stint[job], self._first[job], self._place[job]
+        self._first_since_top.pop(job, None)
+        self._event = True
 
     def _strategy(self, view: ClusterView, job: JobState, gpu_type: str) -> str:
         if self.placement != "sensitive":
@@ -140,29 +186,43 @@ class Tiresias(TiresiasBase):
         return strategy
 
     def _sensitive(self, view: ClusterView, job: JobState, gpu_type: str) -> bool:
-        """Placement-sensitive: a large-tensor model by name, or one the estimator says loses
-        at least `sensitive_slowdown` of its throughput when spread over two nodes."""
+        """Placement-sensitive: a job the estimator says loses at least `sensitive_slowdown`
+        of its throughput when spread over two nodes; where it cannot say (an unknown model,
+        or one GPU), a large-tensor model by name."""
         spec = job.spec
+        if spec.num_gpus >= 2:
+            try:
+                together = view.estimator.throughput(spec, gpu_type, spec.num_gpus, 1)
+                apart = view.estimator.throughput(spec, gpu_type, spec.num_gpus, 2)
+            except UnknownModelError:
+                pass
+            else:
+                return together > 0 and apart < (1 - self.sensitive_slowdown) * together
         model = (spec.model or "").lower()
-        if any(name in model for name in SENSITIVE_MODELS):
-            return True
-        if spec.num_gpus < 2:
-            return False
-        try:
-            together = view.estimator.throughput(spec, gpu_type, spec.num_gpus, 1)
-            apart = view.estimator.throughput(spec, gpu_type, spec.num_gpus, 2)
-        except UnknownModelError:
-            return False
-        return together > 0 and apart < (1 - self.sensitive_slowdown) * together
+        return any(name in model for name in SENSITIVE_MODELS)
 
     # ---- the paper: queues ------------------------------------------------------------
     def _service(self, job: JobState, now: float) -> float:
         return job.attained_service_at(now) - self._offset[job]
 
+    def _join(self, job: JobState) -> None:
+        """The job joins the back of its queue's line (arrival, demotion, promotion) or of
+        the jobs holding GPUs in it (start)."""
+        self._back += 1
+        self._place[job] = self._back
+
+    def _fifo(self, job: JobState, running: bool) -> tuple:
+        """FIFO order within a queue (a key's head; the job itself follows). `literal`: by
+        first start (never started: last, by arrival). Otherwise the authors' order: a line
+        that jobs join at the back, where jobs holding GPUs stand ahead of the waiting ones
+        (`_place`) — a job demoted in this call stands at the back until the call ends."""
+        if self.literal:
+            return (self._first.get(job, math.inf), job.spec.index)
+        return (not running or job in self._fresh, self._place[job])
+
     def _wait_key(self, job: JobState, service: float) -> tuple:
-        """Order among waiting jobs of one queue: FIFO by first start (never started: last,
-        by arrival)."""
-        return (self._first.get(job, math.inf), job.spec.index, job)
+        """Order among waiting jobs of one queue: FIFO (`_fifo`)."""
+        return (*self._fifo(job, False), job)
 
     def _wait(self, job: JobState, level: int, service: float) -> None:
         key = self._key[job] = self._wait_key(job, service)
@@ -173,7 +233,7 @@ class Tiresias(TiresiasBase):
         del waiting[bisect.bisect_left(waiting, self._key.pop(job))]
 
     def _runs(self, job: JobState, level: int, pool: Pool) -> None:
-        key = self._key[job] = (self._first[job], job.spec.index, job)
+        key = self._key[job] = (*self._fifo(job, True), job)
         keys, gpus = self._run[level].setdefault(pool, ([], []))
         at = bisect.bisect_left(keys, key)
         keys.insert(at, key)
@@ -199,7 +259,7 @@ class Tiresias(TiresiasBase):
         heapq.heappush(self._timers, (when, self._seq, job, self._stint[job]))
 
     def _demotion_timer(self, job: JobState, level: int, now: float) -> None:
-        if level < self._last:
+        if level < self._last and self.literal:
             service = self._service(job, now)
             spec = job.spec
             rate = spec.num_gpus * spec.gpu_milli / 1000  # GPU-seconds per second held
@@ -217,23 +277,66 @@ class Tiresias(TiresiasBase):
                 continue
             level = self._level[job]
             if job.gpus:  # its service reached its queue's threshold now
-                service = self._service(job, now)
-                target = level + 1
-                while target < self._last and service >= self.thresholds[target] * (1 - _EPS):
-                    target += 1
-                pool = self._pool_of[job]
-                self._unrun(job, level)
-                self._level[job] = target
-                self._runs(job, target, pool)
-                self._demotion_timer(job, target, now)
+                self._demote(job, level, now)
                 changed = True
-            elif level > 0:  # it has waited knob × its last run: back to the top queue
+            elif level > 0:  # it has waited long enough: back to the top queue
                 self._unwait(job, level)
                 self._offset[job] = job.attained_service_at(now)
                 self._level[job] = 0
+                self._join(job)
+                self._first_since_top.pop(job, None)
                 self._wait(job, 0, 0.0)
                 changed = True
         return changed
+
+    def _demote(self, job: JobState, level: int, now: float) -> None:
+        """Move a running job whose service reached its queue's threshold to the queue its
+        service belongs to."""
+        service = self._service(job, now)
+        target = level + 1
+        while target < self._last and service >= self.thresholds[target] * (1 - _EPS):
+            target += 1
+        pool = self._pool_of[job]
+        self._unrun(job, level)
+        self._level[job] = target
+        self._join(job)
+        if not self.literal:
+            self._fresh.add(job)
+        self._runs(job, target, pool)
+        self._demotion_timer(job, target, now)
+
+    def _check_demotions(self, now: float) -> bool:
+        """The authors' demotions: at a scheduling event, every running job whose service
+        reached its queue's threshold drops; True if one did."""
+        limits, last, level_of = self.thresholds, self._last, self._level
+        crossed = [
+            job
+            for job in self._pool_of
+            if level_of[job] < last
+            and self._service(job, now) >= limits[level_of[job]] * (1 - _EPS)
+        ]
+        crossed.sort(key=lambda job: job.spec.index)  # the authors walk jobs by arrival
+        for job in crossed:
+            self._demote(job, level_of[job], now)
+        return bool(crossed)
+
+    def _plan_check(self, now: float) -> None:
+        """The authors' next demotion check: the earliest, over running jobs below the last
+        queue, of now + (threshold − run seconds) / GPUs — their formula takes the run time
+        so far as if it were GPU-time, so a multi-GPU job that ran before this call is
+        checked after its crossing; any event in between demotes it there. Never before
+        the exact crossing (a fraction of a GPU)."""
+        limits, last, level_of = self.thresholds, self._last, self._level
+        check = math.inf
+        for job in self._pool_of:
+            level = level_of[job]
+            if level < last:
+                spec = job.spec
+                rate = spec.num_gpus * spec.gpu_milli / 1000
+                service = self._service(job, now)
+                left = limits[level] - service
+                check = min(check, now + max(left, left + service * (1 - 1 / rate)) / rate)
+        self._next_check = check
 
     def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
         """Keys of the running jobs of one queue (any order), comparable with the waiting
@@ -268,9 +371,15 @@ class Tiresias(TiresiasBase):
         now = view.now
         changed = self._fire_timers(now)
         arrived, self._arrived = self._arrived, False
+        if not self.literal:
+            event, self._event = self._event, False
+            if event or changed or now >= self._next_check - 1e-9 * max(1.0, now):
+                changed = self._check_demotions(now) or changed
+            else:
+                return self._done(view, None)  # a check time since moved: no event here
         if not view.pending or not (changed or arrived or view.free_gpus()):
             # Nobody waits, or nothing moved and no GPU is free: the answer stands.
-            return self._done(view, None)
+            return self._settle(view, now, None)
         cache: dict = {}  # what `_fast_admit` and the walk compute once per call
         admitted, walk_from = self._fast_admit(view, now, cache)
         dropped: list[JobState] = []
@@ -278,23 +387,83 @@ class Tiresias(TiresiasBase):
             more_dropped, more = self._walk_from(view, now, cache, *walk_from)
             dropped, admitted = more_dropped, admitted + more
         alloc, preempted, started = self._apply(view, dropped, admitted)
+        if len(started) < len(admitted):
+            started.extend(self._backfill(view, alloc, {job for job, _ in admitted}))
         knob = self.starvation_knob
+        for job in reversed(preempted):
+            # A preempted job keeps its place, ahead of the jobs that waited behind it (a
+            # job demoted in this call stays at the back).
+            if job in self._fresh:
+                self._join(job)
+            else:
+                self._front -= 1
+                self._place[job] = self._front
         for job in preempted:
             level = self._level[job]
             self._stint[job] += 1
+            self._fresh.discard(job)
             self._unrun(job, level)
             self._stint_ended(job)
             self._wait(job, level, self._service(job, now))
             if knob is not None and level > 0:
-                self._push(now + knob * (now - job.held_since), job)
+                self._push(self._promotion_time(job, now, knob), job)
         for job, gpu_type in started:
             level = self._level[job]
             self._stint[job] += 1
             self._unwait(job, level)
+            self._join(job)
             self._first.setdefault(job, now)
+            self._first_since_top.setdefault(job, now)
             self._runs(job, level, view.pool(job.spec, gpu_type))
             self._stint_started(job, now)
             self._demotion_timer(job, level, now)
+        return self._settle(view, now, alloc)
+
+    def _backfill(
+        self, view: ClusterView, alloc: Allocation, tried: set[JobState]
+    ) -> list[tuple[JobState, str]]:
+        """Waiting jobs, in priority order, placed on the GPUs left free because an admitted
+        job found no placement (a sensitive job waiting for consolidation): that job's
+        GPUs were counted as taken, but nobody uses them — a job that cannot start is
+        skipped, not waited for."""
+        started: list[tuple[JobState, str]] = []
+        for level in range(self._last + 1):
+            for key in list(self._waiting[level]):
+                if not view.free_gpus():
+                    return started
+                job = key[-1]
+                if job in tried:
+                    continue
+                for _, gpu_type in self._choices(view, job):
+                    gpus = view.place(job, gpu_type, self._strategy(view, job, gpu_type))
+                    if gpus is not None:
+                        alloc[job] = gpus
+                        started.append((job, gpu_type))
+                        break
+        return started
+
+    def _promotion_time(self, job: JobState, now: float, knob: float) -> float:
+        """When a job preempted now (below the top queue) returns to the top queue.
+        `literal`: once it has waited knob × its last run. Otherwise the authors' reading:
+        once its waiting time since it first ran after entering the top queue reaches knob ×
+        its run time since then (first start + (1 + knob) × run time)."""
+        if self.literal:
+            return now + knob * (now - job.held_since)
+        spec = job.spec
+        run_s = self._service(job, now) / (spec.num_gpus * spec.gpu_milli / 1000)
+        return max(now, self._first_since_top[job] + (1 + knob) * run_s)
+
+    def _settle(self, view: ClusterView, now: float, alloc: Allocation | None):
+        """End a call: jobs demoted in it that kept their GPUs take their place ahead of
+        the waiting jobs of their new queue; the next check is planned."""
+        for job in sorted(self._fresh, key=lambda job: self._place[job]):
+            level, pool = self._level[job], self._pool_of[job]
+            self._unrun(job, level)
+            self._fresh.discard(job)
+            self._join(job)
+            self._runs(job, level, pool)
+        if not self.literal:
+            self._plan_check(now)
         return self._done(view, alloc)
 
     def _fast_admit(self, view: ClusterView, now: float, cache: dict):
@@ -367,12 +536,15 @@ class Tiresias(TiresiasBase):
             heapq.heappop(timers)
         if timers:
             view.wake_at(timers[0][0])
+        if self._next_check < math.inf:
+            view.wake_at(self._next_check)
         return alloc
 
 
 class TiresiasGittins(Tiresias):
-    """Tiresias-G: 2D-Gittins index within priority queues on GPU-time (NSDI 2019), as the
-    paper describes it (the index of `GittinsIndex`, on the service still to come)."""
+    """Tiresias-G: 2D-Gittins index within priority queues on GPU-time (NSDI 2019), ranked
+    by the authors' tabulated index (`AuthorsGittinsTable`; `literal=True`: the paper's
+    formula, `GittinsIndex`, on the service still to come)."""
 
     name = "tiresias-gittins"
 
@@ -384,8 +556,9 @@ class TiresiasGittins(Tiresias):
         sensitive_slowdown: float = SENSITIVE_SLOWDOWN,
         delta: float = GITTINS_DELTA,
         prior: Sequence[float] | None = None,
+        literal: bool = False,
     ) -> None:
-        super().__init__(thresholds, starvation_knob, placement, sensitive_slowdown)
+        super().__init__(thresholds, starvation_knob, placement, sensitive_slowdown, literal)
         check_gittins(self.name, delta, prior)
         self.delta = delta
         self.prior = prior
@@ -393,16 +566,24 @@ class TiresiasGittins(Tiresias):
     def start(self, view: ClusterView) -> None:
         """Empty queues and timers, the index, and the arrays of running services."""
         super().start(view)
-        self._gittins = GittinsIndex(prior_samples(self.prior), self.delta)
+        index = GittinsIndex if self.literal else AuthorsGittinsTable
+        self._gittins = index(prior_samples(self.prior), self.delta)
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
         self._free_slots = list(range(63, -1, -1))
         self._slot: dict[JobState, int] = {}
 
+    def _fifo(self, job: JobState, running: bool) -> tuple:
+        """Ties between equal indices: `literal`, FIFO by first start; otherwise the
+        authors' order, earlier submission first."""
+        if self.literal:
+            return super()._fifo(job, running)
+        return (job.spec.submit_time, job.spec.index)
+
     def _wait_key(self, job: JobState, service: float) -> tuple:
         # A waiting job's service does not change, so neither does its index.
-        return (-self._gittins(service), self._first.get(job, math.inf), job.spec.index, job)
+        return (-self._gittins(service), *self._fifo(job, False), job)
 
     def _stint_started(self, job: JobState, now: float) -> None:
         # Its service in this stint is base + GPUs × (t − since): one slot of the arrays
