@@ -174,27 +174,23 @@ def write_plots(outcome: ReproductionOutcome, folder: Path) -> list[Path]:
         figures.setdefault(result.point.figure, []).append(result)
     written = []
     for figure, results in figures.items():
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(8, 4.5))
         series: dict[str, list[PointResult]] = {}
         for r in results:
-            series.setdefault(f"{r.point.series} ({r.point.metric})", []).append(r)
+            series.setdefault(r.point.series, []).append(r)
         for index, (name, points) in enumerate(series.items()):
             points = sorted(points, key=lambda r: r.point.x)
             colour = f"C{index % 10}"
             xs = [r.point.x for r in points]
-            ax.plot(xs, [r.ours for r in points], "-", color=colour, label=f"{name}: dlsched")
-            ax.plot(
-                xs,
-                [r.point.published for r in points],
-                "o",
-                color=colour,
-                fillstyle="none",
-                label=f"{name}: published",
-            )
+            ax.plot(xs, [r.ours for r in points], "-", color=colour, label=name)
+            ax.plot(xs, [r.point.published for r in points], "o", color=colour, fillstyle="none")
+        ax.plot([], [], "-", color="black", label="line: dlsched")
+        ax.plot([], [], "o", color="black", fillstyle="none", label="marker: published")
         ax.set_xlabel(results[0].point.x_name)
+        ax.set_ylabel(results[0].point.metric)
         ax.set_title(f"{outcome.reproduction.name}: {figure}", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, ncol=2 if len(series) > 4 else 1)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
         fig.tight_layout()
         path = folder / f"{slug(figure)}.png"
         fig.savefig(path, dpi=110)
