@@ -184,7 +184,7 @@ def run_reproduction(
     seconds). A task that raises is recorded as failed and the others go on; Ctrl-C stops at
     once, leaving the finished tasks stored.
     """
-    from dlsched.experiments.store import ResultsStore
+    from dlsched.experiments.store import ResultsStore, StoreBusyError
 
     reproduction.check_data(shared)
     started = time.perf_counter()
@@ -203,7 +203,14 @@ def run_reproduction(
     folder = Path(out)
     outcome = ReproductionOutcome(reproduction, quick, folder, subset=bool(only))
     metrics: dict[str, dict[str, float]] = {}
-    with ResultsStore(folder).lock():
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(ResultsStore(folder).lock())
+        except StoreBusyError:
+            raise StoreBusyError(
+                f"{folder}: another `dlsched reproduce` (or `dlsched run`) is writing to this "
+                "folder; wait for it or use another --out"
+            ) from None
         pending = []
         for task in tasks:
             record = read_task(folder / "tasks" / task_file(reproduction.name, task))
