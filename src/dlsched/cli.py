@@ -168,6 +168,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a named overhead preset: {', '.join(sorted(PRESETS))} (overrides "
         "--restart-overhead)",
     )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar of jobs finished, per run (default: only on a terminal)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -395,6 +401,7 @@ def _simulate(
         seed=args.seed,
         restart_overhead_s=args.restart_overhead,
         overheads=args.overheads,
+        progress=args.progress,
     )
     # simulate() records the parameters only when it builds the policy itself.
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
