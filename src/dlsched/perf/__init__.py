@@ -3,15 +3,47 @@
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import did_you_mean
 from dlsched.perf.base import DurationModel, ThroughputModel
-from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
-from dlsched.perf.learned import LearnedEstimator
 from dlsched.perf.profile import ProfileTable
 from dlsched.perf.scaling import ScalingModel
 from dlsched.registry import Registry
+
+if TYPE_CHECKING:
+    from dlsched.perf import estimator, learned, rates  # noqa: F401
+    from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
+    from dlsched.perf.learned import LearnedEstimator
+
+# The estimators need numpy: they, and the modules that define them, are imported on first use
+# (PEP 562), so that the model and estimator names are known without it (`dlsched --help`).
+_LAZY_NAMES = {
+    "LearnedEstimator": "learned",
+    "NoisyEstimator": "estimator",
+    "OracleEstimator": "estimator",
+}
+_LAZY_SUBMODULES = frozenset({"estimator", "learned", "rates"})
+
+
+def __getattr__(name: str) -> Any:
+    """Import an estimator class, or the module that defines it, on its first use."""
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    elif name in _LAZY_SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The package's attributes, the ones not imported yet included."""
+    return sorted({*globals(), *_LAZY_NAMES, *_LAZY_SUBMODULES})
+
 
 THROUGHPUT_MODELS: Registry[Callable[[], ThroughputModel]] = Registry(
     "throughput model", entry_point_group="dlsched.throughput_models"
@@ -25,12 +57,16 @@ THROUGHPUT_MODELS.add("scaling", functools.cache(ScalingModel.gavel))
 
 
 def _oracle(spec: str, arg: str) -> OracleEstimator:
+    from dlsched.perf.estimator import OracleEstimator
+
     if arg:
         raise ValueError(f"estimator {spec!r}: 'oracle' takes nothing after ':'")
     return OracleEstimator()
 
 
 def _noisy(spec: str, arg: str) -> OracleEstimator:
+    from dlsched.perf.estimator import NoisyEstimator
+
     try:
         return NoisyEstimator(float(arg)) if arg else NoisyEstimator()
     except ValueError:
@@ -38,6 +74,8 @@ def _noisy(spec: str, arg: str) -> OracleEstimator:
 
 
 def _learned(spec: str, arg: str) -> OracleEstimator:
+    from dlsched.perf.learned import LearnedEstimator
+
     if arg and arg not in ("agnostic", *THROUGHPUT_MODELS):
         raise ValueError(
             f"estimator {spec!r}: the prior after ':' must be 'agnostic' or "
@@ -73,6 +111,8 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
     `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), a plugin's name
     (`ESTIMATORS`), or as given."""
+    from dlsched.perf.estimator import OracleEstimator
+
     if isinstance(spec, OracleEstimator):
         return spec
     if not isinstance(spec, str):
