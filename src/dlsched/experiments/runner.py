@@ -6,6 +6,15 @@ or dlsched version, and hands the others to an executor. Every executor calls th
 ``execute_run``, which simulates one resolved config and stores the result atomically, or
 records the error and its traceback; either way the rest of the grid goes on.
 
+Results go to a local directory or an fsspec URL (see ``store``); each finished run also
+writes its rows of the experiment's parquet dataset (``dataset/``), labelled with its grid
+cells (`dataset_labels`), and the driver rebuilds what is missing at the end.
+
+On Dask, the grid runs on a cluster started here, on one at ``address``, on the one a
+``scheduler_file`` names, or through a ``client`` the caller already has (dask-jobqueue, a
+cloud cluster). A run whose worker died (``KilledWorker``) is submitted again up to
+``retries`` times, like a broken local pool is replaced; then it is recorded as failed.
+
 Workers never outlive their driver: a pool worker watches the driver (``PR_SET_PDEATHSIG`` on
 Linux, and a watchdog thread everywhere) and exits when it ends, however it ended (SIGTERM,
 SIGKILL, Ctrl-C); and a worker stores a run only while its driver holds the store's lock.
@@ -15,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import multiprocessing
 import os
 import select
@@ -23,7 +33,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -43,7 +53,14 @@ from dlsched.experiments.config import (
     load_experiment,
     policy_factory,
 )
-from dlsched.experiments.store import LeaseLostError, ResultsStore, RunCheck, WriterLease
+from dlsched.experiments.store import (
+    LABEL_COLUMNS,
+    LeaseLostError,
+    ResultsStore,
+    RunCheck,
+    WriterLease,
+    cell_file,
+)
 from dlsched.experiments.transforms import apply_transforms, scale_arrivals
 from dlsched.metrics import SimulationResult
 from dlsched.perf import make_estimator
@@ -53,11 +70,13 @@ from dlsched.traces import Workload, load_trace
 
 EXECUTORS = ("local", "process", "dask")
 """``local``: one after another in this process; ``process``: a local process pool (the
-default); ``dask``: a Dask distributed cluster (``--address``, or a local one)."""
+default); ``dask``: a Dask distributed cluster (``--address``, ``--scheduler-file``, a
+``client``, or a local one)."""
 
 POOL_RESTARTS = 3
-"""How many times a broken process pool (a worker killed, e.g. out of memory) is replaced
-before the runs still waiting are recorded as failed."""
+"""The default of ``retries``: how many times a broken process pool (a worker killed, e.g.
+out of memory) is replaced, or a Dask run whose worker died is submitted again, before the
+runs concerned are recorded as failed."""
 
 WATCHDOG_PERIOD_S = 0.2
 """How often a pool worker's watchdog checks, where it must poll, that its driver lives."""
@@ -171,12 +190,15 @@ def execute_run(
     store_root: str,
     on_progress: Callable[[float], None] | None = None,
     lease: WriterLease | None = None,
+    cells: Sequence[Mapping[str, Any]] = (),
 ) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
     Runs in a worker. Only ``Exception`` is recorded: Ctrl-C and worker shutdown pass through
     and leave nothing that looks finished. With a `lease` (the driver's hold on the store),
     nothing is written unless the driver still holds the lock: `LeaseLostError` instead.
+    `cells` are the labels of the grid cells the run computes: once it is stored, their
+    dataset files are written (`ResultsStore.write_dataset`).
     """
     store = ResultsStore(store_root)
     if store.is_finished(key):
@@ -190,6 +212,10 @@ def execute_run(
     except Exception as exc:
         store.record_failure(key, config, _one_line(exc), traceback.format_exc(), lease=lease)
         return RunOutcome(key, "failed", _one_line(exc), time.perf_counter() - started)
+    try:
+        store.write_dataset(key, cells, result)
+    except Exception as exc:  # the run is stored: the driver rebuilds these files at the end
+        print(f"{key}: dataset files not written yet ({_one_line(exc)})", file=sys.stderr)
     return RunOutcome(key, "finished", None, time.perf_counter() - started)
 
 
@@ -220,25 +246,85 @@ def manifest(experiment: Experiment) -> dict[str, Any]:
     }
 
 
+def dataset_labels(experiment: Experiment) -> dict[str, list[dict[str, Any]]]:
+    """The labels of each run's grid cells, as its dataset rows carry them: run key → one
+    ``{key, policy, replicate, seed, load, <axis>...}`` per cell that the run computes.
+
+    ``seed`` is the run's own seed and ``load`` its arrival-rate scale. Each axis column
+    holds one type across the grid (numbers, booleans, or text: a value that is not a
+    string is written as its JSON), so every file of the dataset has the same schema; an
+    axis named like a label column is prefixed ``sweep.``.
+    """
+    kinds = {name: _axis_kind(values) for name, values in experiment.axes}
+    labels: dict[str, list[dict[str, Any]]] = {}
+    for point in experiment.points:
+        config = experiment.runs[point.key].config
+        cell: dict[str, Any] = {
+            "key": point.key,
+            "policy": point.policy,
+            "replicate": int(point.replicate),
+            "seed": int(config["seed"]),
+            "load": float(config["workload"]["arrival_rate_scale"]),
+        }
+        for name, value in point.axes:
+            column = f"sweep.{name}" if name in LABEL_COLUMNS else name
+            cell[column] = _axis_value(value, kinds[name])
+        labels.setdefault(point.key, []).append(cell)
+    return labels
+
+
+def _axis_kind(values: Iterable[Any]) -> str:
+    values = list(values)
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "float"
+    return "text"
+
+
+def _axis_value(value: Any, kind: str) -> Any:
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
 def run_experiment(
     experiment: Experiment | str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
     *,
     workers: int | None = None,
-    executor: str = "process",
+    executor: str | None = None,
     address: str | None = None,
     progress: bool | None = None,
+    client: Any = None,
+    scheduler_file: str | os.PathLike[str] | None = None,
+    retries: int = POOL_RESTARTS,
 ) -> ExperimentOutcome:
     """Run every run of an experiment's grid that is not stored yet.
 
-    - `out`: the experiment's results directory (default ``results/<name>``).
+    - `out`: the experiment's results: a directory (default ``results/<name>``) or an fsspec
+      URL (``s3://bucket/exp``; needs that file system's package, e.g. s3fs).
     - `workers`: parallel runs (default: CPU count). One pending run, or ``workers=1``, runs
       in this process.
     - `executor`: ``"process"`` (local process pool), ``"local"`` (in this process, one after
-      another) or ``"dask"`` (`address` of a Dask scheduler, or a local Dask cluster of
-      `workers` processes; needs ``pip install 'dlsched[dask]'``; workers must see the same
-      paths as this process — the traces and `out` — as on a shared file system).
+      another) or ``"dask"``; by default ``"dask"`` when `client`, `scheduler_file` or
+      `address` is given, else ``"process"``. Dask needs ``pip install 'dlsched[dask]'``
+      and runs on `client` (a ``distributed.Client`` the caller made and keeps: it is not
+      closed), on the scheduler that `scheduler_file` describes (``dask scheduler
+      --scheduler-file``), on the scheduler at `address`, or on a local cluster of `workers`
+      processes. Its workers must see the traces at the same paths as this process, and
+      `out` too — a shared file system, or an object-store URL.
     - `progress`: show a progress bar (default: only when stderr is a terminal).
+    - `retries`: how many times runs are tried again after their worker died (killed, out
+      of memory): a broken local pool is replaced that many times; on Dask, each run whose
+      worker died (``KilledWorker``) is submitted again that many times. Then the run is
+      recorded as failed with the reason, and the other runs go on.
 
     A stored run counts only when its manifest verifies and names this results format and
     dlsched version; the others are run again, and one line per reason on stderr says how
@@ -248,17 +334,40 @@ def run_experiment(
     (when nobody else handles it) stops the workers too, then ends the process as SIGTERM
     would; after SIGKILL, the workers notice their driver is gone and exit.
     """
+    dask_targets = [
+        name
+        for name, value in (
+            ("client", client),
+            ("scheduler_file", scheduler_file),
+            ("address", address),
+        )
+        if value is not None
+    ]
+    if executor is None:
+        executor = "dask" if dask_targets else "process"
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
+    if executor != "dask" and (client is not None or scheduler_file is not None):
+        raise ValueError(
+            f"{dask_targets[0]} is for executor='dask', not {executor!r}; "
+            "leave out executor or give 'dask'"
+        )
+    if executor == "dask" and len(dask_targets) > 1:
+        raise ValueError(
+            f"give one of client, scheduler_file and address, not {' and '.join(dask_targets)}"
+        )
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
     exp = experiment if isinstance(experiment, Experiment) else load_experiment(experiment)
     store = ResultsStore(out if out is not None else Path("results") / exp.name)
     started = time.perf_counter()
     outcome = ExperimentOutcome(exp, store)
     try:
         with _sigterm_stops(), store.lock() as lease:
-            _run_grid(exp, store, lease, outcome, workers, executor, address, progress)
+            target = _DaskTarget(address, client, scheduler_file)
+            _run_grid(exp, store, lease, outcome, workers, executor, target, progress, retries)
     except _Terminated:
         # the workers are stopped and the lock released: now end as SIGTERM would have
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -294,6 +403,15 @@ def _sigterm_stops() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+@dataclass(frozen=True)
+class _DaskTarget:
+    """Where Dask runs go: at most one of the three is set (none: a local cluster)."""
+
+    address: str | None = None
+    client: Any = None
+    scheduler_file: str | os.PathLike[str] | None = None
+
+
 def _run_grid(
     exp: Experiment,
     store: ResultsStore,
@@ -301,8 +419,9 @@ def _run_grid(
     outcome: ExperimentOutcome,
     workers: int | None,
     executor: str,
-    address: str | None,
+    target: _DaskTarget,
     progress: bool | None,
+    retries: int = POOL_RESTARTS,
 ) -> None:
     """Run the grid's pending runs while this process holds the store's lock (`lease`)."""
     store.clean_partial()
@@ -316,6 +435,11 @@ def _run_grid(
         print(f"{exp.name}: {line}", file=sys.stderr)
     for key in outcome.rerun:
         store.discard_run(key)
+    cells = dataset_labels(exp)
+    # the dataset holds exactly the cells of this grid whose run is stored: the rest goes
+    store.prune_dataset(
+        {cell_file(c) for key, check in checks.items() if check.ok for c in cells.get(key, ())}
+    )
     pending = [run for key, run in exp.runs.items() if not checks[key].ok]
     bar = tqdm(
         total=len(exp.runs),
@@ -338,14 +462,38 @@ def _run_grid(
     n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
     try:
         if executor == "dask":
-            _run_on_dask(pending, store, n_workers, address, record, lease)
+            _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells)
         elif executor == "local" or n_workers == 1:
             single = len(pending) == 1 and not bar.disable
-            _run_in_process(pending, store, record, single, lease)
+            _run_in_process(pending, store, record, single, lease, cells)
         else:
-            outcome.pool_restarts = _run_on_pool(pending, store, n_workers, record, lease)
+            outcome.pool_restarts = _run_on_pool(
+                pending, store, n_workers, record, lease, retries, cells
+            )
     finally:
         bar.close()
+    complete_dataset(store, cells, [*outcome.skipped, *outcome.finished])
+
+
+def complete_dataset(
+    store: ResultsStore,
+    cells: Mapping[str, Sequence[Mapping[str, Any]]],
+    keys: Iterable[str],
+) -> int:
+    """Write the dataset files missing for the stored runs `keys` (stored before the dataset
+    existed, or whose worker could not write them), from the store; return how many runs."""
+    present = store.dataset_files()
+    done = 0
+    for key in keys:
+        missing = [c for c in cells.get(key, ()) if cell_file(c) not in present]
+        if missing:
+            try:
+                store.write_dataset(key, missing)
+            except Exception as exc:  # derived data: never lose the runs over it
+                print(f"{key}: dataset files not written ({_one_line(exc)})", file=sys.stderr)
+                continue
+            done += 1
+    return done
 
 
 def rerun_messages(rerun: Mapping[str, RunCheck]) -> list[str]:
@@ -373,7 +521,9 @@ def _run_in_process(
     record: Callable[[RunOutcome], None],
     single: bool,
     lease: WriterLease | None = None,
+    cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> None:
+    cells = cells or {}
     for run in pending:
         if single:  # one long run: show its progress over simulated time
             with tqdm(
@@ -390,9 +540,11 @@ def _run_in_process(
                     clock.update(now - seen[0])
                     seen[0] = now
 
-                record(execute_run(run.key, run.config, str(store.root), tick, lease))
+                record(
+                    execute_run(run.key, run.config, store.url, tick, lease, cells.get(run.key, ()))
+                )
         else:
-            record(execute_run(run.key, run.config, str(store.root), None, lease))
+            record(execute_run(run.key, run.config, store.url, None, lease, cells.get(run.key, ())))
 
 
 def _pool_context() -> Any:
@@ -458,8 +610,12 @@ def _run_on_pool(
     workers: int,
     record: Callable[[RunOutcome], None],
     lease: WriterLease | None = None,
+    retries: int = POOL_RESTARTS,
+    cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> int:
-    """Run on a local process pool, replacing it when a worker dies; return how often."""
+    """Run on a local process pool, replacing it when a worker dies (up to `retries` times);
+    return how often it broke."""
+    cells = cells or {}
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
@@ -472,7 +628,15 @@ def _run_on_pool(
         futures = {}
         try:
             for run in waiting.values():
-                future = pool.submit(execute_run, run.key, run.config, str(store.root), None, lease)
+                future = pool.submit(
+                    execute_run,
+                    run.key,
+                    run.config,
+                    store.url,
+                    None,
+                    lease,
+                    cells.get(run.key, ()),
+                )
                 futures[future] = run
         except BrokenProcessPool:
             pass  # a worker died already; what was submitted still reports below
@@ -494,7 +658,7 @@ def _run_on_pool(
         if waiting:  # the pool broke; its workers are gone, so their partial runs can go
             store.clean_partial()
             breaks += 1
-            if breaks > POOL_RESTARTS:
+            if breaks > retries:
                 for run in list(waiting.values()):
                     message = (
                         f"a worker process died {breaks} times while this run waited or "
@@ -531,12 +695,14 @@ def _run_on_dask(
     pending: list[Run],
     store: ResultsStore,
     workers: int,
-    address: str | None,
+    target: _DaskTarget,
     record: Callable[[RunOutcome], None],
     lease: WriterLease | None = None,
+    retries: int = POOL_RESTARTS,
+    cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> None:
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, KilledWorker, LocalCluster
         from distributed import as_completed as dask_completed
     except ImportError:
         raise MissingExtraError(
@@ -544,41 +710,97 @@ def _run_on_dask(
         ) from None
     if not pending:
         return
+    cells = cells or {}
     cluster = None
-    if address is None:
-        # dashboard on a free port: never "8787 in use" next to another cluster
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+    client = target.client
+    if client is None:
+        client, cluster = _connect(target, workers, Client, LocalCluster)
+    root = store.url
+    deaths: dict[str, int] = {}
+
+    def submit(run: Run) -> Any:
+        # pure=False: a run submitted again gets a new task, not the one that killed workers
+        return client.submit(
+            execute_run,
+            run.key,
+            run.config,
+            root,
+            None,
+            lease,
+            list(cells.get(run.key, ())),
+            pure=False,
         )
+
+    futures: dict[Any, Run] = {}
     try:
-        client = Client(address or cluster, timeout="10s")
-    except OSError as exc:  # includes timeouts
-        if cluster is not None:
-            cluster.close()
-        raise DaskUnreachableError(
-            f"cannot reach the Dask scheduler at {address}: {exc}; "
-            "start one (`dask scheduler`, then `dask worker ADDRESS` on "
-            "each machine) or leave out --address for a local "
-            "cluster"
-        ) from None
-    root = str(store.root.resolve())
-    try:
-        futures = {
-            client.submit(execute_run, run.key, run.config, root, None, lease, pure=False): run
-            for run in pending
-        }
+        futures = {submit(run): run for run in pending}
+        completed = dask_completed(list(futures))
         try:
-            for future in dask_completed(list(futures)):
-                run = futures[future]
+            for future in completed:
+                run = futures.pop(future)
                 try:
                     result = future.result()
-                except Exception as exc:  # e.g. KilledWorker: the run killed its workers
+                except KilledWorker as exc:  # its worker died (killed, out of memory)
+                    deaths[run.key] = deaths.get(run.key, 0) + 1
+                    if deaths[run.key] <= retries:
+                        again = submit(run)
+                        futures[again] = run
+                        completed.add(again)
+                        continue
+                    result = _killed_failure(store, run, exc, deaths[run.key])
+                except Exception as exc:  # e.g. a config that cannot be sent to a worker
                     result = _driver_failure(store, run, exc)
                 record(result)
         except BaseException:
             client.cancel(list(futures))
             raise
     finally:
-        client.close()
+        if target.client is None:
+            client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _connect(target: _DaskTarget, workers: int, client_type: Any, cluster_type: Any) -> Any:
+    """A new Dask client for `target` (and the local cluster it started, or None)."""
+    cluster = None
+    if target.scheduler_file is not None:
+        path = os.fspath(target.scheduler_file)
+        if not os.path.isfile(path):
+            raise DaskUnreachableError(
+                f"{path}: no such Dask scheduler file; start the scheduler with "
+                f"`dask scheduler --scheduler-file {path}` (on a shared file system) or give "
+                "the file it wrote"
+            )
+        where: Any = {"scheduler_file": path}
+    elif target.address is not None:
+        where = {"address": target.address}
+    else:
+        # dashboard on a free port: never "8787 in use" next to another cluster
+        cluster = cluster_type(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+        where = {"address": cluster}
+    try:
+        return client_type(timeout="10s", **where), cluster
+    except OSError as exc:  # includes timeouts
+        if cluster is not None:
+            cluster.close()
+        named = target.address or f"the address in {target.scheduler_file}"
+        raise DaskUnreachableError(
+            f"cannot reach the Dask scheduler at {named}: {exc}; "
+            "start one (`dask scheduler`, then `dask worker ADDRESS` on "
+            "each machine) or leave out --address for a local "
+            "cluster"
+        ) from None
+
+
+def _killed_failure(store: ResultsStore, run: Run, exc: BaseException, deaths: int) -> RunOutcome:
+    """Record a run whose Dask worker died `deaths` times: more than `retries` allowed."""
+    message = (
+        f"its Dask worker died {deaths} time{'s' if deaths != 1 else ''} while running it "
+        f"({_one_line(exc)}; killed, or out of memory?); give the workers more memory, or "
+        "run it alone with --workers 1"
+    )
+    store.record_failure(run.key, run.config, message, "".join(traceback.format_exception(exc)))
+    return RunOutcome(run.key, "failed", message)
