@@ -26,16 +26,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from dlsched.cluster import Cluster
 from dlsched.errors import DlschedError
 from dlsched.experiments.store import ResultsStore
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _T = TypeVar("_T")
 
@@ -452,6 +453,8 @@ def _panels(n: int) -> tuple[int, int]:
 
 
 def _figure(n_panels: int, width: float = 4.6, height: float = 3.6) -> tuple[Figure, list[Any]]:
+    from matplotlib.figure import Figure  # matplotlib: only when a plot is drawn
+
     rows, cols = _panels(n_panels)
     fig = Figure(figsize=(width * cols, height * rows + 0.6), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
@@ -510,6 +513,8 @@ def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
 
 def _log_x(ax: Any, values: pd.Series) -> None:
     """A log x axis labelled in plain numbers: 1-2-5 steps over a short range, decades else."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     ax.set_xscale("log")
     positive = values[values > 0]
     span = math.log10(positive.max() / positive.min()) if len(positive) else 0.0
