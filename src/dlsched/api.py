@@ -37,6 +37,7 @@ def simulate(
     audit: bool | None = None,
     on_progress: Callable[[float], None] | None = None,
     max_time_s: float | None = None,
+    progress: bool | None = False,
     **policy_params: Any,
 ) -> SimulationResult:
     """Replay `workload` on `cluster` under `policy` and return the result.
@@ -61,6 +62,10 @@ def simulate(
       when a policy stalls — `STALL_CALLS` calls in a row with nothing running and nothing
       started) are `unfinished`, with their progress up to the stop credited, a
       `RuntimeWarning`, and `result.meta["halted"]` saying why.
+    - `progress`: a progress bar on stderr — jobs finished of the total, with rate, ETA and
+      the simulated time: True shows it, None only when stderr is a terminal (what the CLI
+      does), False (the default) never. It is redrawn at most every 0.5 s and costs well
+      under 1 % of a run.
 
     A job that can never run (more GPUs than any one type has, or a model the throughput
     model cannot run anywhere) raises `TraceError` naming its file, row and field, unless the
@@ -101,6 +106,8 @@ def simulate(
         skip=set(unschedulable),
         on_progress=on_progress,
         max_time_s=max_time_s,
+        progress=progress,
+        progress_desc=str(getattr(chosen, "name", type(chosen).__name__)),
     )
     sim.run()
     meta = {

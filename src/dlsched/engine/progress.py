@@ -70,6 +70,8 @@ class Progress:
     def update(self, finished: int, now: float) -> None:
         """Show `finished` jobs at simulated time `now` (redrawn at most every 0.5 s)."""
         self.next_check = finished + self.step
+        if self._bar is None:
+            return
         clock = time.monotonic()
         if clock - self._drawn < MIN_INTERVAL_S:
             return
@@ -84,8 +86,10 @@ class Progress:
 
     def close(self, finished: int, now: float) -> None:
         """Draw the final count and close the bar."""
-        if self._bar is None:
+        bar = self._bar
+        if bar is None:
             return
-        self._draw(finished, now)
-        self._bar.close()
+        bar.n = finished
+        bar.set_postfix_str(f"simulated {simulated_time(now)}", refresh=False)
+        bar.close()  # draws the final state once
         self._bar = None

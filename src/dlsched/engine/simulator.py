@@ -163,11 +163,15 @@ class Simulator:
         self._on_round = getattr(policy, "on_round", None)
         # A policy that declares it changes nothing while no waiting job fits the free GPUs
         # is not called then (see `BasePolicy.call_when_nothing_fits`). Fractions and
-        # elastic jobs can start without as many free whole GPUs as they ask for: with any
-        # of them in the workload, every call is made.
-        self._skip_blocked = getattr(policy, "call_when_nothing_fits", True) is False and not any(
-            spec.gpu_milli < 1000 or spec.min_gpus is not None or spec.max_gpus is not None
-            for spec in specs
+        # elastic jobs can start without as many free whole GPUs as they ask for, and an
+        # estimator that learns is told the time at each call: with either, every call is made.
+        self._skip_blocked = (
+            getattr(policy, "call_when_nothing_fits", True) is False
+            and self._observe_clock is None
+            and not any(
+                spec.gpu_milli < 1000 or spec.min_gpus is not None or spec.max_gpus is not None
+                for spec in specs
+            )
         )
         self.view = ClusterView(
             cluster,

@@ -9,6 +9,12 @@ submitted, `schedule(view)` once per scheduling point (after everything that hap
 instant), `on_round(view)` before `schedule` on a round tick (when `round_s` is set) and
 `on_finish(job)` when a job completes.
 
+A policy whose `schedule` changes nothing while no waiting job fits the free GPUs — it never
+preempts, packs, moves jobs or acts on its own timers then (FIFO without preemption, SJF) —
+may declare `call_when_nothing_fits = False`: the engine then skips the scheduling calls of
+instants where the smallest waiting request exceeds the free GPUs (or nothing waits) and
+something runs; round ticks are always called. The default, True, calls at every instant.
+
 What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
 says (`view.estimator`); the true rate stays with the engine. Random choices come from
 `view.rng`, the policy's stream of the run's seed.
@@ -43,6 +49,9 @@ class BasePolicy:
 
     name = "base"
     round_s: float | None = None
+    #: False: `schedule` is a no-op when no waiting job fits the free GPUs (see the module
+    #: docstring), so the engine may skip such calls. True (the default) is always safe.
+    call_when_nothing_fits: bool = True
 
     def start(self, view: ClusterView) -> None:
         """Called by the engine at the beginning of every run: build per-run state here."""
