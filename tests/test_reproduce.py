@@ -25,10 +25,12 @@ from dlsched.reproduce import (
     REPRODUCTIONS,
     DataFile,
     Point,
+    PointResult,
     Reproduction,
     Task,
     Tolerance,
     command,
+    deviation_stats,
     run_reproduction,
 )
 
@@ -177,6 +179,18 @@ def test_factor_tolerance_admits_within_the_factor_plus_slack():
     assert twice.allows(4.0, 10.0) and twice.allows(21.0, 10.0)
     assert not twice.allows(3.9, 10.0) and not twice.allows(21.5, 10.0)
     assert twice.allows(1.0, 0.0) and not twice.allows(2.0, 0.0)
+
+
+def test_worst_and_median_deviation_leave_out_absolute_tolerances():
+    """A count held to ±2 (1 vs 2: −50 %) is not the worst deviation; a ±10 % point is."""
+    task = Task("t", {})
+    results = [
+        PointResult(Point("f", "count", 1.0, "missed", 2.0, Tolerance(abs=2), task), 1.0),
+        PointResult(Point("f", "jct", 1.0, "jct", 100.0, Tolerance(rel=0.1), task), 95.0),
+    ]
+    stats = deviation_stats(results)
+    assert stats["within"] == 2
+    assert stats["worst"] == pytest.approx(-0.05) and stats["median"] == pytest.approx(0.05)
 
 
 # ---- a tiny reproduction ---------------------------------------------------------------------

@@ -50,6 +50,13 @@ class Tolerance:
             return low - self.abs <= ours <= high + self.abs
         return abs(ours - published) <= self.abs + self.rel * abs(published) + 1e-12
 
+    @property
+    def relative(self) -> bool:
+        """Whether the tolerance is relative (a share or a factor, or exact): then the
+        relative deviation is what it bounds. An absolute-only one (``±2`` missed deadlines)
+        bounds a difference, and relative deviations of small counts say little."""
+        return self.rel > 0 or self.factor is not None or self.abs == 0
+
     def describe(self) -> str:
         """The tolerance in words, e.g. ``±10 %`` or ``within 2× (±2)``."""
         parts = []

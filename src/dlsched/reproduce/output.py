@@ -27,6 +27,7 @@ CSV_COLUMNS = (
     "ours",
     "deviation",
     "tolerance",
+    "relative",
     "within",
     "task",
     "note",
@@ -64,6 +65,7 @@ def rows(outcome: ReproductionOutcome) -> list[dict[str, Any]]:
             "ours": r.ours,
             "deviation": r.deviation,
             "tolerance": r.point.tolerance.describe(),
+            "relative": r.point.tolerance.relative,
             "within": r.within,
             "task": r.point.task.id,
             "note": r.point.note,
@@ -219,6 +221,7 @@ def read_fidelity(path: Path) -> list[dict[str, Any]]:
         for key in ("x", "published", "ours", "deviation"):
             row[key] = float(row[key]) if row[key] not in ("", "nan") else math.nan
         row["within"] = row["within"] == "True"
+        row["relative"] = row.get("relative", "True") == "True"
     return found
 
 
@@ -226,7 +229,9 @@ def fidelity_table(results: Mapping[str, Path], sources: Mapping[str, str]) -> s
     """The README's fidelity table: one row per reproduction whose ``fidelity.csv`` is in
     `results` (name → path): points, how many within tolerance, worst and median deviation.
 
-    `sources` names each reproduction's paper and figure.
+    `sources` names each reproduction's paper and figure. Deviations are ours / published
+    − 1 over the points with a relative tolerance (counts such as missed deadlines, held to
+    ± a number, are in the within-tolerance count only).
     """
     lines = [
         "| reproduction | source | points | within tolerance | worst deviation | "
@@ -235,9 +240,10 @@ def fidelity_table(results: Mapping[str, Path], sources: Mapping[str, str]) -> s
     ]
     for name, path in results.items():
         found = read_fidelity(path)
-        deviations = [abs(r["deviation"]) for r in found if not math.isnan(r["deviation"])]
+        compared = [r for r in found if r["relative"] and not math.isnan(r["deviation"])]
+        deviations = [abs(r["deviation"]) for r in compared]
         worst = max(
-            (r for r in found if not math.isnan(r["deviation"])),
+            compared,
             key=lambda r: abs(r["deviation"]),
             default=None,
         )

@@ -89,8 +89,13 @@ class ReproductionOutcome:
 
 
 def deviation_stats(points: Sequence[PointResult]) -> dict[str, Any]:
-    """Counts and the worst (largest |deviation|, signed) and median |deviation| of `points`."""
-    deviations = [(abs(p.deviation), p) for p in points if not math.isnan(p.deviation)]
+    """Counts and the worst (largest |deviation|, signed) and median |deviation| of `points`
+    whose tolerance is relative (`Tolerance.relative`)."""
+    deviations = [
+        (abs(p.deviation), p)
+        for p in points
+        if not math.isnan(p.deviation) and p.point.tolerance.relative
+    ]
     worst = max(deviations, key=lambda pair: pair[0], default=(math.nan, None))
     return {
         "points": len(points),
