@@ -9,9 +9,25 @@ throughput models and overheads; no engine path of its own). Each is registered 
 >>> "tiresias" in REPRODUCTIONS
 True
 
-`run_reproduction` measures what is not stored yet (resumable), `write_outputs` writes
-``fidelity.csv``, ``fidelity.md`` and the overlay plots. This package is not imported by
-``import dlsched``.
+From the command line::
+
+    dlsched reproduce --list                  # each one's source, data files and cost
+    dlsched reproduce NAME [--quick] [--out DIR] [--workers N] [--only PATTERN]
+    dlsched reproduce --table                 # the README's fidelity table, markdown
+
+`run_reproduction` measures what is not stored yet (resumable: an interrupted run picks up
+where it stopped), `dlsched.reproduce.output.write_outputs` writes ``fidelity.csv``,
+``fidelity.md`` and one overlay plot per figure. The shared data is read from ``../shared``
+beside the repository (or ``--shared DIR`` / ``$DLSCHED_SHARED``).
+
+Adding one, e.g. Gavel's static-multiple makespans, is a module beside `gavel` with a `plan`
+(read the authors' rows, one `Point` per (policy, job count) with its `Tolerance` and the
+`Task` whose spec says what to simulate), a module-level `measure(spec, shared)` that calls
+`dlsched.simulate` and returns the metrics by name, and one ``register(Reproduction(...))``;
+list the module in `CATALOGUE` (or, from another package, in the ``dlsched.reproductions``
+entry-point group).
+
+This package is not imported by ``import dlsched``.
 """
 
 from __future__ import annotations

@@ -228,11 +228,10 @@ def _register() -> None:
             plan=_planner(
                 "continuous-single",
                 False,
-                (("gavel_fifo", 2.0), ("fifo_perf", 2.0), ("max_min_fairness_perf", 2.0)),
+                tuple((policy, 2.0) for policy in POLICIES),
             ),
             measure=measure,
-            quick_subset="gavel_fifo, fifo_perf and max_min_fairness_perf at 2.0 jobs/h, "
-            f"{QUICK_TAIL_JOBS} jobs after the window",
+            quick_subset=f"the six policies at 2.0 jobs/h, {QUICK_TAIL_JOBS} jobs after the window",
             cost_quick="~1 CPU min",
             cost_full="~3 CPU h (85 points; near saturation up to 30 CPU min each)",
             summary="Gavel Figure 8 (single-GPU jobs)",
