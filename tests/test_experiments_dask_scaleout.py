@@ -7,6 +7,7 @@ and are skipped when the optional extra is not installed (`pip install 'dlsched[
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import socket
@@ -18,6 +19,7 @@ from experiment_helpers import write_experiment
 
 from dlsched.experiments import load_experiment, run_experiment
 from dlsched.experiments import runner as runner_module
+from dlsched.experiments import store as store_module
 from dlsched.experiments.runner import DaskUnreachableError
 from dlsched.experiments.store import (
     LABEL_COLUMNS,
@@ -159,6 +161,46 @@ def test_a_run_on_an_object_store_counts_only_once_its_manifest_is_written(tmp_p
     assert store.check_run(victim).status == "damaged"
     again = run_experiment(path, url, executor="local")
     assert again.finished == [victim] and store.is_finished(victim)
+
+
+def _etag_memory_url() -> str:
+    """A memory file system that gives each object an ETag (the MD5 of its bytes, as S3)."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class EtagMemory(MemoryFileSystem):
+        protocol = ("etagmem",)
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(path.removeprefix("etagmem://"))
+
+        def info(self, path, **kwargs):
+            info = super().info(path, **kwargs)
+            if info["type"] == "file":
+                info["ETag"] = hashlib.md5(self.cat_file(path)).hexdigest()
+            return info
+
+    fsspec.register_implementation("etagmem", EtagMemory, clobber=True)
+    return f"etagmem://dlsched-tests/{secrets.token_hex(6)}"
+
+
+def test_an_etag_spares_reading_runs_back_and_a_rewritten_object_is_caught(tmp_path, monkeypatch):
+    """Objects whose ETag is the manifest's are not read back; a rewritten one is damaged."""
+    path = write_experiment(tmp_path, seeds=1, sweep=None)
+    store = run_experiment(path, _etag_memory_url(), executor="local").store
+    key = store.finished_keys()[0]
+    reads = []
+    real = store_module._remote_sha256
+    monkeypatch.setattr(
+        store_module, "_remote_sha256", lambda *args: reads.append(args) or real(*args)
+    )
+    assert store.check_run(key).ok and not reads
+    jobs = str(store.run_dir(key) / "jobs.parquet")
+    data = bytearray(store.fs.cat_file(jobs))
+    data[len(data) // 2] ^= 0xFF
+    store.fs.pipe_file(jobs, bytes(data))
+    assert store.check_run(key).reason == "jobs.parquet does not match its SHA-256"
 
 
 def test_a_file_url_is_a_local_results_directory(tmp_path):

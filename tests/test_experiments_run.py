@@ -108,6 +108,28 @@ def test_a_killed_worker_does_not_stop_the_grid(tmp_path):
     assert not list((tmp_path / "out" / "runs").glob(".tmp-*"))
 
 
+def test_retries_zero_records_the_runs_of_a_broken_pool_as_failed(tmp_path):
+    """With retries=0 a broken pool is not replaced: its waiting runs fail with the reason."""
+    marker = tmp_path / "kill-me"
+    marker.touch()
+    path = write_experiment(
+        tmp_path,
+        seeds=1,
+        sweep=None,
+        policies=[
+            "fifo",  # two runs, so that they go to a pool and not into this process
+            {"name": "experiment_helpers:KillOnce", "params": {"marker": str(marker)}},
+        ],
+    )
+    killer = next(
+        key for key, run in load_experiment(path).runs.items() if "KillOnce" in str(run.config)
+    )
+    outcome = run_experiment(path, tmp_path / "out", workers=2, retries=0)
+    assert not marker.exists(), "no worker was killed"
+    assert outcome.pool_restarts == 1
+    assert "a worker process died 1 times" in outcome.failed[killer]
+
+
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
 def test_stopping_the_whole_run_loses_no_finished_run_and_resume_completes(tmp_path, stop):
     """SIGKILL or Ctrl-C of `dlsched run` and its workers mid-grid; the next run resumes."""

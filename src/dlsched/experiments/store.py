@@ -30,7 +30,9 @@ sweep axis — so that all runs are queried at once::
 (``pyarrow.dataset.dataset("RESULTS/dataset/jobs")``, or DuckDB's
 ``SELECT policy, avg(jct) FROM 'RESULTS/dataset/jobs/*.parquet' GROUP BY ALL``). It is derived
 data: each file is written whole after its run is stored, files of cells no longer in the grid
-are removed by the next ``dlsched run``, and missing ones are rebuilt from ``runs/``.
+are removed by the next ``dlsched run``, and missing ones are rebuilt from ``runs/``. Where
+runs differ in columns (the timeline has one per GPU type, so a sweep over clusters), read
+with DuckDB's ``union_by_name=true`` or give `pyarrow.dataset` a unified schema.
 
 **Object stores.** A root that is an fsspec URL (``s3://bucket/exp``, ``gs://…``,
 ``memory://…``; ``file://`` is a local path) gives the same layout through fsspec
@@ -142,7 +144,8 @@ class ResultsStore:
     `FsspecResultsStore`, with the same methods.
     """
 
-    def __new__(cls, root: str | os.PathLike[str]) -> ResultsStore:
+    def __new__(cls, root: str | os.PathLike[str] = "") -> ResultsStore:
+        # `root` has a default so that pickle, which calls __new__ without it, still works
         if cls is ResultsStore and is_remote(root):
             return super().__new__(FsspecResultsStore)
         return super().__new__(cls)
