@@ -146,6 +146,12 @@ class Tiresias(TiresiasBase):
         self._fresh: set[JobState] = set()  # demoted in this call (the authors' order)
         self._first_since_top: dict[JobState, float] = {}  # first start since entering Q0
         self._event = False  # an arrival or completion since the last call
+        self._base = np.zeros(64)
+        self._since = np.zeros(64)
+        self._gpus = np.zeros(64)
+        self._limit = np.zeros(64)
+        self._free_slots = list(range(63, -1, -1))
+        self._slot: dict[JobState, int] = {}
         self._next_check = math.inf  # the authors' next demotion check
         self._pool_of: dict[JobState, Pool] = {}  # pool of a running job
         self._timers: list[tuple[float, int, JobState, int]] = []
@@ -249,10 +255,39 @@ class Tiresias(TiresiasBase):
         self._held[pool][level] -= job.spec.num_gpus
 
     def _stint_started(self, job: JobState, now: float) -> None:
-        """Hook: `job` holds GPUs from `now` on."""
+        """`job` holds GPUs from `now` on: its service in this stint is base + GPUs × (t −
+        since), one slot of the arrays that demotion checks (and Gittins ranks) evaluate for
+        every running job at once, beside its queue's threshold."""
+        if not self._free_slots:
+            size = len(self._base)
+            self._base = np.resize(self._base, 2 * size)
+            self._since = np.resize(self._since, 2 * size)
+            self._gpus = np.resize(self._gpus, 2 * size)
+            self._limit = np.resize(self._limit, 2 * size)
+            self._free_slots = list(range(2 * size - 1, size - 1, -1))
+        slot = self._slot[job] = self._free_slots.pop()
+        self._base[slot] = job.attained_service_s - self._offset[job]
+        self._since[slot] = now
+        self._gpus[slot] = job.spec.num_gpus * job.spec.gpu_milli / 1000
+        self._limit[slot] = self._threshold(self._level[job])
 
     def _stint_ended(self, job: JobState) -> None:
-        """Hook: `job` gives its GPUs back (preempted or finished)."""
+        """`job` gives its GPUs back (preempted or finished)."""
+        self._free_slots.append(self._slot.pop(job))
+
+    def _threshold(self, level: int) -> float:
+        """The service at which a job of queue `level` is demoted (none in the last)."""
+        return self.thresholds[level] if level < self._last else math.inf
+
+    def _services(self, now: float) -> tuple[list[JobState], np.ndarray, np.ndarray]:
+        """The running jobs, their services at `now` and their slots."""
+        slot_of = self._slot
+        slots = np.fromiter(slot_of.values(), dtype=np.intp, count=len(slot_of))
+        return (
+            list(slot_of),
+            self._base[slots] + self._gpus[slots] * (now - self._since[slots]),
+            slots,
+        )
 
     def _push(self, when: float, job: JobState) -> None:
         self._seq += 1
@@ -303,21 +338,19 @@ class Tiresias(TiresiasBase):
         if not self.literal:
             self._fresh.add(job)
         self._runs(job, target, pool)
+        self._limit[self._slot[job]] = self._threshold(target)
         self._demotion_timer(job, target, now)
 
     def _check_demotions(self, now: float) -> bool:
         """The authors' demotions: at a scheduling event, every running job whose service
         reached its queue's threshold drops; True if one did."""
-        limits, last, level_of = self.thresholds, self._last, self._level
-        crossed = [
-            job
-            for job in self._pool_of
-            if level_of[job] < last
-            and self._service(job, now) >= limits[level_of[job]] * (1 - _EPS)
-        ]
-        crossed.sort(key=lambda job: job.spec.index)  # the authors walk jobs by arrival
-        for job in crossed:
-            self._demote(job, level_of[job], now)
+        if not self._slot:
+            return False
+        jobs, service, slots = self._services(now)
+        at = np.flatnonzero(service >= self._limit[slots] * (1 - _EPS))
+        crossed = sorted((jobs[i] for i in at.tolist()), key=lambda job: job.spec.index)
+        for job in crossed:  # in arrival order, as the authors walk jobs
+            self._demote(job, self._level[job], now)
         return bool(crossed)
 
     def _plan_check(self, now: float) -> None:
@@ -326,17 +359,14 @@ class Tiresias(TiresiasBase):
         so far as if it were GPU-time, so a multi-GPU job that ran before this call is
         checked after its crossing; any event in between demotes it there. Never before
         the exact crossing (a fraction of a GPU)."""
-        limits, last, level_of = self.thresholds, self._last, self._level
-        check = math.inf
-        for job in self._pool_of:
-            level = level_of[job]
-            if level < last:
-                spec = job.spec
-                rate = spec.num_gpus * spec.gpu_milli / 1000
-                service = self._service(job, now)
-                left = limits[level] - service
-                check = min(check, now + max(left, left + service * (1 - 1 / rate)) / rate)
-        self._next_check = check
+        if not self._slot:
+            self._next_check = math.inf
+            return
+        _, service, slots = self._services(now)
+        rate = self._gpus[slots]
+        left = self._limit[slots] - service
+        wait = np.maximum(left, left + service * (1 - 1 / rate)) / rate
+        self._next_check = now + float(wait.min())
 
     def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
         """Keys of the running jobs of one queue (any order), comparable with the waiting
@@ -568,11 +598,6 @@ class TiresiasGittins(Tiresias):
         super().start(view)
         index = GittinsIndex if self.literal else AuthorsGittinsTable
         self._gittins = index(prior_samples(self.prior), self.delta)
-        self._base = np.zeros(64)
-        self._since = np.zeros(64)
-        self._gpus = np.zeros(64)
-        self._free_slots = list(range(63, -1, -1))
-        self._slot: dict[JobState, int] = {}
 
     def _fifo(self, job: JobState, running: bool) -> tuple:
         """Ties between equal indices: `literal`, FIFO by first start; otherwise the
@@ -584,23 +609,6 @@ class TiresiasGittins(Tiresias):
     def _wait_key(self, job: JobState, service: float) -> tuple:
         # A waiting job's service does not change, so neither does its index.
         return (-self._gittins(service), *self._fifo(job, False), job)
-
-    def _stint_started(self, job: JobState, now: float) -> None:
-        # Its service in this stint is base + GPUs × (t − since): one slot of the arrays
-        # that `_running_sorted` evaluates for every running job at once.
-        if not self._free_slots:
-            size = len(self._base)
-            self._base = np.resize(self._base, 2 * size)
-            self._since = np.resize(self._since, 2 * size)
-            self._gpus = np.resize(self._gpus, 2 * size)
-            self._free_slots = list(range(2 * size - 1, size - 1, -1))
-        slot = self._slot[job] = self._free_slots.pop()
-        self._base[slot] = job.attained_service_s - self._offset[job]
-        self._since[slot] = now
-        self._gpus[slot] = job.spec.num_gpus * job.spec.gpu_milli / 1000
-
-    def _stint_ended(self, job: JobState) -> None:
-        self._free_slots.append(self._slot.pop(job))
 
     def _ranks(self, now: float, cache: dict) -> dict[JobState, float]:
         """−index of every running job at `now`, computed at once."""
