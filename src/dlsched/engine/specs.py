@@ -120,54 +120,43 @@ def build_specs(
                 problem = (str(exc), exc.field)
         return problem
 
-    ref_rate: dict[tuple, float] = {}
+    # Columns are converted whole (numpy, and each distinct text once), then one loop builds
+    # the specs in row order, so the first job that can never run is the one reported.
+    texts = {name: _texts(df, name) for name in ("model", "user", "vc", "gpu_type", "status")}
+    constraints = _texts(df, "gpu_constraint")
+    models, gpu_types = texts["model"], texts["gpu_type"]
+    submits = _floats(df, "submit_time", math.nan)
+    sizes = _ints(df, "num_gpus")
+    durations = _floats(df, "duration", math.nan)
+    steps_given = _floats(df, "total_steps", math.nan)
+    priorities = _floats(df, "priority", 1.0)
+    deadlines = _optional(_floats(df, "deadline", math.nan), float)
+    min_sizes = _optional(_floats(df, "min_gpus", math.nan), int)
+    max_sizes = _optional(_floats(df, "max_gpus", math.nan), int)
+    millis = [1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)]
+    rows: list = column("source_row")
+    if "source_row" in df.columns and df["source_row"].dtype.kind not in "iu":
+        rows = [None if row is None else int(row) for row in rows]
+    type_keys: dict[str | None, str | None] = {None: None}
+    allowed_keys: dict[str | None, tuple[str, ...] | None] = {None: None}
+    references: dict[tuple, str] = {}
+    # (model, reference type, GPUs) → steps/s there, or the reason (text, field) it has none
+    ref_rate: dict[tuple, float | tuple[str, str]] = {}
+    blocked: dict[tuple, tuple[str, str] | None] = {}
     specs: list[JobSpec] = []
     unschedulable: dict[int, str] = {}
-    rows = column("source_row")
-    columns = zip(
-        column("job_id"),
-        column("submit_time"),
-        column("num_gpus"),
-        column("duration", math.nan),
-        column("total_steps", math.nan),
-        column("model"),
-        column("user"),
-        column("vc"),
-        column("deadline", math.nan),
-        column("priority", 1.0),
-        column("gpu_type"),
-        column("gpu_milli", 1000),
-        column("gpu_constraint"),
-        column("status"),
-        column("min_gpus", math.nan),
-        column("max_gpus", math.nan),
-        rows,
-        strict=True,
-    )
-    for index, (
-        job_id,
-        submit,
-        n,
-        duration,
-        steps,
-        model,
-        user,
-        vc,
-        deadline,
-        priority,
-        gpu_type,
-        milli,
-        constraint,
-        status,
-        min_n,
-        max_n,
-        row,
-    ) in enumerate(columns):
-        model, gpu_type, constraint_text = _text(model), _text(gpu_type), _text(constraint)
-        per_type = tuple(
-            (t, float(values[index]))
-            for t, values in zip(measured_types, measured, strict=True)
-            if not math.isnan(values[index])
+    job_ids = column("job_id")
+    for index in range(n_jobs):
+        model, gpu_type, n = models[index], gpu_types[index], sizes[index]
+        steps, duration = steps_given[index], durations[index]
+        per_type = (
+            tuple(
+                (t, float(values[index]))
+                for t, values in zip(measured_types, measured, strict=True)
+                if not math.isnan(values[index])
+            )
+            if measured
+            else ()
         )
         reason, field = None, ""
         if per_type and math.isnan(steps):
@@ -181,54 +170,104 @@ def build_specs(
             )
             steps = 0.0
         elif math.isnan(steps):
-            ref = reference_type(gpu_type, truth, model, cluster)
-            key = (model, ref, int(n))
-            try:
-                if key not in ref_rate:
-                    nodes = -(-int(n) // per_node[ref]) if ref in per_node else 1
-                    ref_rate[key] = truth.throughput(model, ref, int(n), nodes)
-                steps = duration * ref_rate[key]
+            ref_key = (gpu_type, model)
+            ref = references.get(ref_key)
+            if ref is None:
+                ref = references[ref_key] = reference_type(gpu_type, truth, model, cluster)
+            key = (model, ref, n)
+            rate = ref_rate.get(key)
+            if rate is None:
+                try:
+                    nodes = -(-n // per_node[ref]) if ref in per_node else 1
+                    rate = truth.throughput(model, ref, n, nodes)
+                except UnknownModelError as exc:
+                    rate = (str(exc), exc.field)
+                ref_rate[key] = rate
+            if isinstance(rate, tuple):
+                reason, field = rate
+            else:
+                steps = duration * rate
                 if not steps > 0:
                     reason, field = (f"has throughput 0 on its reference GPU type {ref!r}", "model")
-            except UnknownModelError as exc:
-                reason, field = str(exc), exc.field
             if reason is not None:
                 steps = 0.0
-        milli = (
-            1000
-            if milli is None or (isinstance(milli, float) and math.isnan(milli))
-            else int(milli)
-        )
-        spec = JobSpec(
-            index=index,
-            job_id=job_id,
-            submit_time=float(submit),
-            num_gpus=int(n),
-            total_steps=float(steps),
-            model=model,
-            user=_text(user),
-            vc=_text(vc),
-            deadline=_number(deadline),
-            priority=float(priority),
-            gpu_type=type_key(gpu_type) if gpu_type else None,
-            duration=_number(duration),
-            source_row=None if row is None else int(row),
-            gpu_milli=milli,
-            gpu_constraint=(
+        if gpu_type not in type_keys:
+            type_keys[gpu_type] = type_key(gpu_type) if gpu_type else None
+        constraint_text = constraints[index]
+        if constraint_text not in allowed_keys:
+            allowed_keys[constraint_text] = (
                 tuple(type_key(t) for t in constraint_text.split("|")) if constraint_text else None
-            ),
-            type_durations=per_type or None,
-            status=_text(status),
-            min_gpus=None if _number(min_n) is None else int(min_n),
-            max_gpus=None if _number(max_n) is None else int(max_n),
+            )
+        spec = JobSpec(
+            index,
+            job_ids[index],
+            submits[index],
+            n,
+            float(steps),
+            model,
+            texts["user"][index],
+            texts["vc"][index],
+            deadlines[index],
+            priorities[index],
+            type_keys[gpu_type],
+            None if math.isnan(duration) else duration,
+            rows[index],
+            millis[index],
+            allowed_keys[constraint_text],
+            per_type or None,
+            texts["status"][index],
+            min_sizes[index],
+            max_sizes[index],
         )
         if reason is None:
-            blocked = why_not(spec)
-            if blocked is not None:
-                reason, field = blocked
+            if per_type:
+                found = why_not(spec)
+            else:  # what why_not reads of a job without per-type durations
+                why_key = (spec.gpu_range[0], spec.vc, spec.gpu_constraint, spec.gpu_milli, model)
+                if why_key not in blocked:
+                    blocked[why_key] = why_not(spec)
+                found = blocked[why_key]
+            if found is not None:
+                reason, field = found
         if reason is not None:
             if not lenient:
-                raise TraceError(f"job {job_id!r}: {reason}", path=source, row=row, field=field)
+                raise TraceError(
+                    f"job {job_ids[index]!r}: {reason}", path=source, row=rows[index], field=field
+                )
             unschedulable[index] = reason
         specs.append(spec)
     return specs, unschedulable
+
+
+def _texts(df: pd.DataFrame, name: str) -> list[str | None]:
+    """`_text` of every value of a column (None for all rows when it is absent), each
+    distinct text converted once when the column holds only text and missing values."""
+    if name not in df.columns:
+        return [None] * len(df)
+    values = df[name]
+    if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+        codes, uniques = pd.factorize(values)
+        mapping = [_text(value) for value in uniques]
+        mapping.append(None)  # code -1: a missing value
+        return [mapping[code] for code in codes.tolist()]
+    return [_text(value) for value in values.tolist()]
+
+
+def _floats(df: pd.DataFrame, name: str, default: float) -> list[float]:
+    """A numeric column as Python floats (NaN where missing; `default` when absent)."""
+    if name not in df.columns:
+        return [default] * len(df)
+    return df[name].to_numpy(dtype=float, na_value=math.nan).tolist()
+
+
+def _ints(df: pd.DataFrame, name: str) -> list[int]:
+    """An integer column as Python ints."""
+    values = df[name]
+    if values.dtype.kind in "iu":
+        return values.tolist()
+    return [int(value) for value in values.tolist()]
+
+
+def _optional(values: list[float], kind: type) -> list:
+    """`kind(value)`, or None where the value is NaN."""
+    return [None if value != value else kind(value) for value in values]
