@@ -203,6 +203,13 @@ def test_an_etag_spares_reading_runs_back_and_a_rewritten_object_is_caught(tmp_p
     assert store.check_run(key).reason == "jobs.parquet does not match its SHA-256"
 
 
+def test_a_memory_url_is_refused_where_worker_processes_would_write(tmp_path):
+    """memory:// with a process pool is an error before any run, not runs silently lost."""
+    path = write_experiment(tmp_path, seeds=1, sweep=None)
+    with pytest.raises(ValueError, match="lives in this process only"):
+        run_experiment(path, _memory_url(), executor="process", workers=2)
+
+
 def test_a_file_url_is_a_local_results_directory(tmp_path):
     """A file:// URL stores exactly where the plain path would."""
     path = write_experiment(tmp_path, seeds=1, sweep=None)

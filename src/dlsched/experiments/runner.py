@@ -441,6 +441,14 @@ def _run_grid(
         {cell_file(c) for key, check in checks.items() if check.ok for c in cells.get(key, ())}
     )
     pending = [run for key, run in exp.runs.items() if not checks[key].ok]
+    n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
+    spawns = executor == "dask" and target == _DaskTarget() or executor == "process"
+    if spawns and n_workers > 1 and "memory" in getattr(getattr(store, "fs", None), "protocol", ()):
+        raise ValueError(
+            f"{store.url}: a memory:// store lives in this process only, and worker processes "
+            "would write into their own; use executor='local', or a Dask client of an "
+            "in-process cluster (processes=False)"
+        )
     bar = tqdm(
         total=len(exp.runs),
         initial=len(outcome.skipped),
@@ -459,7 +467,6 @@ def _run_grid(
             outcome.finished.append(result.key)
         bar.update(1)
 
-    n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
     try:
         if executor == "dask":
             _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells)
