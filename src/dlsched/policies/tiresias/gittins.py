@@ -1,5 +1,7 @@
 """Gittins indices for Tiresias-G (Gu et al., NSDI 2019, §3.2): the paper's formula
-(`GittinsIndex`) and the authors' simulator's tabulated version (`AuthorsGittinsTable`).
+(`GittinsIndex`, used with `literal=True`) and the authors' simulator's tabulated version
+(`AuthorsGittinsTable`, used by default and by `compat=True`: the paper's formula ranks jobs
+differently enough to be 12 % off the authors' runs, see `paper.py`).
 
 The prior is a sample of job sizes in GPU-seconds; the default is the authors' shipped
 `yarn-gput1000.csv` (1,001 YARN jobs, in `dlsched/data`), Δ = 3,250 GPU-seconds as in their
