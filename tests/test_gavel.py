@@ -287,20 +287,26 @@ def test_gpus_freed_mid_round_wait_for_the_round_without_fill_idle():
     assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0), "c": (360.0, 460.0)}
 
 
-@pytest.mark.parametrize(("interval", "start"), [(720.0, 720.0), (1920.0, 1000.0)])
+@pytest.mark.parametrize(("interval", "start"), [(720.0, 1080.0), (1920.0, 1100.0)])
 def test_job_without_an_allocation_waits_for_the_next_solve(interval, start):
     """Gavel: a job that arrived after the last solve is taken at priority 0 and skipped,
-    so the GPU it would use idles until X is re-solved (at 720 s with a 720 s interval; with
-    the default 1920 s, when a ends at 1000 s and nothing runs)."""
+    so the GPU it would use idles until X is re-solved (solve at 100 s; with a 720 s
+    interval at the first round from 820 s, 1080 s; with the default 1920 s, when a ends at
+    1100 s and nothing runs). The jobs start at 100 s: a solve at t = 0 would not start
+    the interval (Gavel's `_last_reset_time == 0` test; `test_gavel_multigpu.py`)."""
     jobs = pd.DataFrame(
-        [("a", 0.0, 1, 1000.0), ("b", 0.0, 1, 100.0), ("c", 10.0, 1, 100.0)],
+        [("a", 100.0, 1, 1000.0), ("b", 100.0, 1, 100.0), ("c", 110.0, 1, 100.0)],
         columns=["job_id", "submit_time", "num_gpus", "duration"],
     )
     cluster = dlsched.Cluster.from_dict(
         {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
     )
     result = dlsched.simulate(jobs, cluster, policy="max_min_fairness", resolve_interval_s=interval)
-    assert times(result) == {"a": (0.0, 1000.0), "b": (0.0, 100.0), "c": (start, start + 100.0)}
+    assert times(result) == {
+        "a": (100.0, 1100.0),
+        "b": (100.0, 200.0),
+        "c": (start, start + 100.0),
+    }
 
 
 def test_gpus_freed_mid_round_go_to_waiting_jobs_with_fill_idle():

@@ -73,12 +73,13 @@ def test_priority_weights_follow_gavels_ratio_priorities():
 
 
 def test_a_job_arriving_between_solves_waits_for_the_next_solve():
-    """b arrives at 100 to a busy GPU: without X it waits for the solve at 2160 (≥ 1920 s)."""
-    # Default interval 1920 s: rounds at 360, ..., 1800 keep a (b has priority 0); the
-    # round at 2160 re-solves (X = ½ each, credits reset, a wins the tie by arrival) and
-    # the round at 2520 starts b. With resolve_interval_s=0 the solve comes at 360 and b
-    # starts at 720 after the same tie.
-    jobs = duration_jobs(("a", 0.0, 1, 10_000.0), ("b", 100.0, 1, 1000.0))
+    """b arrives at 200 to a busy GPU: without X it waits for the solve at 2160 (≥ 1920 s)."""
+    # a arrives at 100 (a solve at t = 0 would not start the interval, as in Gavel). Default
+    # interval 1920 s: rounds at 360, ..., 1800 keep a (b has priority 0); the round at
+    # 2160 re-solves (X = ½ each, credits reset, a wins the tie by arrival) and the round
+    # at 2520 starts b. With resolve_interval_s=0 the solve comes at 360 and b starts at
+    # 720 after the same tie.
+    jobs = duration_jobs(("a", 100.0, 1, 10_000.0), ("b", 200.0, 1, 1000.0))
     slow = dlsched.simulate(jobs, cluster(V100=1), policy="max_min_fairness")
     fast = dlsched.simulate(
         jobs, cluster(V100=1), policy="max_min_fairness", resolve_interval_s=0.0
@@ -168,10 +169,10 @@ def test_fifo_perf_puts_a_job_on_its_fastest_type_and_gavel_fifo_on_the_first_fr
 
 
 def test_fifo_never_gives_idle_gpus_to_jobs_it_has_not_admitted():
-    """FIFO admits at solves only: a job arriving at 10 to a free GPU waits for the solve."""
-    # a arrives at 0 and runs; b arrives at 10 while a runs. The next solve may come only
+    """FIFO admits at solves only: a job arriving at 110 to a free GPU waits for the solve."""
+    # a arrives at 100 and runs; b arrives at 110 while a runs. The next solve may come only
     # 1920 s after the first: rounds at 360..1800 cannot admit b, the one at 2160 does.
-    jobs = duration_jobs(("a", 0.0, 1, 5000.0), ("b", 10.0, 1, 100.0))
+    jobs = duration_jobs(("a", 100.0, 1, 5000.0), ("b", 110.0, 1, 100.0))
     result = dlsched.simulate(jobs, cluster(V100=2), policy="fifo_perf")
     assert times(result)["b"] == (2160.0, 2260.0)
 

@@ -6,29 +6,49 @@ mechanism never runs a job with priority 0, so a job waits until a solve admits 
 
 - `fifo_perf` (Gavel's `fifo_perf`): at every solve, jobs in arrival order each take the
   type where they run fastest among the types with enough GPUs left; the first job that
-  fits nowhere stops the pass (no backfilling).
+  fits nowhere stops the pass (no backfilling), and a job whose gang fits only on types
+  where it cannot run is passed over (Gavel's `FIFOPolicy` in mode `perf`).
 - `gavel_fifo` (Gavel's agnostic `fifo`; renamed because dlsched's `fifo` is the
-  YARN-style FIFO of the other papers): a job keeps the type it was given until it ends;
-  waiting jobs, in arrival order, take a type with enough GPUs left, the first job that fits
-  nowhere stopping the pass. Gavel means to pick that type at random, but its code then
-  uses the last type of its sorted list of types with free GPUs (`worker_type` leaks from
-  an earlier loop), so its agnostic FIFO fills V100s, then P100s, then K80s — the
-  authors' figure reflects that. `type_choice="ordered"` (default) does the same with the
-  cluster's types ranked fastest first (by the mean, over all jobs seen so far, of each
-  job's throughput there relative to its best: a cluster-wide order, not a per-job one);
-  `type_choice="random"` draws uniformly, as Gavel intended, from the run's random stream
-  (`simulate(seed=...)`), or from a fixed draw when the policy's `seed` is set.
+  YARN-style FIFO of the other papers): a job keeps the type it was given until it ends.
+  `type_choice="gavel"` (default) replays `FIFOPolicy.get_allocation` (mode `base`) of
+  Gavel's `scheduler/policies/fifo.py` step for step, quirks included, because the
+  authors' figures were made with it:
+  1. at a solve, each finished job's type goes first to the head of the queue if its gang
+     fits in that type's GPUs *as counted so far* (jobs are visited in arrival order, so
+     running jobs that arrived later are not subtracted yet) and it can run there;
+  2. then waiting jobs, in arrival order, while some type has a free GPU: if some type has
+     room for the job's gang, the job is given the *last* type of the sorted list of types
+     with free GPUs (Gavel means a random type, but `worker_type` leaks from the loop that
+     builds that list: the list is sorted by type name, lower-cased as Gavel names types,
+     so on its V100/P100/K80 the V100s until they are gone, then the P100s, then the K80s,
+     and on other clusters whatever type sorts last), whether or not that type has room
+     for the gang; a type leaves the list only when its count hits exactly 0, and what
+     leaves is the list entry at the random index Gavel drew (`random.Random(seed)`, as
+     its `FIFOPolicy(seed=...)`; the policy `seed`, else one drawn from the run's stream);
+     a job that fits nowhere ends the pass.
+  So types are oversubscribed — more gangs are given a type than it has GPUs (multi-GPU
+  gangs at once, single-GPU jobs once the list has lost a type with GPUs left) — and the
+  round mechanism then time-shares that type among them while other types may idle. That
+  is why Gavel's agnostic FIFO is slow on multi-GPU traces (its physical-cluster traces,
+  Figure 9). `type_choice="ordered"` (dlsched's former default) is the same without the
+  oversubscription: waiting jobs take the first type in the cluster's order (fastest
+  first, by the mean over all jobs seen so far of each job's throughput there relative to
+  its best) that has room; `type_choice="random"` draws uniformly among the types with
+  room, as Gavel intended, from the run's random stream (`simulate(seed=...)`), or from a
+  fixed draw when the policy's `seed` is set.
 - `fifo_packed` (`packing.py`): `fifo_perf`, then waiting jobs packed beside running ones.
 
 Faithful: admission only at solves (so, as in Gavel, GPUs freed by a completion may stay
 idle until the next solve, at most `resolve_interval_s` later); no preemption of admitted
 jobs by FIFO itself (`fifo_perf` may move a job to a faster type at a solve, as Gavel's
-reset allocation does). Simplified: Gavel's agnostic FIFO first hands a completed job's
-GPUs to the head of the queue on the same type; here the head simply takes the first type
-in order that has room, which is the same type whenever that type is first.
+reset allocation does). Simplified, for `type_choice="ordered"`/`"random"` only: Gavel's
+agnostic FIFO first hands a completed job's GPUs to the head of the queue on the same
+type; there the head simply takes the first type in order that has room.
 """
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 
@@ -41,7 +61,7 @@ from dlsched.policies.gavel.mechanism import (
 )
 from dlsched.policies.registry import register
 
-TYPE_CHOICES = ("ordered", "random")
+TYPE_CHOICES = ("gavel", "ordered", "random")
 
 
 def fifo_fastest(problem: Problem) -> np.ndarray:
@@ -51,12 +71,13 @@ def fifo_fastest(problem: Problem) -> np.ndarray:
     room = problem.capacities.astype(float).copy()
     tput = problem.throughputs * problem.usable
     for j in range(n):
-        fits = (room >= problem.scale_factors[j]) & (tput[j] > 0)
+        fits = room >= problem.scale_factors[j]
         if not fits.any():
             break
         k = int(np.argmax(np.where(fits, tput[j], -1.0)))
-        x[j, k] = 1.0
-        room[k] -= problem.scale_factors[j]
+        if tput[j, k] > 0:  # as in Gavel, a job whose gang fits only where it cannot run
+            x[j, k] = 1.0  # is passed over, not a stop
+            room[k] -= problem.scale_factors[j]
     return x
 
 
@@ -81,7 +102,7 @@ class GavelFifo(GavelPolicy):
     heterogeneity_aware = False
     zero_priority_fill = False  # Gavel: FIFO jobs with priority 0 never run
 
-    def __init__(self, type_choice: str = "ordered", **mechanism) -> None:
+    def __init__(self, type_choice: str = "gavel", **mechanism) -> None:
         super().__init__(**mechanism)
         if type_choice not in TYPE_CHOICES:
             raise ValueError(
@@ -98,12 +119,19 @@ class GavelFifo(GavelPolicy):
         self._choice_rng = (
             view.rng.spawn(1)[0] if self.seed is None else np.random.default_rng([self.seed, 1])
         )
+        # Gavel's own `random.Random(seed)` for `type_choice="gavel"`.
+        self._gavel_rng = random.Random(
+            int(self._choice_rng.integers(2**32)) if self.seed is None else self.seed
+        )
 
     def on_finish(self, job: JobState) -> None:
         super().on_finish(job)
-        self._given.pop(job, None)
+        if self.type_choice != "gavel":  # Gavel's replay hands the type on at the next solve
+            self._given.pop(job, None)
 
     def solve(self, problem: Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
+        if self.type_choice == "gavel":
+            return self._solve_as_gavel(problem, jobs)
         n, m = problem.shape
         x = np.zeros((n, m))
         room = problem.capacities.astype(float).copy()
@@ -128,4 +156,45 @@ class GavelFifo(GavelPolicy):
             self._given[job] = k
             x[j, k] = 1.0
             room[k] -= problem.scale_factors[j]
+        return x
+
+    def _solve_as_gavel(self, problem: Problem, jobs: list[JobState]) -> np.ndarray:
+        """X as Gavel's `FIFOPolicy.get_allocation` (mode `base`) computes it: steps 1 and 2
+        of the module docstring, its quirks kept."""
+        n, m = problem.shape
+        row = {job: j for j, job in enumerate(jobs)}
+        gang = {job: float(problem.scale_factors[j]) for j, job in enumerate(jobs)}
+        free = problem.capacities.astype(float).copy()
+        queue = [job for job in jobs if job not in self._given]  # arrival order
+        given = self._given
+        for job in sorted(given, key=lambda j: j.spec.index):
+            k = given[job]
+            if job in row:
+                free[k] -= gang[job]
+                continue
+            del given[job]  # finished: its type goes to the head of the queue if it fits
+            if queue:
+                head = queue[0]
+                if gang[head] <= free[k] and problem.usable[row[head], k]:
+                    queue.pop(0)
+                    given[head] = k
+                    free[k] -= gang[head]
+        # Gavel's sorted list of types with free GPUs; the last one is the one it gives
+        names = [t.lower() for t in self._types]
+        listed = [k for k in sorted(range(m), key=names.__getitem__) if free[k] > 0]
+        while queue and listed:
+            job = queue.pop(0)
+            room = [i for i, k in enumerate(listed) if free[k] >= gang[job]]
+            if not room:
+                break
+            drawn = room[self._gavel_rng.randrange(len(room))]
+            k = listed[-1]
+            if problem.usable[row[job], k]:
+                given[job] = k
+                free[k] -= gang[job]
+                if free[k] == 0:
+                    listed.pop(drawn)
+        x = np.zeros((n, m))
+        for job, k in given.items():
+            x[row[job], k] = 1.0
         return x

@@ -10,7 +10,9 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   holds keeps them (lease extension); any other running job is preempted or moved.
 - X is recomputed only when the job set has changed (an arrival or a completion), and at
   most once every `resolve_interval_s` = 1920 s (`minimum_time_between_allocation_resets`:
-  in simulation Gavel re-solves only when it resets its time accounting). A job that
+  in simulation Gavel re-solves only when it resets its time accounting), except that,
+  as in Gavel (`_update_priorities` tests `_last_reset_time == 0` for "never reset"), a
+  solve made at t = 0 does not start the interval: the next change re-solves at once. A job that
   arrives between solves has no X yet and does not run until the next solve: Gavel's
   greedy pass still takes it, at priority 0, counting its GPUs as used, and then skips it
   when handing GPUs out, so those GPUs idle for the round (`fill_idle=True` runs such jobs
@@ -444,8 +446,12 @@ class GavelPolicy(BasePolicy):
         )
 
     def _can_resolve(self, now: float) -> bool:
+        # `_last_solve == 0`: Gavel's `_update_priorities` reads `_last_reset_time == 0` as
+        # "never reset", so while its last solve was at t = 0 it re-solves at the next change
         return self._dirty and (
-            self._last_solve is None or now - self._last_solve >= self.resolve_interval_s
+            self._last_solve is None
+            or self._last_solve == 0.0
+            or now - self._last_solve >= self.resolve_interval_s
         )
 
     # ---- the mechanism ------------------------------------------------------------------
