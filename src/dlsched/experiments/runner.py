@@ -323,7 +323,9 @@ def run_experiment(
     - `progress`: show a progress bar (default: only when stderr is a terminal).
     - `retries`: how many times runs are tried again after their worker died (killed, out
       of memory): a broken local pool is replaced that many times; on Dask, each run whose
-      worker died (``KilledWorker``) is submitted again that many times. Then the run is
+      worker died (``KilledWorker``) is submitted again that many times — on top of Dask's
+      own rescheduling, which reports ``KilledWorker`` only once a task's workers died more
+      than ``distributed.scheduler.allowed-failures`` times (3 by default). Then the run is
       recorded as failed with the reason, and the other runs go on.
 
     A stored run counts only when its manifest verifies and names this results format and
@@ -411,6 +413,11 @@ class _DaskTarget:
     client: Any = None
     scheduler_file: str | os.PathLike[str] | None = None
 
+    @property
+    def starts_a_cluster(self) -> bool:
+        """Whether none is set, so that a local cluster of worker processes is started."""
+        return self.address is None and self.client is None and self.scheduler_file is None
+
 
 def _run_grid(
     exp: Experiment,
@@ -442,7 +449,7 @@ def _run_grid(
     )
     pending = [run for key, run in exp.runs.items() if not checks[key].ok]
     n_workers = min(workers or os.cpu_count() or 1, max(1, len(pending)))
-    spawns = executor == "dask" and target == _DaskTarget() or executor == "process"
+    spawns = executor == "process" or (executor == "dask" and target.starts_a_cluster)
     if spawns and n_workers > 1 and "memory" in getattr(getattr(store, "fs", None), "protocol", ()):
         raise ValueError(
             f"{store.url}: a memory:// store lives in this process only, and worker processes "
@@ -768,7 +775,9 @@ def _run_on_dask(
             cluster.close()
 
 
-def _connect(target: _DaskTarget, workers: int, client_type: Any, cluster_type: Any) -> Any:
+def _connect(
+    target: _DaskTarget, workers: int, client_type: Any, cluster_type: Any
+) -> tuple[Any, Any]:
     """A new Dask client for `target` (and the local cluster it started, or None)."""
     cluster = None
     if target.scheduler_file is not None:
