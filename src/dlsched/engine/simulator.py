@@ -608,7 +608,22 @@ class Simulator:
         clock.now = now = max(clock.now, finish)
         gpus = state.gpus
         spec = state.spec
-        self._stop(state, now)
+        # `_stop` and `_credit`, inlined (the same arithmetic); the steps done need no
+        # crediting: the job has done all of them.
+        if self._observe_stop is not None:
+            self._observe_stop(state, now)
+        state.credited_at = now
+        held = now - state.held_since
+        gpu_s = len(gpus) * spec.gpu_milli / 1000 * held
+        state.attained_service_s += gpu_s
+        state.held_s += held
+        gpu_type = self.cluster.gpu_type_of[gpus[0]]
+        by_type = state.gpu_seconds_by_type
+        by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
+        state.last_run_s = held
+        state.gpus = ()
+        state._rate = 0.0
+        state.version += 1
         state.steps_done = spec.total_steps
         state.status = FINISHED
         state.finish_time = now
@@ -625,10 +640,12 @@ class Simulator:
         )
         if self._on_finish is not None:
             self._on_finish(state)
-        self._record_timeline()
+        self.recorder.busy_from_free(now, ledger.free_by_type)
         if self._auditor is not None:
             self._auditor.after_finish(state)
-        self._request_schedule()
+        if not self._requested:  # `_request_schedule`, inlined
+            self._requested = True
+            self._at(0, _AFTER_EVERYTHING, self._schedule, None)
         progress = self._progress
         if progress is not None and jobs.finished >= progress.next_check:
             progress.update(jobs.finished, now)
