@@ -813,10 +813,11 @@ def _connect(
 
 def _killed_failure(store: ResultsStore, run: Run, exc: BaseException, deaths: int) -> RunOutcome:
     """Record a run whose Dask worker died `deaths` times: more than `retries` allowed."""
+    last = getattr(getattr(exc, "last_worker", None), "address", None)
     message = (
         f"its Dask worker died {deaths} time{'s' if deaths != 1 else ''} while running it "
-        f"({_one_line(exc)}; killed, or out of memory?); give the workers more memory, or "
-        "run it alone with --workers 1"
+        f"(KilledWorker{f', last on {last}' if last else ''}: killed, or out of memory?); "
+        "give the workers more memory, or run it alone with --workers 1"
     )
     store.record_failure(run.key, run.config, message, "".join(traceback.format_exception(exc)))
     return RunOutcome(run.key, "failed", message)
