@@ -42,7 +42,11 @@ written in place under ``runs/<key>/`` and *committed* by its ``manifest.json``,
 is re-run; the store's ``.lock`` is an object holding the writer's token, taken by
 write-then-read-back — two drivers starting in the same instant are not excluded, and one
 that was killed leaves its ``.lock`` behind (on its own host, a dead pid's lock is taken
-over; elsewhere, delete the file). Workers still check the token before every commit.
+over; elsewhere, delete the file). Workers still check the token before every commit. The
+manifest also records each object's ETag where the store gives one (S3, GCS, Azure): an
+object that still has it is not downloaded to check its SHA-256; without ETags, checking a
+run reads it back (once per process). ``memory://`` lives in one process: use it with the
+``local`` executor or an in-process Dask cluster.
 """
 
 from __future__ import annotations
