@@ -327,7 +327,7 @@ def test_every_builtin_plans_its_quick_subset_from_the_shared_data(name):
 
 @needs_shared
 def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
-    """optimus-pollux --quick (workload 6 at load 1.0) is within 15 % of the artifact."""
+    """optimus-pollux --quick (workload 6 at load 1.0) is within 10 % of the artifact."""
     outcome = run_reproduction(
         REPRODUCTIONS.get("optimus-pollux"), SHARED, tmp_path, quick=True, workers=1
     )

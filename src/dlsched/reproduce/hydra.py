@@ -166,8 +166,8 @@ def _register() -> None:
             plan=plan,
             measure=measure,
             quick_subset="N = 100 jobs of both cases",
-            cost_quick="~30 CPU s",
-            cost_full="~10 CPU min",
+            cost_quick="~1 CPU s (10 runs)",
+            cost_full="~10 CPU s (80 runs)",
             summary="Hydra and baselines, light/heavy curves",
         )
     )

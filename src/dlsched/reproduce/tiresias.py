@@ -177,8 +177,8 @@ def _register() -> None:
             plan=plan,
             measure=measure,
             quick_subset="the runs on 60_job.csv and 60_job_x10.csv (8 and 16 GPUs)",
-            cost_quick="~15 CPU s",
-            cost_full="~5 CPU min",
+            cost_quick="~1 CPU s (36 runs)",
+            cost_full="~6 CPU s (75 runs)",
             summary="Tiresias' simulator runs; compat mode exact, defaults within 10 %",
         )
     )
