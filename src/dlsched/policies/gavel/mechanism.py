@@ -20,7 +20,9 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
 - Priorities as Gavel computes them: priority[j, mode] = X[j, mode] / f[j, mode], with f
   the job's share of the GPU time given to that mode's type since the last solve: every
   job starts each accounting period with round_s / 2 of credit per mode, and each round
-  adds the seconds it ran (wall time, whatever its gang, as Gavel counts it). Ties break
+  adds the seconds it ran (wall time, whatever its gang, as Gavel counts it; for a job
+  that ran alone through a whole round, the time of its int(rate · round_s) whole steps,
+  as Gavel's simulator charges it). Ties break
   by deficit (time owed, carried across solves), then X, then arrival order.
 - Greedy assignment as Gavel's `_schedule_jobs_on_workers`: one ordered list of (job,
   mode) entries per GPU type, sorted by priority, deficit and X; the lists are visited
@@ -233,6 +235,8 @@ class GavelPolicy(BasePolicy):
         self._dirty = False
         self._last_solve: float | None = None
         self._accounted_at = 0.0
+        self._round_jobs: list[JobState] = []  # placed at the last round tick
+        self._round_began: float | None = None
         self._rates: dict[JobState, np.ndarray] = {}
         self._speed = np.zeros(0)  # Σ over every job seen of its throughput / its best
         self._types: tuple[str, ...] = ()
@@ -445,6 +449,32 @@ class GavelPolicy(BasePolicy):
             minlength=len(self._type_time),
         )
 
+    def _charge_whole_steps(self, now: float) -> None:
+        """Gavel's simulator runs a job for int(rate · round_s) whole steps a round and
+        charges it the time those take (`_get_num_steps`, `_get_job_steps_and_finish_times`,
+        `_done_callback`), a little less than the round: take that fraction of a step off
+        every job that ran alone through the whole last round, so that priorities and
+        deficits break ties as Gavel's do (it decides who is preempted when a type is
+        oversubscribed, as under `gavel_fifo`)."""
+        jobs, self._round_jobs = self._round_jobs, []
+        if self._round_began is None or abs(now - self._round_began - self.period_s) > 1e-6:
+            return
+        table = self._table
+        rows = np.array([table.row.get(job, -1) for job in jobs], dtype=np.int64)
+        rows = rows[rows >= 0]
+        rows = rows[table.active[rows] & (table.mode[rows] >= 0)]
+        modes = table.mode[rows]
+        alone = self._mode_partner[modes] < 0
+        rows, modes = rows[alone], modes[alone]
+        types = self._mode_type[modes]
+        rate = table.tput[rows, types]
+        ok = rate > 0
+        rows, modes, types, rate = rows[ok], modes[ok], types[ok], rate[ok]
+        steps = rate * self.period_s
+        lost = (steps - np.floor(steps)) / rate
+        table.time[rows, modes] -= lost
+        self._type_time -= np.bincount(types, weights=lost, minlength=len(self._type_time))
+
     def _can_resolve(self, now: float) -> bool:
         # `_last_solve == 0`: Gavel's `_update_priorities` reads `_last_reset_time == 0` as
         # "never reset", so while its last solve was at t = 0 it re-solves at the next change
@@ -459,6 +489,8 @@ class GavelPolicy(BasePolicy):
         self._view = view
         self._agree_with(view)
         self._account(view.now)
+        if view.is_round and self.realisation.whole_steps:
+            self._charge_whole_steps(view.now)
         if self._deferred and not view.is_round:
             return self._restart_deferred(view)
         nothing_runs = not view.running and view.min_pending_demand() > 0
@@ -468,7 +500,11 @@ class GavelPolicy(BasePolicy):
             # when replaying a trace file), we re-solve at once (a low-load deviation)
             if self._can_resolve(view.now) or (nothing_runs and self._dirty) or not self._modes:
                 self._resolve(view)
-            return self._assign(view, full=True)
+            alloc = self._assign(view, full=True)
+            table = self._table
+            self._round_jobs = [table.jobs[i] for i in np.flatnonzero(table.mode[: table.n] >= 0)]
+            self._round_began = view.now
+            return alloc
         if (
             self.fill_idle
             and view.min_pending_demand()

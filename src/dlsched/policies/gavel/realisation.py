@@ -46,6 +46,8 @@ class Rounds:
         self.zero_priority_fill = zero_priority_fill
         # whether a job with no X anywhere can never run (so the greedy pass skips it)
         self.only_with_x = not zero_priority_fill
+        # whether a whole round is charged as the time of its whole steps (Gavel's rounds)
+        self.whole_steps = True
 
     @property
     def credit_s(self) -> float:
@@ -78,6 +80,7 @@ class TimeSlices(Rounds):
         super().__init__(period_s, 0.0, False, zero_priority_fill)
         self.round_s = slice_s
         self.only_with_x = True
+        self.whole_steps = False
 
     def priorities(
         self, x: np.ndarray, time: np.ndarray, type_time: np.ndarray, since_solve_s: float
