@@ -127,6 +127,7 @@ class Reproduction:
     - `measure(spec, shared)`: runs one task and returns its metrics by name; must be a
       module-level function (it runs in worker processes).
     - `cost_quick`, `cost_full`: rough CPU time, for `dlsched reproduce --list`.
+    - `summary`: paper and figure in a few words, for the fidelity table.
     """
 
     name: str

@@ -51,7 +51,7 @@ def table(root: Path) -> str:
             f"{root}: no NAME/fidelity.csv in it; run `dlsched reproduce NAME` first (it "
             f"writes {DEFAULT_ROOT}/NAME), or give the folder holding them with --out"
         )
-    sources = {name: REPRODUCTIONS.get(name).source.split(":")[0] for name in found}
+    sources = {name: REPRODUCTIONS.get(name).summary or name for name in found}
     return fidelity_table(found, sources)
 
 

@@ -237,7 +237,7 @@ def _register() -> None:
             quick_subset=f"the six policies at 2.0 jobs/h, {QUICK_TAIL_JOBS} jobs after the window",
             cost_quick="~90 CPU s",
             cost_full=FULL_COST,
-            summary="Gavel Figure 8 (single-GPU jobs)",
+            summary="Gavel (OSDI '20) Fig. 8, continuous-single",
         )
     )
     register(
@@ -257,7 +257,7 @@ def _register() -> None:
             f"{QUICK_TAIL_JOBS} jobs after the window",
             cost_quick="~25 CPU s",
             cost_full=FULL_COST,
-            summary="Gavel Figure 9 (multi-GPU jobs)",
+            summary="Gavel (OSDI '20) Fig. 9, continuous-multiple",
         )
     )
 

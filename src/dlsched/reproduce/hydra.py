@@ -168,7 +168,7 @@ def _register() -> None:
             quick_subset="N = 100 jobs of both cases",
             cost_quick="~1 CPU s (10 runs)",
             cost_full="~10 CPU s (80 runs)",
-            summary="Hydra and baselines, light/heavy curves",
+            summary="Hydra (IEEE TC '23): the artifact's light/heavy runs",
         )
     )
 

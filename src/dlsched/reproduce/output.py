@@ -242,26 +242,29 @@ def fidelity_table(results: Mapping[str, Path], sources: Mapping[str, str]) -> s
         found = read_fidelity(path)
         compared = [r for r in found if r["relative"] and not math.isnan(r["deviation"])]
         deviations = [abs(r["deviation"]) for r in compared]
-        worst = max(
-            compared,
-            key=lambda r: abs(r["deviation"]),
-            default=None,
-        )
+        worst = max(compared, key=lambda r: abs(r["deviation"]), default=None)
         mode = found[0]["mode"] if found else "full"
         quick = f" ({mode})" if mode != "full" else ""
         median = _median(deviations)
+        within = str(sum(r["within"] for r in found))
+        out = [r for r in found if not r["within"]]
+        if out:
+            shown = max(out, key=lambda r: abs(r["ours"] - r["published"]) / max(r["published"], 1))
+            within += f" (out: {_where(shown)} {deviation_text(shown['deviation'])}"
+            within += f"{f' and {len(out) - 1} more' if len(out) > 1 else ''})"
         worst_text = (
-            f"{deviation_text(worst['deviation'])} ({worst['series']} @ {worst['x']:g} "
-            f"{worst['x_name']}, {worst['metric']})"
-            if worst is not None
-            else "-"
+            f"{deviation_text(worst['deviation'])} ({_where(worst)})" if worst is not None else "-"
         )
         lines.append(
-            f"| `{name}`{quick} | {sources.get(name, '')} | {len(found)} | "
-            f"{sum(r['within'] for r in found)} | {worst_text} | "
-            f"{deviation_text(median).lstrip('+')} |"
+            f"| `{name}`{quick} | {sources.get(name, '')} | {len(found)} | {within} | "
+            f"{worst_text} | {deviation_text(median).lstrip('+')} |"
         )
     return "\n".join(lines)
+
+
+def _where(row: Mapping[str, Any]) -> str:
+    """Where a CSV row's point is: series, x and metric."""
+    return f"{row['series']} @ {row['x']:g} {row['x_name']}, {row['metric']}"
 
 
 def _median(values: Sequence[float]) -> float:

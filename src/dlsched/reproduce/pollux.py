@@ -136,7 +136,7 @@ def _register() -> None:
             quick_subset="workload 6 at load 1.0",
             cost_quick="~6 CPU s",
             cost_full="~100 CPU s (32 workloads)",
-            summary="Optimus+Oracle on Pollux's workloads",
+            summary="Pollux (OSDI '21) Fig. 8a: Optimus+Oracle",
         )
     )
 

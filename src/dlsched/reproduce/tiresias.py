@@ -179,7 +179,7 @@ def _register() -> None:
             quick_subset="the runs on 60_job.csv and 60_job_x10.csv (8 and 16 GPUs)",
             cost_quick="~1 CPU s (36 runs)",
             cost_full="~6 CPU s (75 runs)",
-            summary="Tiresias' simulator runs; compat mode exact, defaults within 10 %",
+            summary="Tiresias (NSDI '19): the authors' simulator on 7 trace/cluster pairs",
         )
     )
 
