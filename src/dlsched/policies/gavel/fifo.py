@@ -16,16 +16,18 @@ mechanism never runs a job with priority 0, so a job waits until a solve admits 
   1. at a solve, each finished job's type goes first to the head of the queue if its gang
      fits in that type's GPUs *as counted so far* (jobs are visited in arrival order, so
      running jobs that arrived later are not subtracted yet) and it can run there;
-  2. then waiting jobs, in arrival order, while some type has a free GPU: if some type has
-     room for the job's gang, the job is given the *last* type of the sorted list of types
-     with free GPUs (Gavel means a random type, but `worker_type` leaks from the loop that
-     builds that list: the list is sorted by type name, lower-cased as Gavel names types,
-     so on its V100/P100/K80 the V100s until they are gone, then the P100s, then the K80s,
-     and on other clusters whatever type sorts last), whether or not that type has room
-     for the gang; a type leaves the list only when its count hits exactly 0, and what
-     leaves is the list entry at the random index Gavel drew (`random.Random(seed)`, as
-     its `FIFOPolicy(seed=...)`; the policy `seed`, else one drawn from the run's stream);
-     a job that fits nowhere ends the pass.
+  2. then waiting jobs, in arrival order, while Gavel's list of types with free GPUs
+     (built once, before this pass) is not empty: if some listed type has room for the
+     job's gang, the job is given the *last* type of that sorted list (Gavel means a
+     random type, but `worker_type` leaks from the loop that builds that list: the list
+     is sorted by type name, lower-cased as Gavel names types, so on its V100/P100/K80
+     the V100s until they are gone, then the P100s, then the K80s, and on other clusters
+     whatever type sorts last), whether or not that type has room for the gang; a type
+     leaves the list only when its count hits exactly 0, and what leaves is the list
+     entry at the random index Gavel drew (`random.Random(seed)`, as its
+     `FIFOPolicy(seed=...)`; the policy `seed`, else one drawn from the run's stream); a
+     job that cannot run on the type given is passed over; one that fits nowhere ends
+     the pass.
   So types are oversubscribed — more gangs are given a type than it has GPUs (multi-GPU
   gangs at once, single-GPU jobs once the list has lost a type with GPUs left) — and the
   round mechanism then time-shares that type among them while other types may idle. That
