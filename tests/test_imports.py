@@ -192,11 +192,6 @@ def test_the_cli_help_loads_no_scipy_matplotlib_or_dask():
     assert result.stdout.strip() == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the CLI needs experiments.runner's EXECUTORS to build its parser, and runner.py "
-    "imports the engine and pandas at its top (issue 16, target 4)",
-)
 def test_the_cli_help_loads_no_pandas():
     """`dlsched --help` imports neither pandas nor pyarrow."""
     result = _run(_CLI_HELP.format(heavy=("pandas", "pyarrow")))

@@ -20,6 +20,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+EXECUTORS = ("local", "process", "dask")
+"""Where an experiment's runs go: one by one in this process, a local process pool, Dask.
+Defined here, not in the runner, so that the CLI's parser can check it without the engine."""
+
 if TYPE_CHECKING:
     from dlsched.experiments import config, runner, store, transforms  # noqa: F401
     from dlsched.experiments.config import (
@@ -38,7 +42,6 @@ if TYPE_CHECKING:
         workload_seed,
     )
     from dlsched.experiments.runner import (
-        EXECUTORS,
         ExperimentOutcome,
         RunOutcome,
         execute_run,
@@ -101,7 +104,6 @@ _LAZY_NAMES = {
     "run_key": "config",
     "run_seed": "config",
     "workload_seed": "config",
-    "EXECUTORS": "runner",
     "ExperimentOutcome": "runner",
     "RunOutcome": "runner",
     "execute_run": "runner",

@@ -46,6 +46,7 @@ from tqdm import tqdm
 from dlsched.api import simulate
 from dlsched.cluster import Cluster
 from dlsched.errors import DlschedError
+from dlsched.experiments import EXECUTORS
 from dlsched.experiments.config import (
     Experiment,
     Run,
@@ -68,10 +69,9 @@ from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
 from dlsched.policies import get as get_policy
 from dlsched.traces import Workload, load_trace
 
-EXECUTORS = ("local", "process", "dask")
-"""``local``: one after another in this process; ``process``: a local process pool (the
-default); ``dask``: a Dask distributed cluster (``--address``, ``--scheduler-file``, a
-``client``, or a local one)."""
+# Where runs go (see EXECUTORS' docstring): ``local``, one after another in this process;
+# ``process``, a local process pool (the default); ``dask``, a Dask distributed cluster
+# (``--address``, ``--scheduler-file``, a ``client``, or a local one).
 
 POOL_RESTARTS = 3
 """The default of ``retries``: how many times a broken process pool (a worker killed, e.g.
