@@ -14,7 +14,7 @@ import pandas as pd
 from dlsched import policies
 from dlsched._version import __version__
 from dlsched.cluster import Cluster, load_cluster
-from dlsched.engine.simulator import Simulator
+from dlsched.engine.simulator import Simulator, no_full_collections
 from dlsched.engine.specs import build_specs
 from dlsched.metrics import SimulationResult, build_result
 from dlsched.overheads import OverheadModel, make_overheads
@@ -93,6 +93,42 @@ def simulate(
     if audit is None:
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")
     lenient = bool(work.provenance.get("lenient", False))
+    with no_full_collections():
+        return _replay(
+            work,
+            hardware,
+            chosen,
+            truth,
+            estimate,
+            costs,
+            seed,
+            audit,
+            on_progress,
+            max_time_s,
+            progress,
+            lenient,
+            policy_params,
+            wall,
+        )
+
+
+def _replay(
+    work: Workload,
+    hardware: Cluster,
+    chosen: Any,
+    truth: ThroughputModel,
+    estimate: OracleEstimator,
+    costs: OverheadModel,
+    seed: int,
+    audit: bool,
+    on_progress: Callable[[float], None] | None,
+    max_time_s: float | None,
+    progress: bool | None,
+    lenient: bool,
+    policy_params: dict[str, Any],
+    wall: float,
+) -> SimulationResult:
+    """`simulate` from the job specs to the result (no full GC collections meanwhile)."""
     specs, unschedulable = build_specs(work, hardware, truth, lenient)
     sim = Simulator(
         specs,
@@ -152,7 +188,7 @@ def simulate(
             f"{stuck} of {len(specs)} jobs never finished: {why} (their status is "
             "'unfinished' in result.jobs)",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller of `simulate`
         )
     return result
 

@@ -73,14 +73,14 @@ class Allocation(MutableMapping):
             return False
 
     def __setitem__(self, job: object, gpus: tuple[int, ...]) -> None:
-        self._assign(job, gpus, pack=False)
+        self._assign(job, gpus)
 
     def pack(self, job: object, gpus: tuple[int, ...]) -> None:
         """Assign GPUs that may already be held whole by one other job: the two then share
         them (space sharing), each at the throughput model's measured pair rate."""
         self._assign(job, gpus, pack=True)
 
-    def _assign(self, job: object, gpus: tuple[int, ...], pack: bool) -> None:
+    def _assign(self, job: object, gpus: tuple[int, ...], pack: bool = False) -> None:
         state = self._state(job)
         gpus = tuple(map(int, gpus))
         spec = state.spec
@@ -162,5 +162,6 @@ class Allocation(MutableMapping):
         if not self._changed:
             return []
         out = [(s, s.gpus, g) for s, g in self._changed.items() if g != s.gpus]
-        out.sort(key=lambda change: change[0].spec.index)
+        if len(out) > 1:
+            out.sort(key=lambda change: change[0].spec.index)
         return out

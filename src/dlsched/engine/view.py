@@ -53,6 +53,7 @@ class ClusterView:
         self._clock = clock
         self._wake = wake
         self._alloc: Allocation | None = None
+        self._reused: Allocation | None = None
         self._ranked: dict[object, tuple[str, ...]] = {}
         self._owning_vcs = ledger.owning_vcs
         self._failed: dict[tuple[Pool, int, object], int] = {}
@@ -79,9 +80,15 @@ class ClusterView:
         return self._alloc
 
     def _open_call(self) -> Allocation:
-        """(Engine) start a scheduling call: a fresh allocation on the current one."""
-        self._alloc = Allocation(self._ledger, self._jobs, self._clock)
-        return self._alloc
+        """(Engine) start a scheduling call: an allocation with no changes on the current one
+        (one object per run, emptied at each call: it holds only the call's changes)."""
+        alloc = self._reused
+        if alloc is None:
+            alloc = self._reused = Allocation(self._ledger, self._jobs, self._clock)
+        else:
+            alloc._changed = {}
+        self._alloc = alloc
+        return alloc
 
     def _close_call(self) -> None:
         self._alloc = None
