@@ -77,10 +77,9 @@ CASES: dict[str, Case] = {
     "gandiva": Case(packs=True),
     "fifo_packed": Case(packs=True),
     "max_min_fairness_packed": Case(packs=True),
-    # A placement-sensitive job (VGG, AlexNet, ...) larger than a node waits for YARN's
-    # consolidation, which a cluster of unequal nodes may never allow; and, a known bug
-    # (test_tiresias_unplaceable_sensitive_job_stalls_the_others), it then holds back
-    # every other job too.
+    # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
+    # cluster of unequal nodes may never allow (it holds no one else back:
+    # tests/test_tiresias_placement.py).
     "tiresias": Case(may_leave_unfinished="sensitive job never consolidated"),
     "tiresias-gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
 }
@@ -279,36 +278,3 @@ def test_every_policy_keeps_the_engine_invariants_and_is_deterministic(policy, c
 def test_known_bugs_still_fail(policy, case, data):
     """Each known bug still breaks the properties on its inputs (fixed: delete its entry)."""
     check_policy(policy, case, data)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="tiresias counts an admitted placement-sensitive job's GPUs as taken while "
-    "placement.yarn can never place it (6 GPUs on nodes of 4+1+1), so the 1-GPU job never "
-    "starts either; simulate ends both as unfinished",
-)
-@pytest.mark.parametrize("policy", ["tiresias", "tiresias-gittins"])
-def test_tiresias_unplaceable_sensitive_job_stalls_the_others(policy):
-    """A sensitive job that can never be consolidated must not keep a 1-GPU job waiting."""
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "uneven",
-            "nodes": [
-                {"gpu_type": "P100", "count": 1, "gpus_per_node": 4},
-                {"gpu_type": "P100", "count": 2, "gpus_per_node": 1},
-            ],
-        }
-    )
-    jobs = pd.DataFrame(
-        {
-            "job_id": [0, 1],
-            "submit_time": [0.0, 0.0],
-            "num_gpus": [6, 1],
-            "duration": [10.0, 10.0],
-            "model": ["VGG16", "VGG16"],
-        }
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = dlsched.simulate(jobs, hardware, policy, audit=True)
-    assert result.jobs.set_index("job_id").at[1, "status"] == "finished"
