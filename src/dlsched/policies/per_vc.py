@@ -24,15 +24,43 @@ from dlsched.policies.registry import get, register
 
 
 class ScopedView:
-    """A `ClusterView` that shows one VC's jobs and the GPUs that VC may use."""
+    """A `ClusterView` that shows one VC's jobs and the GPUs that VC may use.
+
+    Made once per scheduling call per VC: `pending` and `running` are computed on first use
+    (FIFO and SJF never read them), and the view's hot methods are bound at construction
+    rather than found through `__getattr__` on every call."""
 
     def __init__(self, view: ClusterView, vc: str | None, jobs: dict[object, JobState]) -> None:
         self._view = view
         self.vc = vc
-        self.pending = {k: s for k, s in jobs.items() if s.status == PENDING}
-        self.running = {k: s for k, s in jobs.items() if s.status == RUNNING}
+        self._jobs = jobs
+        self._pending: dict[object, JobState] | None = None
+        self._running: dict[object, JobState] | None = None
+        self.allocation = view.allocation
+        self.place = view.place
+        self.min_pending_demand = view.min_pending_demand
+        self.estimator = view.estimator
 
-    def __getattr__(self, name: str) -> Any:  # now, cluster, estimator, place, ...
+    @property
+    def pending(self) -> dict[object, JobState]:
+        """This VC's jobs waiting for GPUs (as of the first read in this call)."""
+        if self._pending is None:
+            self._pending = {k: s for k, s in self._jobs.items() if s.status == PENDING}
+        return self._pending
+
+    @property
+    def running(self) -> dict[object, JobState]:
+        """This VC's running jobs (as of the first read in this call)."""
+        if self._running is None:
+            self._running = {k: s for k, s in self._jobs.items() if s.status == RUNNING}
+        return self._running
+
+    @property
+    def now(self) -> float:
+        """The current simulated time in seconds."""
+        return self._view.now
+
+    def __getattr__(self, name: str) -> Any:  # cluster, rng, pool, rank_types, ...
         return getattr(self._view, name)
 
     def free_gpus(self, gpu_type: str | None = None) -> int:
@@ -55,6 +83,7 @@ class PerVC(BasePolicy):
         self._view = view
         self._policies: dict[str | None, Any] = {}
         self._jobs: dict[str | None, dict[object, JobState]] = {}
+        self._order: list[str | None] = []  # VCs in scheduling order: no VC last
 
     def _policy(self, vc: str | None) -> Any:
         """The VC's own policy, made and started when its first job arrives."""
@@ -62,9 +91,12 @@ class PerVC(BasePolicy):
         if policy is None:
             policy = self._policies[vc] = get(self.inner, **self.inner_params)
             self._jobs[vc] = {}
+            self._order = sorted(self._policies, key=lambda v: (v is not None, v or ""))
             start = getattr(policy, "start", None)
             if start is not None:
-                start(ScopedView(self._view, vc, self._jobs[vc]))
+                scoped = ScopedView(self._view, vc, self._jobs[vc])
+                scoped.pending, scoped.running  # noqa: B018 - a snapshot, as for a call
+                start(scoped)
         return policy
 
     def on_arrival(self, job: JobState) -> None:
@@ -81,18 +113,25 @@ class PerVC(BasePolicy):
             hook(job)
 
     def on_round(self, view: ClusterView) -> None:
-        for vc in sorted(self._policies, key=lambda v: (v is not None, v or "")):
+        for vc in self._order:
             hook = getattr(self._policies[vc], "on_round", None)
             if hook is not None:
                 hook(ScopedView(view, vc, self._jobs[vc]))
 
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
-        for vc in sorted(self._policies, key=lambda v: (v is not None, v or "")):
-            jobs = self._jobs[vc]
+        policies, all_jobs = self._policies, self._jobs
+        for vc in self._order:
+            jobs = all_jobs[vc]
             if not jobs:
                 continue
-            answer = self._policies[vc].schedule(ScopedView(view, vc, jobs))
+            policy = policies[vc]
+            # A policy that says a call would change nothing (no job of its VC waits) is
+            # not called: most VCs, most of the time.
+            idle = getattr(policy, "idle", None)
+            if idle is not None and idle():
+                continue
+            answer = policy.schedule(ScopedView(view, vc, jobs))
             if answer is not None and answer is not alloc:
                 self._apply(alloc, jobs, answer)
         return alloc
