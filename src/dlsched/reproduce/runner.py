@@ -11,9 +11,11 @@ interrupted run resumes where it stopped.
 
 A task file appears by one ``os.replace`` of a complete temporary file and is named by a hash
 of the reproduction, the task's spec and the dlsched version, so a finished task is reused
-exactly when the same dlsched would compute the same thing. The pool is the experiments
-runner's (`dlsched.experiments.runner`): forkserver workers that die with their driver, and the
-store's single-writer lock (`ResultsStore.lock`); only the driver writes.
+exactly when the same dlsched release would compute the same thing (as the experiments
+store does; in a development tree whose code changed since, use a fresh ``--out``). The
+pool is the experiments runner's (`dlsched.experiments.runner`): forkserver workers that die
+with their driver, and the store's single-writer lock (`ResultsStore.lock`); only the
+driver writes.
 """
 
 from __future__ import annotations
