@@ -309,7 +309,10 @@ class Simulator:
                 job_id = spec.job_id
                 pending[job_id] = state  # JobIndex.arrive, inlined for speed
                 active[job_id] = state
-                demand[spec.num_gpus] += 1
+                n_gpus = spec.num_gpus
+                if n_gpus not in demand:
+                    jobs._least = None
+                demand[n_gpus] += 1
                 events.append(
                     new(Event, (now, "submit", job_id, spec.num_gpus, None, NAN, NAN, ()))
                 )
@@ -365,8 +368,7 @@ class Simulator:
             clock.is_round = False
             return
         if self._skip_blocked and not clock.is_round and jobs.running:
-            demand = jobs.demand
-            if not demand or self.ledger.free_total < min(demand):
+            if not jobs.demand or self.ledger.free_total < jobs.min_demand():
                 # Nothing waiting fits: the policy declared such a call a no-op.
                 self._last_call_changed = False
                 self._idle_calls = 0

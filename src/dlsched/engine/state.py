@@ -28,7 +28,7 @@ class JobIndex:
     *within* a scheduling call (a job the policy has just started no longer counts), so a
     policy can stop scanning its queue once no pending job fits the free GPUs."""
 
-    __slots__ = ("states", "pending", "running", "active", "demand", "finished")
+    __slots__ = ("states", "pending", "running", "active", "demand", "finished", "_least")
 
     def __init__(self, states: list[JobState]) -> None:
         self.states = states
@@ -37,24 +37,33 @@ class JobIndex:
         self.active: dict[object, JobState] = {}
         self.demand: Counter[int] = Counter()
         self.finished = 0
+        # min(demand), kept until a request size appears in or leaves `demand` (None: unknown)
+        self._least: int | None = 0
 
     def arrive(self, state: JobState) -> None:
         self.pending[state.job_id] = state
         self.active[state.job_id] = state
-        self.demand[state.spec.num_gpus] += 1
+        self.waiting(state, waits=True)
 
     def waiting(self, state: JobState, waits: bool) -> None:
         """Count a job's GPU request in `demand` (it waits) or take it out (it got GPUs)."""
         n = state.spec.num_gpus
+        demand = self.demand
         if waits:
-            self.demand[n] += 1
+            if n not in demand:
+                self._least = None
+            demand[n] += 1
             return
-        left = self.demand[n] - 1
+        left = demand[n] - 1
         if left:
-            self.demand[n] = left
+            demand[n] = left
         else:
-            del self.demand[n]
+            del demand[n]
+            self._least = None
 
     def min_demand(self) -> int:
         """The smallest GPU request among active jobs without GPUs (0 when none)."""
-        return min(self.demand, default=0)
+        least = self._least
+        if least is None:
+            least = self._least = min(self.demand, default=0)
+        return least

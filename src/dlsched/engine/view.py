@@ -48,6 +48,7 @@ class ClusterView:
         self.pending: Mapping[object, JobState] = MappingProxyType(jobs.pending)
         self.running: Mapping[object, JobState] = MappingProxyType(jobs.running)
         self.gpu_types: tuple[str, ...] = tuple(sorted(cluster.gpu_types))
+        self._type_keys = frozenset(self.gpu_types)
         self._ledger = ledger
         self._jobs = jobs
         self._clock = clock
@@ -138,7 +139,7 @@ class ClusterView:
         """Where the job may take GPUs of a type: its VC's own nodes if its VC owns nodes,
         else the nodes no VC owns."""
         vc = job.vc if job.vc in self._owning_vcs else None
-        return (type_key(gpu_type), vc)
+        return (gpu_type if gpu_type in self._type_keys else type_key(gpu_type), vc)
 
     def pool_of_gpu(self, gpu: int) -> Pool:
         """The pool a GPU belongs to."""
@@ -188,8 +189,14 @@ class ClusterView:
         capped by what its quota leaves."""
         ledger = self._ledger
         owner = vc if vc in self._owning_vcs else None
-        types = (type_key(gpu_type),) if gpu_type else self.gpu_types
-        free = sum(ledger.free_by_pool.get((t, owner), 0) for t in types)
+        free_by_pool = ledger.free_by_pool
+        if gpu_type:
+            key = gpu_type if gpu_type in self._type_keys else type_key(gpu_type)
+            free = free_by_pool.get((key, owner), 0)
+        else:
+            free = 0
+            for t in self.gpu_types:
+                free += free_by_pool.get((t, owner), 0)
         if vc in ledger.vc_quota:
             free = min(free, int(ledger.quota_left(vc) + 1e-9))  # type: ignore[operator]
         return free
@@ -222,7 +229,10 @@ class ClusterView:
             owner = vc if vc in self._owning_vcs else None
         else:
             owner = vc if vc is not None and vc in self._owning_vcs else None
-        types = (type_key(gpu_type),) if gpu_type is not None else self.rank_types(spec)
+        if gpu_type is None:
+            types = self.rank_types(spec)
+        else:
+            types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
         free_by_pool = ledger.free_by_pool
         for t in types:
             pool = (t, owner)  # self.pool(spec, t), inlined: this runs for every try
