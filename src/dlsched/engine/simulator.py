@@ -464,7 +464,19 @@ class Simulator:
         state.version += 1
         jobs.pending.pop(job_id, None)
         jobs.running[job_id] = state
-        self._plan_completion(state)
+        # `_plan_completion`, inlined: the same arithmetic
+        finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
+        env = self.env
+        queue: list[Any] = env._queue
+        heappush(
+            queue,
+            (
+                env._now + max(0.0, finish - env._now),
+                NORMAL,
+                next(env._eid),
+                _Call(self._completion_due, (state, state.version, finish)),
+            ),
+        )
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
         self.recorder.events.append(
