@@ -474,7 +474,9 @@ class GavelPolicy(BasePolicy):
         rows, modes = rows[alone], modes[alone]
         types = self._mode_type[modes]
         rate = table.tput[rows, types]
-        ok = rate > 0
+        # only where a round holds a whole step (every job of Gavel's table): with coarser
+        # units (another throughput model) whole steps would mean nothing
+        ok = rate * self.period_s >= 1.0
         rows, modes, types, rate = rows[ok], modes[ok], types[ok], rate[ok]
         steps = rate * self.period_s
         lost = (steps - np.floor(steps)) / rate
