@@ -12,18 +12,46 @@ what mis-estimation costs.
   frees enough GPUs of one type for it. Preempted jobs keep their progress and pay the
   configured restart overhead when they resume.
 Simplified: remaining time is judged on the fastest type, not on the type a job would get.
+
+Speed: within one scheduling call, once a job fails to start (and, under SRTF, to preempt),
+every later job with the same placement-relevant fields (VC, GPU request, model, type
+constraint) fails too until GPUs are freed — free GPUs only shrink and estimated lengths only
+grow along the heap — so such jobs are deferred without trying their placement again. The
+decisions are those of trying every job.
 """
 
 from __future__ import annotations
 
 import heapq
 
+from dlsched.engine.placement import best_fit, consolidated, get_placer, spread, yarn
 from dlsched.engine.view import ClusterView
-from dlsched.jobs import FINISHED, RUNNING, JobState
+from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 
 _Item = tuple[float, float, int, JobState]
+
+#: Placers that, once they fail for a request in a pool, fail for it while that pool only
+#: loses free GPUs (fewer free GPUs per node never makes a gang fit). Plug-in placers are not
+#: assumed to be, and every job is then tried.
+_MONOTONE_PLACERS = frozenset((consolidated, best_fit, spread, yarn))
+
+
+def placement_group(spec: JobSpec) -> tuple | None:
+    """Jobs equal in everything `ClusterView.place` looks at (None: a job that is its own
+    group, fractional or with its own measured durations)."""
+    if spec.fractional or spec.type_durations is not None:
+        return None
+    return (
+        spec.vc,
+        spec.num_gpus,
+        spec.min_gpus,
+        spec.max_gpus,
+        spec.model,
+        spec.gpu_constraint,
+        spec.gpu_type,
+    )
 
 
 class _ShortestFirst(BasePolicy):
@@ -35,6 +63,16 @@ class _ShortestFirst(BasePolicy):
     def start(self, view: ClusterView) -> None:
         self._heap: list[_Item] = []
         self._arrived: list[JobState] = []
+        self._monotone: bool | None = None  # whether failures may be remembered in a call
+
+    def idle(self) -> bool:
+        """True when a scheduling call would change nothing: no job waits."""
+        return not self._heap and not self._arrived
+
+    def _remember_failures(self) -> bool:
+        if self._monotone is None:
+            self._monotone = get_placer(self.placement) in _MONOTONE_PLACERS
+        return self._monotone
 
     def _key(self, view: ClusterView, job: JobState) -> float:
         raise NotImplementedError
@@ -66,14 +104,24 @@ class ShortestJobFirst(_ShortestFirst):
         alloc = view.allocation()
         heap = self._heap
         skipped: list[_Item] = []
-        while heap and view.free_gpus() >= view.min_pending_demand():
+        failed: set[tuple] = set()  # placement groups that did not fit in this call
+        # Both change only when a job starts, so they are read again only then.
+        free, least = view.free_gpus(), view.min_pending_demand()
+        while heap and free >= least:
             item = heapq.heappop(heap)
             job = item[3]
+            if failed and placement_group(job.spec) in failed:
+                skipped.append(item)
+                continue
             gpus = view.place(job, strategy=self.placement)
             if gpus is None:
                 skipped.append(item)
+                group = placement_group(job.spec)
+                if group is not None and self._remember_failures():
+                    failed.add(group)
                 continue
             alloc[job] = gpus
+            free, least = view.free_gpus(), view.min_pending_demand()
         for item in skipped:
             heapq.heappush(heap, item)
         return alloc
@@ -93,6 +141,12 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         # order needs no recomputation.
         self._running: dict[object, list[tuple[float, float, int, JobState]]] = {}
         self._started_last: list[JobState] = []
+        self._preemptions = 0  # counts `_make_room`'s preemptions (freed GPUs)
+
+    def idle(self) -> bool:
+        """True when a scheduling call would change nothing: no job waits and none started
+        in the last call is still to be listed as running."""
+        return not self._heap and not self._arrived and not self._started_last
 
     def _key(self, view: ClusterView, job: JobState) -> float:
         return view.estimator.remaining_time(job, view.now)
@@ -109,24 +163,49 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         alloc = view.allocation()
         heap = self._heap
         deferred: list[_Item] = []
+        placed: set[int] = set()  # waiting jobs given GPUs in this call
+        failed: set[tuple] = set()  # placement groups that could neither fit nor preempt
+        # These change only when a job starts or is preempted, so are read again only then.
+        full = view.free_gpus() < view.min_pending_demand()
+        longest: float | None = None
         while heap:
             item = heapq.heappop(heap)
             key, job = item[0], item[3]
-            if job.status == FINISHED or job in alloc:
+            status = job.status
+            if status == FINISHED:
                 continue  # stale: started since it was pushed
-            gpus = view.place(job, strategy=self.placement)
-            if gpus is None:
-                gpus = self._make_room(view, alloc, job, key)
+            if status == PENDING:
+                if job.spec.index in placed:
+                    continue
+            elif job in alloc:
+                continue
+            group = placement_group(job.spec) if failed else None
+            if group is not None and group in failed:
+                gpus = None
+            else:
+                gpus = view.place(job, strategy=self.placement)
+                if gpus is None:
+                    preemptions = self._preemptions
+                    gpus = self._make_room(view, alloc, job, key)
+                    if self._preemptions != preemptions:
+                        failed.clear()
+                        full, longest = view.free_gpus() < view.min_pending_demand(), None
+                    elif gpus is None and self._remember_failures():
+                        group = placement_group(job.spec)
+                        if group is not None:
+                            failed.add(group)
             if gpus is None:
                 deferred.append(item)
-                if (
-                    view.free_gpus() < view.min_pending_demand()
-                    and self._longest_running(now) <= key
-                ):
-                    break  # later jobs are longer still: they can neither fit nor preempt
+                if full:
+                    if longest is None:
+                        longest = self._longest_running(now)
+                    if longest <= key:
+                        break  # later jobs are longer still: they can neither fit nor preempt
                 continue
             alloc[job] = gpus
+            placed.add(job.spec.index)
             self._started_last.append(job)
+            full = view.free_gpus() < view.min_pending_demand()
         for item in deferred:
             heapq.heappush(heap, item)
         return alloc
@@ -171,6 +250,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                     heapq.heappush(running, entry)
             if not victims:
                 continue
+            self._preemptions += 1
             for entry in victims:
                 victim = entry[3]
                 del alloc[victim]
