@@ -278,6 +278,14 @@ def test_an_interrupted_run_resumes_without_recomputing(registry, tiny_shared, t
     assert CALLS == ["run-fifo", "run-sjf"]
 
 
+def test_a_process_pool_measures_the_same_as_one_process(registry, tiny_shared, tmp_path):
+    """Two worker processes store the same metrics as the in-process run."""
+    pooled = run_reproduction(registry, tiny_shared, tmp_path / "pool", workers=2)
+    alone = run_reproduction(registry, tiny_shared, tmp_path / "alone", workers=1)
+    assert sorted(pooled.ran) == ["run-fifo", "run-sjf"] and not pooled.failed
+    assert [r.ours for r in pooled.points] == [r.ours for r in alone.points] == [2, 3, 2, 3]
+
+
 def test_a_damaged_task_file_is_measured_again(registry, tiny_shared, tmp_path):
     """A stored task that does not parse counts as not finished."""
     repro = registry
