@@ -83,3 +83,23 @@ def test_validate_100k_rows(benchmark):
     table.loc[[10, 500, 99_999], "num_gpus"] = 0
     workload = benchmark(lambda: validate_jobs(table, "<big>", lenient=True, fmt="canonical"))
     assert len(workload) == n - 3
+
+
+def test_engine_events_per_cpu_second(benchmark, philly_day):
+    """The event loop alone on the Philly day under FIFO: SimPy events per CPU-second against
+    a bare SimPy loop of as many timeouts (see engine_events.py for the full table)."""
+    from engine_events import bare_simpy, engine_phases
+
+    cluster = dlsched.load_cluster("philly")
+    phases = benchmark.pedantic(
+        lambda: engine_phases(philly_day, cluster, "fifo"), rounds=5, iterations=1
+    )
+    bare_s, bare_events = bare_simpy(phases["simpy_events"])
+    benchmark.extra_info.update(
+        simpy_events=phases["simpy_events"],
+        engine_events_per_cpu_s=phases["simpy_events"] / phases["loop_s"],
+        bare_events_per_cpu_s=bare_events / bare_s,
+    )
+    # the run's first event, 2,095 arrival instants, 2,302 completions, 3,991 scheduling calls
+    assert phases["simpy_events"] == 8389
+    assert phases["job_events"] == 6906
