@@ -2,12 +2,13 @@
 
 One `simpy.Environment` orders events; dlsched keeps exact times itself (`clock.now` is the
 time computed for the event, never an accumulation of SimPy delays), so completion times are
-exact and time never goes back. Jobs arrive through one arrival process; a running job's
-completion is a timeout carrying the job's allocation version, so a preemption or a move just
-bumps the version and the stale timeout is ignored (cheaper than one process per job with
+exact and time never goes back. Jobs arrive by one event per submit instant; a running job's
+completion is an event carrying the job's allocation version, so a preemption or a move just
+bumps the version and the stale event is ignored (cheaper than one process per job with
 `Interrupt`, which the design sketch suggested; the semantics are the same). Everything that
 happens at one instant — arrivals, completions, a round tick — asks for one scheduling call,
-which runs after all of them (a lower SimPy priority at the same time).
+which runs after all of them (where an event of a lower SimPy priority at the same time would;
+the engine's own loop runs it without one, see `Simulator._loop`).
 
 The run owns its randomness: one `numpy.random.SeedSequence(seed)`, from which independent
 streams are spawned for the estimator (its noise), the policy (`view.rng`) and transforms
@@ -26,7 +27,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from heapq import heappush
+from heapq import heappop, heappush
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,9 @@ from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.rates import JobRates
 
-_AFTER_EVERYTHING = EventPriority(2)  # SimPy priority below NORMAL (1): runs after same-time events
+#: Where an instant's scheduling call runs: after that instant's events of SimPy priority
+#: URGENT (0) and NORMAL (1), before those of a lower priority (`_LAST`).
+_AFTER_EVERYTHING = EventPriority(2)
 NAN = math.nan
 _LAST = EventPriority(3)  # after the scheduling call of the same instant (the max_time_s stop)
 
@@ -142,6 +145,7 @@ class Simulator:
         self.recorder = Recorder(cluster)
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
+        self.scheduling_instants = 0  # instants that asked for a call (made or skipped)
         self.scheduler_wall_s = 0.0
         self.halted: dict[str, object] | None = None
         self.rates = JobRates(truth)
@@ -239,13 +243,40 @@ class Simulator:
             self._progress = bar if bar.active else None
         with no_full_collections():
             try:
-                env.run()
+                self._loop()
             except _Halt:
                 pass
             finally:
                 if self._progress is not None:
                     self._progress.close(self.jobs.finished, self.clock.now)
                     self._progress = None
+
+    def _loop(self) -> None:
+        """`simpy.Environment.run()`, inlined (the same steps: pop the next event, set the
+        clock, call its callbacks, crash on a failed event nobody defused), plus the
+        instant's scheduling call: it runs once every event of its instant that comes before
+        it is done — exactly where a SimPy event of priority `_AFTER_EVERYTHING` scheduled at
+        the request would run, without pushing and popping one per instant."""
+        env = self.env
+        queue: list[Any] = env._queue
+        schedule = self._schedule
+        while True:
+            if self._requested and (
+                not queue or queue[0][0] > env._now or queue[0][1] > _AFTER_EVERYTHING
+            ):
+                schedule(None)
+                continue
+            if not queue:
+                return
+            env._now, _, _, event = heappop(queue)
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):
+                # As SimPy does: a copy of the failure with a new traceback.
+                exc = type(event._value)(*event._value.args)
+                exc.__cause__ = event._value
+                raise exc
 
     def _at(self, delay: float, priority: EventPriority, callback: Callable, value: object) -> None:
         """Call `callback(event)` `delay` seconds after SimPy's now (`event.value` is `value`).
@@ -355,14 +386,13 @@ class Simulator:
             self._request_schedule()
 
     def _request_schedule(self) -> None:
-        if self._requested:
-            return
+        """Ask for one scheduling call after everything else at this instant (`_loop`)."""
         self._requested = True
-        self._at(0, _AFTER_EVERYTHING, self._schedule, None)
 
     # ---- scheduling -------------------------------------------------------------------
     def _schedule(self, _event: object) -> None:
         self._requested = False
+        self.scheduling_instants += 1
         clock, jobs = self.clock, self.jobs
         if not jobs.active:
             clock.is_round = False
@@ -662,9 +692,7 @@ class Simulator:
         self.recorder.busy_from_free(now, ledger.free_by_type)
         if self._auditor is not None:
             self._auditor.after_finish(state)
-        if not self._requested:  # `_request_schedule`, inlined
-            self._requested = True
-            self._at(0, _AFTER_EVERYTHING, self._schedule, None)
+        self._requested = True  # `_request_schedule`, inlined
         progress = self._progress
         if progress is not None and jobs.finished >= progress.next_check:
             progress.update(jobs.finished, now)
