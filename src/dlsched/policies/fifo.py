@@ -314,7 +314,8 @@ class Fifo(BasePolicy):
             self._arrived.append(job)
 
     def idle(self) -> bool:
-        """True when a scheduling call would change nothing: no job waits."""
+        """True when a scheduling call would change nothing: no job waits. It stays True
+        until the next `on_arrival` (`per-vc` then skips the call)."""
         return len(self._queue) == len(self._gone)
 
     def schedule(self, view: ClusterView):

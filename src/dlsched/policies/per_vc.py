@@ -10,6 +10,10 @@ the cluster's `vcs:` section and are enforced by the shared placement (`ClusterV
 and ledger, so the inner policy needs no VC logic.
 Simplified: no borrowing of idle GPUs across VCs (Philly let jobs spill over; Helios' QSSF
 simulator does not).
+
+Speed: an inner policy may define `idle()` — True when a scheduling call would change
+nothing, staying True until its `on_arrival` or `on_round` is called (FIFO, SJF and SRTF
+do). A VC whose policy is idle is skipped without a call until its next arrival or round.
 """
 
 from __future__ import annotations
@@ -84,6 +88,11 @@ class PerVC(BasePolicy):
         self._policies: dict[str | None, Any] = {}
         self._jobs: dict[str | None, dict[object, JobState]] = {}
         self._order: list[str | None] = []  # VCs in scheduling order: no VC last
+        self._idle: dict[str | None, Any] = {}  # each policy's `idle` method, or None
+        # VCs whose policy may have something to do. A policy with an `idle()` method that
+        # said True leaves the set until it hears of an arrival or a round tick: until then
+        # it stays idle, so it is neither asked nor called.
+        self._active: set[str | None] = set()
 
     def _policy(self, vc: str | None) -> Any:
         """The VC's own policy, made and started when its first job arrives."""
@@ -92,6 +101,7 @@ class PerVC(BasePolicy):
             policy = self._policies[vc] = get(self.inner, **self.inner_params)
             self._jobs[vc] = {}
             self._order = sorted(self._policies, key=lambda v: (v is not None, v or ""))
+            self._idle[vc] = getattr(policy, "idle", None)
             start = getattr(policy, "start", None)
             if start is not None:
                 scoped = ScopedView(self._view, vc, self._jobs[vc])
@@ -102,6 +112,7 @@ class PerVC(BasePolicy):
     def on_arrival(self, job: JobState) -> None:
         policy = self._policy(job.spec.vc)
         self._jobs[job.spec.vc][job.job_id] = job
+        self._active.add(job.spec.vc)
         hook = getattr(policy, "on_arrival", None)
         if hook is not None:
             hook(job)
@@ -117,21 +128,25 @@ class PerVC(BasePolicy):
             hook = getattr(self._policies[vc], "on_round", None)
             if hook is not None:
                 hook(ScopedView(view, vc, self._jobs[vc]))
+                self._active.add(vc)
 
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
-        policies, all_jobs = self._policies, self._jobs
+        policies, all_jobs, active = self._policies, self._jobs, self._active
         for vc in self._order:
+            if vc not in active:
+                continue
             jobs = all_jobs[vc]
             if not jobs:
+                active.discard(vc)  # back with its next arrival
                 continue
-            policy = policies[vc]
             # A policy that says a call would change nothing (no job of its VC waits) is
             # not called: most VCs, most of the time.
-            idle = getattr(policy, "idle", None)
+            idle = self._idle[vc]
             if idle is not None and idle():
+                active.discard(vc)
                 continue
-            answer = policy.schedule(ScopedView(view, vc, jobs))
+            answer = policies[vc].schedule(ScopedView(view, vc, jobs))
             if answer is not None and answer is not alloc:
                 self._apply(alloc, jobs, answer)
         return alloc

@@ -66,7 +66,8 @@ class _ShortestFirst(BasePolicy):
         self._monotone: bool | None = None  # whether failures may be remembered in a call
 
     def idle(self) -> bool:
-        """True when a scheduling call would change nothing: no job waits."""
+        """True when a scheduling call would change nothing: no job waits. It stays True
+        until the next `on_arrival` (`per-vc` then skips the call)."""
         return not self._heap and not self._arrived
 
     def _remember_failures(self) -> bool:
@@ -145,7 +146,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
 
     def idle(self) -> bool:
         """True when a scheduling call would change nothing: no job waits and none started
-        in the last call is still to be listed as running."""
+        in the last call is still to be listed as running; it stays True until the next
+        `on_arrival` (`per-vc` then skips the call)."""
         return not self._heap and not self._arrived and not self._started_last
 
     def _key(self, view: ClusterView, job: JobState) -> float:
