@@ -245,7 +245,6 @@ class _RunningEnds:
         ends, jobs = self._ends, self._jobs
         i = f = 0
         have = free
-        bound = None
         while True:  # estimated-order walk to where `need` GPUs are free
             running = self._current(i, view)
             if running and (f == len(fresh) or ends[i][0] <= fresh[f][0]):
@@ -259,22 +258,37 @@ class _RunningEnds:
             else:
                 return _INF, 0  # all of them never free enough
             if have >= need:
-                # A job past its estimated finish is estimated to end now (its remaining
-                # work is clamped at 0): the exact walk must see everything up to then.
-                end = max(end, view.now)
-                bound = end + _SLACK * (abs(end) + 1.0)
                 break
-        while self._current(i, view) and ends[i][0] <= bound:
-            i += 1
+        # The exact walk stops at a job whose exact finish is within rounding of this one's
+        # (a job past its estimated finish is estimated to end now: its remaining work is
+        # clamped at 0). Jobs clearly before that zone only add their GPUs; the jobs in it
+        # are re-estimated and sorted exactly.
         now = view.now
+        middle = max(end, now)
+        slack = _SLACK * (abs(middle) + 1.0)
+        low, high = middle - slack, middle + slack
+        zone: list[tuple[float, int]] = []
         remaining = view.estimator.remaining_time
-        exact = [
-            (now + remaining(jobs[index], now), jobs[index].spec.num_gpus)
-            for _, index, _ in ends[:i]
-        ]
-        exact.extend(fresh)
-        exact.sort()
-        for end, n in exact:
+        i = 0
+        while self._current(i, view):
+            estimate, index, _ = ends[i]
+            if estimate > high:
+                break
+            job = jobs[index]
+            if estimate < low and now < low:
+                free += job.spec.num_gpus
+            else:
+                zone.append((now + remaining(job, now), job.spec.num_gpus))
+            i += 1
+        for end, n in fresh:
+            if end > high:
+                break
+            if end < low:
+                free += n
+            else:
+                zone.append((end, n))
+        zone.sort()
+        for end, n in zone:
             free += n
             if free >= need:
                 return end, free - need
