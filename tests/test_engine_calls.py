@@ -116,3 +116,24 @@ def test_a_placement_that_failed_succeeds_once_gpus_free_up(strategy):
     assert view.place(spec, gpu_type="V100", strategy=strategy) is None
     ledger.give_back(7, (0, 1))
     assert view.place(spec, gpu_type="V100", strategy=strategy) == (0, 1, 2, 3)
+
+
+class Boom(BasePolicy):
+    """A policy whose second scheduling call fails."""
+
+    name = "boom"
+
+    def start(self, view) -> None:
+        self.calls = 0
+
+    def schedule(self, view):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("policy failed at its second call")
+        return None
+
+
+def test_an_error_in_a_policy_ends_the_run_with_that_error():
+    """The engine's event loop lets a policy's exception through, unchanged."""
+    with pytest.raises(RuntimeError, match="second call"):
+        dlsched.simulate(BLOCKED, _cluster(), Boom())
