@@ -30,7 +30,8 @@ from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 
-_Item = tuple[float, float, int, JobState]
+#: (key, submit time, job order, job, placement group id: -1 for a job of its own)
+_Item = tuple[float, float, int, JobState, int]
 
 #: Placers that, once they fail for a request in a pool, fail for it while that pool only
 #: loses free GPUs (fewer free GPUs per node never makes a gang fit). Plug-in placers are not
@@ -64,6 +65,7 @@ class _ShortestFirst(BasePolicy):
         self._heap: list[_Item] = []
         self._arrived: list[JobState] = []
         self._monotone: bool | None = None  # whether failures may be remembered in a call
+        self._groups: dict[tuple, int] = {}  # placement group → its id
 
     def idle(self) -> bool:
         """True when a scheduling call would change nothing: no job waits. It stays True
@@ -79,8 +81,15 @@ class _ShortestFirst(BasePolicy):
         raise NotImplementedError
 
     def _item(self, view: ClusterView, job: JobState) -> _Item:
+        return self._entry(self._key(view, job), job)
+
+    def _entry(self, key: float, job: JobState) -> _Item:
         spec = job.spec
-        return (self._key(view, job), spec.submit_time, spec.index, job)
+        group = placement_group(spec)
+        if group is None or not self._remember_failures():
+            return (key, spec.submit_time, spec.index, job, -1)
+        number = self._groups.setdefault(group, len(self._groups))
+        return (key, spec.submit_time, spec.index, job, number)
 
     def on_arrival(self, job: JobState) -> None:
         self._arrived.append(job)  # keyed at the next schedule(), where the estimator is
@@ -105,21 +114,20 @@ class ShortestJobFirst(_ShortestFirst):
         alloc = view.allocation()
         heap = self._heap
         skipped: list[_Item] = []
-        failed: set[tuple] = set()  # placement groups that did not fit in this call
+        failed: set[int] = set()  # placement groups that did not fit in this call
         # Both change only when a job starts, so they are read again only then.
         free, least = view.free_gpus(), view.min_pending_demand()
         while heap and free >= least:
             item = heapq.heappop(heap)
             job = item[3]
-            if failed and placement_group(job.spec) in failed:
+            if failed and item[4] in failed:
                 skipped.append(item)
                 continue
             gpus = view.place(job, strategy=self.placement)
             if gpus is None:
                 skipped.append(item)
-                group = placement_group(job.spec)
-                if group is not None and self._remember_failures():
-                    failed.add(group)
+                if item[4] >= 0:
+                    failed.add(item[4])
                 continue
             alloc[job] = gpus
             free, least = view.free_gpus(), view.min_pending_demand()
@@ -159,14 +167,14 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         for job in self._started_last:
             if job.status == RUNNING:
                 finish = now + self._key(view, job)
-                heap = self._running.setdefault(view.pool_of_gpu(job.gpus[0]), [])
-                heapq.heappush(heap, (-finish, -job.spec.index, job.version, job))
+                running = self._running.setdefault(view.pool_of_gpu(job.gpus[0]), [])
+                heapq.heappush(running, (-finish, -job.spec.index, job.version, job))
         self._started_last = []
         alloc = view.allocation()
         heap = self._heap
         deferred: list[_Item] = []
         placed: set[int] = set()  # waiting jobs given GPUs in this call
-        failed: set[tuple] = set()  # placement groups that could neither fit nor preempt
+        failed: set[int] = set()  # placement groups that could neither fit nor preempt
         # These change only when a job starts or is preempted, so are read again only then.
         full = view.free_gpus() < view.min_pending_demand()
         longest: float | None = None
@@ -181,8 +189,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                     continue
             elif job in alloc:
                 continue
-            group = placement_group(job.spec) if failed else None
-            if group is not None and group in failed:
+            if failed and item[4] in failed:
                 gpus = None
             else:
                 gpus = view.place(job, strategy=self.placement)
@@ -192,10 +199,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
                     if self._preemptions != preemptions:
                         failed.clear()
                         full, longest = view.free_gpus() < view.min_pending_demand(), None
-                    elif gpus is None and self._remember_failures():
-                        group = placement_group(job.spec)
-                        if group is not None:
-                            failed.add(group)
+                    elif gpus is None and item[4] >= 0:
+                        failed.add(item[4])
             if gpus is None:
                 deferred.append(item)
                 if full:
@@ -256,9 +261,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
             for entry in victims:
                 victim = entry[3]
                 del alloc[victim]
-                spec = victim.spec
                 # Back in the pending heap at once: other idle GPUs may take it in this call.
-                heapq.heappush(self._heap, (-entry[0] - now, spec.submit_time, spec.index, victim))
+                heapq.heappush(self._heap, self._entry(-entry[0] - now, victim))
             return view.place(job, gpu_type=gpu_type, strategy=self.placement)
         return None
 
