@@ -225,13 +225,14 @@ def test_a_second_writer_is_refused(tmp_path):
 
 
 def test_progress_bar_is_quiet_off_a_terminal_and_shown_on_request(tmp_path, capsys):
-    """No TTY, no bar; progress=True shows runs (and simulated time for a single run)."""
+    """No TTY, no bar; progress=True shows runs, and a single run's jobs finished of its
+    total (with an ETA) and simulated time."""
     path = write_experiment(tmp_path, seeds=1, sweep=None, policies=["fifo"])
     run_experiment(path, tmp_path / "quiet", executor="local")
     assert capsys.readouterr().err == ""
     run_experiment(path, tmp_path / "loud", executor="local", progress=True)
     err = capsys.readouterr().err
-    assert "1/1" in err and "sim s" in err
+    assert "1/1" in err and "job" in err and "simulated" in err
 
 
 def test_unknown_executor_is_refused(tmp_path):

@@ -161,9 +161,14 @@ def build_estimator(spec: Mapping[str, Any]) -> OracleEstimator:
 
 
 def simulate_config(
-    config: Mapping[str, Any], on_progress: Callable[[float], None] | None = None
+    config: Mapping[str, Any],
+    on_progress: Callable[[float], None] | None = None,
+    *,
+    progress: bool | None = False,
 ) -> SimulationResult:
-    """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result."""
+    """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result.
+
+    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time)."""
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
@@ -179,6 +184,7 @@ def simulate_config(
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
+        progress=progress,
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result
@@ -191,6 +197,8 @@ def execute_run(
     on_progress: Callable[[float], None] | None = None,
     lease: WriterLease | None = None,
     cells: Sequence[Mapping[str, Any]] = (),
+    *,
+    progress: bool | None = False,
 ) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
@@ -205,7 +213,7 @@ def execute_run(
         return RunOutcome(key, "skipped")
     started = time.perf_counter()
     try:
-        result = simulate_config(config, on_progress)
+        result = simulate_config(config, on_progress, progress=progress)
         store.write_run(key, config, result, lease=lease)
     except LeaseLostError:
         raise
@@ -539,26 +547,11 @@ def _run_in_process(
 ) -> None:
     cells = cells or {}
     for run in pending:
-        if single:  # one long run: show its progress over simulated time
-            with tqdm(
-                unit="sim s",
-                unit_scale=True,
-                desc="  simulated time",
-                leave=False,
-                file=sys.stderr,
-                dynamic_ncols=True,
-            ) as clock:
-                seen = [0.0]
-
-                def tick(now: float, clock: tqdm = clock, seen: list[float] = seen) -> None:
-                    clock.update(now - seen[0])
-                    seen[0] = now
-
-                record(
-                    execute_run(run.key, run.config, store.url, tick, lease, cells.get(run.key, ()))
-                )
-        else:
-            record(execute_run(run.key, run.config, store.url, None, lease, cells.get(run.key, ())))
+        # One long run gets `simulate`'s own bar: jobs finished of the total, with an ETA.
+        outcome = execute_run(
+            run.key, run.config, store.url, None, lease, cells.get(run.key, ()), progress=single
+        )
+        record(outcome)
 
 
 def _pool_context() -> Any:
