@@ -20,9 +20,15 @@ from dlsched.policies.fifo import Fifo
 
 
 class QuietFifo(Fifo):
-    """FIFO declaring that its calls are no-ops while nothing waiting fits."""
+    """FIFO declaring that its calls are no-ops while nothing waiting fits (as `fifo` does)."""
 
     call_when_nothing_fits = False
+
+
+class LoudFifo(Fifo):
+    """FIFO with BasePolicy's default declaration: called at every instant."""
+
+    call_when_nothing_fits = True
 
 
 def _cluster(gpus: int = 4) -> dlsched.Cluster:
@@ -42,8 +48,15 @@ BLOCKED = pd.DataFrame(
 def test_the_default_declaration_keeps_every_call():
     """BasePolicy calls at every instant: FIFO is called at 0, 10, 20, 100 and 110."""
     assert BasePolicy.call_when_nothing_fits is True
-    result = dlsched.simulate(BLOCKED, _cluster(), Fifo())
+    result = dlsched.simulate(BLOCKED, _cluster(), LoudFifo())
     assert result.meta["scheduling_calls"] == 5
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf"])
+def test_fifo_and_sjf_skip_the_calls_where_nothing_waiting_fits(policy):
+    """The built-in non-preemptive `fifo` and `sjf` declare it: called at 0, 100 and 110."""
+    result = dlsched.simulate(BLOCKED, _cluster(), policy)
+    assert result.meta["scheduling_calls"] == 3
 
 
 def test_calls_where_nothing_waiting_fits_are_skipped_when_declared():
@@ -54,7 +67,7 @@ def test_calls_where_nothing_waiting_fits_are_skipped_when_declared():
 
 def test_skipping_calls_changes_no_result():
     """Jobs, events and timeline are identical with and without skipped calls."""
-    plain = dlsched.simulate(BLOCKED, _cluster(), Fifo())
+    plain = dlsched.simulate(BLOCKED, _cluster(), LoudFifo())
     quiet = dlsched.simulate(BLOCKED, _cluster(), QuietFifo())
     pd.testing.assert_frame_equal(plain.jobs, quiet.jobs)
     pd.testing.assert_frame_equal(plain.events, quiet.events)
@@ -66,7 +79,7 @@ def test_a_fractional_job_in_the_workload_keeps_every_call():
     """A fraction may start with no whole GPU free, so no call is skipped."""
     jobs = BLOCKED.assign(gpu_milli=[1000, 1000, 1000])
     jobs.loc[len(jobs)] = ["d", 30.0, 1, 5.0, 500]
-    plain = dlsched.simulate(jobs, _cluster(), Fifo())
+    plain = dlsched.simulate(jobs, _cluster(), LoudFifo())
     quiet = dlsched.simulate(jobs, _cluster(), QuietFifo())
     assert quiet.meta["scheduling_calls"] == plain.meta["scheduling_calls"]
 

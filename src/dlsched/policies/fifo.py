@@ -304,6 +304,8 @@ class Fifo(BasePolicy):
     """First-in first-out with strict head-of-line blocking (YARN-CS); backfill optional."""
 
     name = "fifo"
+    # Never preempts, packs or keeps timers: a call while no waiting job fits changes nothing.
+    call_when_nothing_fits = False
 
     def __init__(self, backfill: bool | str = False, placement: str = "consolidated") -> None:
         if backfill not in _BACKFILL:

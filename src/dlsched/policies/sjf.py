@@ -105,6 +105,8 @@ class ShortestJobFirst(_ShortestFirst):
     """Non-preemptive shortest job first, by estimated duration."""
 
     name = "sjf"
+    # Non-preemptive: a call while no waiting job fits changes nothing.
+    call_when_nothing_fits = False
 
     def _key(self, view: ClusterView, job: JobState) -> float:
         return view.estimator.duration(job.spec)
