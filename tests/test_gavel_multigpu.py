@@ -155,3 +155,22 @@ def test_a_gang_spread_over_nodes_runs_at_the_unconsolidated_rate():
     apart = run(jobs, spread, "fifo_perf").loc["a", "jct"]
     assert alone == pytest.approx(3600.0, abs=1.0)
     assert apart / alone == pytest.approx(255.8291 / 63.1539, rel=1e-3)
+
+
+def test_gavel_fifo_never_gives_a_gang_a_type_too_small_for_it():
+    """Gavel's replay gives the last listed type (V100 here), but 1 V100 cannot hold a
+    2-GPU gang: the job gets the P100s instead of waiting forever."""
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "small-v100",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 1},
+                {"gpu_type": "P100", "count": 1, "gpus_per_node": 2},
+            ],
+        }
+    )
+    jobs = pd.DataFrame({"job_id": [0], "submit_time": [0.0], "num_gpus": [2], "duration": [1.0]})
+    result = dlsched.simulate(jobs, hardware, "gavel_fifo")
+    job = result.jobs.iloc[0]
+    assert job["status"] == "finished" and job["jct"] == 1.0
+    assert result.events.loc[result.events["event"] == "start", "gpu_type"].tolist() == ["P100"]

@@ -184,6 +184,11 @@ class GavelFifo(GavelPolicy):
         # Gavel's sorted list of types with free GPUs; the last one is the one it gives
         names = [t.lower() for t in self._types]
         listed = [k for k in sorted(range(m), key=names.__getitem__) if free[k] > 0]
+        holds = (
+            problem.scale_factors[:, None] <= problem.capacities[None, :]
+            if problem.allowed is None
+            else problem.allowed
+        )
         while queue and listed:
             job = queue.pop(0)
             room = [i for i, k in enumerate(listed) if free[k] >= gang[job]]
@@ -191,6 +196,14 @@ class GavelFifo(GavelPolicy):
                 break
             drawn = room[self._gavel_rng.randrange(len(room))]
             k = listed[-1]
+            if not holds[row[job], k]:
+                # dlsched's guard, never met on Gavel's clusters (every type has more GPUs
+                # than any gang): a type whose GPUs (in the job's pool) are too few for the
+                # gang would hold the job forever, so it gets the last listed type that can.
+                large = [kk for kk in listed if holds[row[job], kk]]
+                if not large:
+                    continue
+                k = large[-1]
             if problem.usable[row[job], k]:
                 given[job] = k
                 free[k] -= gang[job]
