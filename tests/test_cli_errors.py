@@ -303,3 +303,31 @@ def test_report_into_a_folder_that_cannot_be_written(store, capsys):
     (root / "summary.csv").mkdir()
     assert main(["report", str(root)]) == 2
     assert str(root / "summary.csv") in one_line_error(capsys)
+
+
+# ---- dlsched run on Dask --------------------------------------------------------------------
+def test_run_with_a_missing_scheduler_file_is_one_line(tmp_path, capsys):
+    """--scheduler-file naming no file: one line naming it, exit 2, nothing run."""
+    pytest.importorskip("distributed")
+    missing = tmp_path / "scheduler.json"
+    assert (
+        main(
+            ["run", "quickstart", "--out", str(tmp_path / "out")]
+            + ["--scheduler-file", str(missing)]
+        )
+        == 2
+    )
+    assert str(missing) in one_line_error(capsys)
+
+
+def test_run_with_an_address_and_a_scheduler_file_is_refused(capsys):
+    """--address and --scheduler-file name two clusters: the pair is refused in one line."""
+    args = ["run", "quickstart", "--address", "tcp://h:8786", "--scheduler-file", "s.json"]
+    assert main(args) == 2
+    assert "not allowed with argument" in one_line_error(capsys)
+
+
+def test_run_with_negative_retries_is_refused(capsys):
+    """--retries takes a whole number of at least 0."""
+    assert main(["run", "quickstart", "--retries", "-1"]) == 2
+    assert "expected an integer >= 0" in one_line_error(capsys)

@@ -257,16 +257,33 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--executor",
-        default="process",
+        default=None,
         type=_one_of("executor", EXECUTORS),
-        help="process: local process pool (default); local: one by one in "
-        "this process; dask: a Dask cluster (--address, else a local one)",
+        help="process: local process pool (the default); local: one by one in "
+        "this process; dask: a Dask cluster (--address or --scheduler-file, else a local "
+        "one; the default when either is given)",
     )
-    run.add_argument(
+    dask_target = run.add_mutually_exclusive_group()
+    dask_target.add_argument(
         "--address",
         default=None,
         metavar="ADDRESS",
-        help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (--executor dask)",
+        help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 (implies --executor dask)",
+    )
+    dask_target.add_argument(
+        "--scheduler-file",
+        default=None,
+        metavar="PATH",
+        help="connect to the running Dask scheduler that wrote PATH (`dask scheduler "
+        "--scheduler-file PATH`, dask-jobqueue, dask-mpi); implies --executor dask",
+    )
+    run.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="times runs are tried again after their worker died (a broken local pool "
+        "replaced, a Dask run whose worker was killed resubmitted); default: 3",
     )
     run.add_argument(
         "--dry-run",
@@ -343,6 +360,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument("--no-plots", action="store_true", help="write no plots")
     return parser
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -615,10 +642,16 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from dlsched.experiments import ResultsStore, load_experiment, run_experiment
+    from dlsched.experiments.store import is_remote
 
     experiment = load_experiment(args.experiment)
     out = args.out or str(Path("results") / experiment.name)
-    if not args.dry_run:
+    if is_remote(out) and args.report:
+        raise UsageError(
+            f"--report writes files beside the results, and --out {out} is a URL; run "
+            "`dlsched report` on a local copy, or query its dataset/ folder"
+        )
+    if not args.dry_run and not is_remote(out):
         _check_out_dir("--out" if args.out else "results folder", out)
     if args.dry_run:
         store = ResultsStore(out)
@@ -639,7 +672,9 @@ def _run(args: argparse.Namespace) -> int:
             workers=args.workers,
             executor=args.executor,
             address=args.address,
+            scheduler_file=args.scheduler_file,
             progress=args.progress,
+            **({} if args.retries is None else {"retries": args.retries}),
         )
     except KeyboardInterrupt:
         print(
@@ -693,6 +728,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.report:
         written = report.write_report(out)
         print(f"\nreport: {len(written)} files in {out} (summary.md)")
+    elif is_remote(out):
+        print(f"\nevery run at once (pyarrow.dataset, DuckDB): {out}/dataset/jobs, runs, events")
     else:
         print(f"\ntables and plots: dlsched report {out}")
     return 0 if outcome.ok else 1
