@@ -111,9 +111,16 @@ def deviation_stats(points: Sequence[PointResult]) -> dict[str, Any]:
 def task_file(reproduction: str, task: Task) -> str:
     """The file name of a finished task: its id and a hash of what determines its result."""
     from dlsched import __version__
+    from dlsched.experiments.store import RESULTS_FORMAT  # bumped when semantics change
 
     payload = json.dumps(
-        {"reproduction": reproduction, "id": task.id, "spec": task.spec, "dlsched": __version__},
+        {
+            "reproduction": reproduction,
+            "id": task.id,
+            "spec": task.spec,
+            "dlsched": __version__,
+            "results_format": RESULTS_FORMAT,
+        },
         sort_keys=True,
         separators=(",", ":"),
     )
