@@ -109,6 +109,8 @@ def random_jobs(seed: int, n: int = 300) -> pd.DataFrame:
     [
         ("easy", "oracle", ScanOracle(), 1),
         ("easy", NoisyEstimator(0.5), ScanNoisy(0.5), 2),
+        # rate noise: estimated finishes drift, so `fifo` must scan (it did not, at first)
+        ("easy", NoisyEstimator(0.5, 0.5), ScanNoisy(0.5, 0.5), 5),
         ("greedy", "oracle", ScanOracle(), 3),
     ],
 )

@@ -44,11 +44,20 @@ _BACKFILL = {
 _INF = float("inf")
 _LARGEST = sys.float_info.max  # a live job's key in the index; a removed one's is _INF
 #: Estimators whose remaining time of a waiting job is fixed and of a running job moves only
-#: with rounding (rates fixed per stint): the incremental backfill is exact for them.
+#: with rounding (rates fixed per stint): the incremental backfill is exact for them. A noisy
+#: estimator qualifies only without rate noise (`_is_static`): with `sigma_throughput` > 0 its
+#: rate differs from the one progress follows, so a running job's estimated finish drifts.
 _STATIC_ESTIMATORS = (OracleEstimator, NoisyEstimator)
 #: Relative slack between an estimated finish time kept from a job's start and the same time
 #: recomputed later (they differ by float rounding, ~1e-15 relative).
 _SLACK = 1e-9
+
+
+def _is_static(estimator: object) -> bool:
+    """Whether the incremental backfill is exact under `estimator` (see _STATIC_ESTIMATORS)."""
+    if type(estimator) not in _STATIC_ESTIMATORS:
+        return False
+    return getattr(estimator, "sigma_throughput", 0.0) == 0.0
 
 
 class _Bucket:
@@ -352,7 +361,7 @@ class Fifo(BasePolicy):
         if self.backfill is None:
             return alloc
         if self._fast is None:
-            self._fast = type(view.estimator) in _STATIC_ESTIMATORS
+            self._fast = _is_static(view.estimator)
         if self._fast:
             self._admit(view, started)
         if queue and view.free_gpus() >= view.min_pending_demand():
