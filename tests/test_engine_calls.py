@@ -150,3 +150,21 @@ def test_an_error_in_a_policy_ends_the_run_with_that_error():
     """The engine's event loop lets a policy's exception through, unchanged."""
     with pytest.raises(RuntimeError, match="second call"):
         dlsched.simulate(BLOCKED, _cluster(), Boom())
+
+
+def test_overlapping_runs_restore_the_garbage_collector_thresholds():
+    """Two holds of no_full_collections that end out of order (runs in two threads) leave
+    the process's GC thresholds as they found them, not full collections switched off."""
+    import gc
+
+    from dlsched.engine.simulator import no_full_collections
+
+    before = gc.get_threshold()
+    first, second = no_full_collections(), no_full_collections()
+    first.__enter__()
+    second.__enter__()
+    assert gc.get_threshold()[2] == 1_000_000_000
+    first.__exit__(None, None, None)
+    assert gc.get_threshold()[2] == 1_000_000_000  # the second run still holds it
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -96,12 +97,26 @@ def no_full_collections() -> Iterator[None]:
     first full collection after the run. `dlsched.simulate` holds it from building the job
     specs to building the result (each makes a long-lived object per job: full collections
     there cost a fifth of a FIFO replay of the Philly table)."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000_000)
+    # The thresholds are the process's: runs overlapping in threads (a threaded Dask worker)
+    # share one hold, and the last to end restores what the first found.
+    global _gc_holds, _gc_saved
+    with _GC_LOCK:
+        if _gc_holds == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(_gc_saved[0], _gc_saved[1], 1_000_000_000)
+        _gc_holds += 1
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
+        with _GC_LOCK:
+            _gc_holds -= 1
+            if _gc_holds == 0:
+                gc.set_threshold(*_gc_saved)
+
+
+_GC_LOCK = threading.Lock()
+_gc_holds = 0  # runs inside `no_full_collections` now
+_gc_saved: tuple[int, ...] = gc.get_threshold()
 
 
 _no_full_collections = no_full_collections  # the name it had
