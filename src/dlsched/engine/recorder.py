@@ -58,16 +58,8 @@ class Recorder:
         self._row(now, tuple([busy_by_type[t] for t in self._type_order]))
 
     def busy_from_free(self, now: float, free_by_type: dict[str, int]) -> None:
-        """`busy` from the ledger's free GPUs per type (what the engine calls; `_row`
-        inlined: it runs after every completion)."""
-        busy = tuple([capacity - free_by_type[t] for t, capacity in self._capacity])
-        timeline = self.timeline
-        if timeline and timeline[-1][0] == now:
-            timeline[-1] = (now, *busy)
-            self._last = busy
-        elif busy != self._last:
-            timeline.append((now, *busy))
-            self._last = busy
+        """`busy` from the ledger's free GPUs per type (what the engine calls)."""
+        self._row(now, tuple([capacity - free_by_type[t] for t, capacity in self._capacity]))
 
     def _row(self, now: float, busy: tuple[int, ...]) -> None:
         timeline = self.timeline

@@ -511,17 +511,7 @@ class Simulator:
         jobs.running[job_id] = state
         # `_plan_completion`, inlined: the same arithmetic
         finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
-        env = self.env
-        queue: list[Any] = env._queue
-        heappush(
-            queue,
-            (
-                env._now + max(0.0, finish - env._now),
-                NORMAL,
-                next(env._eid),
-                _Call(self._completion_due, (state, state.version, finish)),
-            ),
-        )
+        self._push_completion(state, finish)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
         self.recorder.events.append(
@@ -544,7 +534,11 @@ class Simulator:
         """Schedule the exact completion of the job's current stint at its current rate."""
         start = max(state.progress_from, state.credited_at)
         finish = start + (state.spec.total_steps - state.steps_done) / state._rate
-        # the event carries what the callback needs (no closure: fewer objects for the GC)
+        self._push_completion(state, finish)
+
+    def _push_completion(self, state: JobState, finish: float) -> None:
+        """Put the stint's completion check at `finish` on SimPy's queue, as a timeout would.
+        The event carries what the callback needs (no closure: fewer objects for the GC)."""
         env = self.env
         queue: list[Any] = env._queue
         heappush(
