@@ -93,3 +93,9 @@ def test_cli_progress_flag_draws_a_bar(capsys):
     assert "2302/2302" in capsys.readouterr().err
     assert main(["replay", "--no-progress", "--json"]) == 0
     assert "2302/2302" not in capsys.readouterr().err
+
+
+def test_progress_other_than_a_bool_or_none_is_refused():
+    """progress="yes" is an error naming the values it takes, not a silent truthy bar."""
+    with pytest.raises(ValueError, match="progress must be True, False or None"):
+        dlsched.simulate(_jobs(), _cluster(), "fifo", progress="yes")

@@ -72,6 +72,8 @@ def simulate(
     workload was loaded with `lenient=True`: then it is reported as `unschedulable`.
     """
     wall = time.perf_counter()
+    if progress not in (True, False, None):  # "yes" or 0.5 would pass as truthy, silently
+        raise ValueError(f"progress must be True, False or None, not {progress!r}")
     work = _as_workload(workload)
     hardware = cluster if isinstance(cluster, Cluster) else load_cluster(os.fspath(cluster))
     if isinstance(policy, str):
