@@ -42,13 +42,19 @@ class GpuType:
 
 @dataclass(frozen=True)
 class Node:
-    """A machine: an index, a name, a rack and the ids of its GPUs (all of one type)."""
+    """A machine: an index, a name, a rack and the ids of its GPUs (all of one type).
+
+    `cpus` (cores) and `memory_gb` (host memory, GB) are its capacities for jobs' CPU and
+    memory demands; None means the file declares none, and the node never runs short of it.
+    """
 
     index: int
     name: str
     rack: str
     gpu_type: str
     gpu_ids: tuple[int, ...]
+    cpus: float | None = None
+    memory_gb: float | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,16 @@ class Cluster:
     def num_gpus(self) -> int:
         """Total number of GPUs."""
         return len(self.gpu_node)
+
+    @property
+    def declares_cpus(self) -> bool:
+        """Whether any node declares CPU cores (then jobs' CPU demands are accounted)."""
+        return any(node.cpus is not None for node in self.nodes)
+
+    @property
+    def declares_memory(self) -> bool:
+        """Whether any node declares host memory (then jobs' memory demands are accounted)."""
+        return any(node.memory_gb is not None for node in self.nodes)
 
     @property
     def type_names(self) -> tuple[str, ...]:
@@ -133,7 +149,16 @@ MAX_GPUS_PER_NODE = 1024
 _TOP_KEYS = ("name", "description", "gpu_types", "racks", "nodes", "vcs")
 _GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour")
 _RACK_KEYS = ("name", "nodes")
-_GROUP_KEYS = ("gpu_type", "count", "gpus_per_node", "name", "rack", "memory_gb")
+_GROUP_KEYS = (
+    "gpu_type",
+    "count",
+    "gpus_per_node",
+    "name",
+    "rack",
+    "memory_gb",
+    "cpus",
+    "host_memory_gb",
+)
 _VC_KEYS = ("name", "nodes", "gpu_type", "gpus")
 
 
@@ -247,7 +272,8 @@ def _parse(data: Any, source: str) -> Cluster:
 
     # Validate every group and the total size before building anything, so that an absurd
     # count is refused instead of exhausting memory.
-    plans: list[tuple[str, str, int, int, str]] = []  # (prefix, type key, count, per node, rack)
+    # (prefix, type key, count, GPUs per node, rack, cpus, host memory GB)
+    plans: list[tuple[str, str, int, int, str, float | None, float | None]] = []
     prefix_where: dict[str, str] = {}
     total_gpus = 0
     # g, the index over all groups, is in the default node-name prefix that VCs may name.
@@ -303,15 +329,22 @@ def _parse(data: Any, source: str) -> Cluster:
                 "give each node group its own name",
             )
         prefix_where[prefix] = key
-        plans.append((prefix, tkey, count, per_node, rack_name))
+        cpus = _opt_capacity(group.get("cpus"), source, f"{key}.cpus", "cores")
+        # A group's `memory_gb` has always meant its GPUs' memory; host memory has its own key.
+        host_memory = _opt_capacity(
+            group.get("host_memory_gb"), source, f"{key}.host_memory_gb", "GB"
+        )
+        plans.append((prefix, tkey, count, per_node, rack_name, cpus, host_memory))
 
     nodes: list[Node] = []
     next_gpu = 0
-    for prefix, tkey, count, per_node, rack_name in plans:
+    for prefix, tkey, count, per_node, rack_name, cpus, host_memory in plans:
         for i in range(count):
             gpu_ids = tuple(range(next_gpu, next_gpu + per_node))
             next_gpu += per_node
-            nodes.append(Node(len(nodes), f"{prefix}-{i}", rack_name, tkey, gpu_ids))
+            nodes.append(
+                Node(len(nodes), f"{prefix}-{i}", rack_name, tkey, gpu_ids, cpus, host_memory)
+            )
 
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
@@ -475,4 +508,18 @@ def _opt_positive(value: Any, source: str, key: str, allow_zero: bool = False) -
         or not (value > 0 or (allow_zero and value == 0))
     ):
         raise _fail(source, key, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _opt_capacity(value: Any, source: str, key: str, unit: str) -> float | None:
+    """A node's CPU or host-memory capacity: a finite number >= 0, or None when not given."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise _fail(source, key, f"must be a number of {unit} >= 0, got {value!r}")
     return float(value)

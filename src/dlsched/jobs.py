@@ -38,6 +38,8 @@ class JobSpec:
     status: str | None = None  # as traced (Pass/Failed/Killed), kept for analysis
     min_gpus: int | None = None  # elastic bounds; None = num_gpus (a rigid job)
     max_gpus: int | None = None
+    cpu_milli: int = 0  # the job's whole CPU demand, thousandths of a core (0 = none)
+    memory_mib: int = 0  # the job's whole host-memory demand, MiB (0 = none)
 
     @property
     def elastic(self) -> bool:

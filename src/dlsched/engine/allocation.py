@@ -5,9 +5,11 @@ A policy gets it from `view.allocation()`, assigns (`alloc[job] = gpus`) and rem
 to the ledger at once, so free-GPU counts and placement helpers see the GPUs the policy has
 already handed out in this call; the engine turns the net change per job into starts,
 preemptions, moves and re-scalings when `schedule()` returns. An elastic job (one with
-`min_gpus`/`max_gpus`) may be given any GPU count within its bounds. A policy may instead
-return any mapping of job id → GPU ids as its whole answer, and the engine diffs it against
-the current state.
+`min_gpus`/`max_gpus`) may be given any GPU count within its bounds. Where the cluster
+accounts CPU and memory, a job also takes its demand on the nodes of its GPUs
+(`Ledger.node_demands`); GPUs whose nodes lack it are refused like GPUs already held. A
+policy may instead return any mapping of job id → GPU ids as its whole answer, and the
+engine diffs it against the current state.
 """
 
 from __future__ import annotations
@@ -121,7 +123,14 @@ class Allocation(MutableMapping):
             raise SchedulingError(
                 f"job {state.job_id!r} would take VC {vc!r} past its quota of {quota} GPUs"
             )
-        ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack)
+        if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
+            demands = ledger.node_demands(spec, gpus)
+            problem = ledger.shortfall(demands)
+            if problem is not None:
+                raise SchedulingError(f"job {state.job_id!r} cannot run there: {problem}")
+            ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack, demands=demands)
+        else:
+            ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack)
         self._set(state, current, gpus)
 
     def __delitem__(self, job: object) -> None:

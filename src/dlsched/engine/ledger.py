@@ -9,20 +9,32 @@ A GPU is FREE, held whole by one job, PACKED with two whole-GPU jobs that a poli
 co-locate (Gandiva's and Gavel's space sharing; their rates then come from the throughput
 model's measured pairs), or SHARED by jobs that each asked for a fraction of a GPU
 (`gpu_milli` < 1000); the fractions on one GPU never add up to more than 1000.
+
+CPU and host memory are accounted per node, in integer milli-CPUs and MiB, only when some
+node of the cluster declares them (`cpu_free`/`mem_free` are None otherwise, and nothing
+here does any work for them). A node that declares no capacity in a cluster where others do
+is unlimited for that resource (`UNLIMITED`): the file says nothing about it, so nothing is
+invented. A job's demand (`JobSpec.cpu_milli`, `memory_mib`, the whole job's) is held on its
+nodes in proportion to its GPUs there (`node_demands`); `take` reserves it and `give_back`
+returns exactly what `take` reserved for the job.
 """
 
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Mapping
 
 from dlsched.cluster import Cluster
 from dlsched.errors import SchedulingError
+from dlsched.jobs import JobSpec
 
 FREE = -1
 SHARED = -2
 PACKED = -3
 WHOLE = 1000
 MAX_PACKED = 2  # jobs per packed GPU: pairs, the only co-locations anyone measured
+UNLIMITED = 1 << 62
+"""The capacity (milli-CPUs or MiB) of a node that declares none where other nodes do."""
 
 Pool = tuple[str, "str | None"]
 
@@ -72,6 +84,27 @@ class Ledger:
         self.vc_quota: dict[str, int] = {
             vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
         }
+        # CPU (milli-CPUs) and host memory (MiB) per node index: capacity and free; None when
+        # no node declares the resource.
+        self.cpu_capacity: list[int] | None = (
+            [UNLIMITED if n.cpus is None else round(n.cpus * 1000) for n in cluster.nodes]
+            if cluster.declares_cpus
+            else None
+        )
+        self.mem_capacity: list[int] | None = (
+            [UNLIMITED if n.memory_gb is None else round(n.memory_gb * 1024) for n in cluster.nodes]
+            if cluster.declares_memory
+            else None
+        )
+        self.cpu_free: list[int] | None = (
+            None if self.cpu_capacity is None else list(self.cpu_capacity)
+        )
+        self.mem_free: list[int] | None = (
+            None if self.mem_capacity is None else list(self.mem_capacity)
+        )
+        self.tracks_resources = self.cpu_free is not None or self.mem_free is not None
+        # job index → {node: (milli-CPUs, MiB)} that `take` reserved for it
+        self.reserved: dict[int, dict[int, tuple[int, int]]] = {}
 
     @property
     def free_total(self) -> int:
@@ -111,6 +144,94 @@ class Ledger:
 
     def pool_of(self, gpu: int) -> Pool:
         return self.node_pool[self.gpu_node[gpu]]
+
+    # ---- CPU and host memory ------------------------------------------------------------
+    def node_demands(self, spec: JobSpec, gpus: tuple[int, ...]) -> dict[int, tuple[int, int]]:
+        """Node index → (milli-CPUs, MiB) the job would hold on each node of `gpus`.
+
+        The job's demand is split over its nodes in proportion to its GPUs there (integer
+        shares, the remainder on the lowest node index). An elastic job on another GPU count
+        than it asked for holds its per-GPU demand times its GPUs, rounded up. Every node of
+        `gpus` has an entry, (0, 0) for a job without demands."""
+        per_node: dict[int, int] = {}
+        gpu_node = self.gpu_node
+        for gpu in gpus:
+            node = gpu_node[gpu]
+            per_node[node] = per_node.get(node, 0) + 1
+        n = len(gpus)
+        cpu, mem = spec.cpu_milli, spec.memory_mib
+        if not cpu and not mem:
+            return dict.fromkeys(per_node, (0, 0))
+        asked = spec.num_gpus
+        if n != asked and asked > 0:
+            cpu, mem = -(-cpu * n // asked), -(-mem * n // asked)
+        if len(per_node) == 1:
+            return {next(iter(per_node)): (cpu, mem)}
+        out = {node: (cpu * k // n, mem * k // n) for node, k in per_node.items()}
+        first = min(out)
+        spare_cpu = cpu - sum(c for c, _ in out.values())
+        spare_mem = mem - sum(m for _, m in out.values())
+        held_cpu, held_mem = out[first]
+        out[first] = (held_cpu + spare_cpu, held_mem + spare_mem)
+        return out
+
+    def fits_resources(self, node: int, cpu_milli: int, mem_mib: int) -> bool:
+        """Whether `node` has `cpu_milli` milli-CPUs and `mem_mib` MiB free (always, for a
+        resource no node declares)."""
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        return (cpu_free is None or cpu_free[node] >= cpu_milli) and (
+            mem_free is None or mem_free[node] >= mem_mib
+        )
+
+    def shortfall(self, demands: Mapping[int, tuple[int, int]]) -> str | None:
+        """Why `demands` (node → (milli-CPUs, MiB)) do not fit the free capacity now, naming
+        the node and the resource, or None when they fit."""
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        nodes = self.cluster.nodes
+        for node in sorted(demands):
+            cpu, mem = demands[node]
+            if cpu_free is not None and cpu > cpu_free[node]:
+                return (
+                    f"node {node} ({nodes[node].name}) has {cpu_free[node]} milli-CPUs free, "
+                    f"the job needs {cpu} there"
+                )
+            if mem_free is not None and mem > mem_free[node]:
+                return (
+                    f"node {node} ({nodes[node].name}) has {mem_free[node]} MiB of memory "
+                    f"free, the job needs {mem} there"
+                )
+        return None
+
+    def _reserve(self, job_index: int, demands: Mapping[int, tuple[int, int]]) -> None:
+        """Hold `demands` for the job (checked by `shortfall` before)."""
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        held: dict[int, tuple[int, int]] = {}
+        for node, (cpu, mem) in demands.items():
+            if not cpu and not mem:
+                continue
+            if cpu_free is not None:
+                cpu_free[node] -= cpu
+            else:
+                cpu = 0
+            if mem_free is not None:
+                mem_free[node] -= mem
+            else:
+                mem = 0
+            held[node] = (cpu, mem)
+        if held:
+            self.reserved[job_index] = held
+
+    def _unreserve(self, job_index: int) -> None:
+        """Return what `_reserve` held for the job (nothing if it held nothing)."""
+        held = self.reserved.pop(job_index, None)
+        if held is None:
+            return
+        cpu_free, mem_free = self.cpu_free, self.mem_free
+        for node, (cpu, mem) in held.items():
+            if cpu_free is not None:
+                cpu_free[node] += cpu
+            if mem_free is not None:
+                mem_free[node] += mem
 
     # ---- whole GPUs ---------------------------------------------------------------------
     def _claim(self, gpu: int) -> None:
@@ -157,9 +278,34 @@ class Ledger:
         milli: int = WHOLE,
         vc: str | None = None,
         pack: bool = False,
+        *,
+        demands: Mapping[int, tuple[int, int]] | None = None,
     ) -> None:
         """Give `gpus` to a job: whole (they must be free, or with `pack` free or held whole by
-        one other job), or a `milli` share of one GPU."""
+        one other job), or a `milli` share of one GPU.
+
+        `demands` (node → (milli-CPUs, MiB), as from `node_demands`) are reserved with the
+        GPUs when the cluster accounts CPU or memory; more than a node has free is refused.
+        A job holds one reservation at a time: take it again only after `give_back`."""
+        if demands and self.tracks_resources:
+            if job_index in self.reserved:
+                raise SchedulingError(
+                    f"job index {job_index} already holds CPU/memory; give it back first"
+                )
+            problem = self.shortfall(demands)
+            if problem is not None:
+                raise SchedulingError(
+                    f"job index {job_index} cannot take its CPU/memory: {problem}"
+                )
+            self._take_gpus(job_index, gpus, milli, vc, pack)
+            self._reserve(job_index, demands)
+            return
+        self._take_gpus(job_index, gpus, milli, vc, pack)
+
+    def _take_gpus(
+        self, job_index: int, gpus: tuple[int, ...], milli: int, vc: str | None, pack: bool
+    ) -> None:
+        """The GPU part of `take`."""
         owner = self.owner
         if milli == WHOLE and not pack:
             self._take_whole(job_index, gpus, vc)
@@ -236,7 +382,9 @@ class Ledger:
     def give_back(
         self, job_index: int, gpus: tuple[int, ...], milli: int = WHOLE, vc: str | None = None
     ) -> None:
-        """Free what `take` gave the job."""
+        """Free what `take` gave the job: these GPUs, and all the CPU and memory it reserved."""
+        if self.reserved:
+            self._unreserve(job_index)
         owner = self.owner
         if milli == WHOLE and not self.packed_jobs:
             self._give_back_whole(job_index, gpus, vc)
