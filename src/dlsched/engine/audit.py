@@ -118,8 +118,54 @@ class Auditor:
                     self._fail(f"node {node} is in the wrong free-count bucket")
         if free_by_type != ledger.free_by_type or free_by_pool != ledger.free_by_pool:
             self._fail(f"free counts {ledger.free_by_type} != {free_by_type}")
+        if ledger.tracks_resources or ledger.reserved:
+            self._check_resources()
         if len(sim.jobs.running) + len(sim.jobs.pending) != len(sim.jobs.active):
             self._fail("active = pending + running does not hold")
         done = sum(1 for s in sim.states if s.status == FINISHED)
         if done != sim.finished:
             self._fail("finished count is off")
+
+    def _check_resources(self) -> None:
+        """CPU and memory: only running jobs hold any, on nodes of their GPUs; each node's
+        free amount is its capacity less what jobs hold, and never below zero."""
+        sim = self.sim
+        ledger = sim.ledger
+        holders = {state.spec.index: state for state in sim.jobs.running.values()}
+        n_nodes = len(sim.cluster.nodes)
+        held_cpu, held_mem = [0] * n_nodes, [0] * n_nodes
+        for index, held in ledger.reserved.items():
+            state = holders.get(index)
+            if state is None:
+                self._fail(f"job index {index} holds CPU/memory {held} but is not running")
+                return
+            nodes = {ledger.gpu_node[g] for g in state.gpus}
+            if not set(held) <= nodes:
+                self._fail(
+                    f"job {state.job_id!r} holds CPU/memory on nodes {sorted(held)}, its GPUs "
+                    f"are on nodes {sorted(nodes)}"
+                )
+            for node, (cpu, mem) in held.items():
+                held_cpu[node] += cpu
+                held_mem[node] += mem
+        for resource, capacity, free, held_by_node, unit in (
+            ("CPU", ledger.cpu_capacity, ledger.cpu_free, held_cpu, "milli-CPUs"),
+            ("memory", ledger.mem_capacity, ledger.mem_free, held_mem, "MiB"),
+        ):
+            if capacity is None or free is None:
+                if any(held_by_node):
+                    self._fail(f"jobs hold {resource} on a cluster that declares none")
+                continue
+            for node, (cap, left, taken) in enumerate(
+                zip(capacity, free, held_by_node, strict=True)
+            ):
+                if taken > cap or left < 0:
+                    self._fail(
+                        f"node {node} ({sim.cluster.nodes[node].name}) is over-committed: "
+                        f"jobs hold {taken} {unit} of {resource}, it has {cap}"
+                    )
+                if left != cap - taken:
+                    self._fail(
+                        f"node {node}'s free {resource} is {left} {unit}, its capacity less "
+                        f"what jobs hold is {cap - taken}"
+                    )

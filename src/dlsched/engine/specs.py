@@ -7,7 +7,10 @@ per-type durations (`duration_<type>` columns) runs at `steps / duration_<type>`
 
 A job can never run when no GPU pool it may use (its VC's nodes, or the unowned nodes; its
 allowed GPU types) has enough GPUs, when its VC quota is smaller than its demand, or when
-no allowed type gives it a positive throughput.
+no allowed type gives it a positive throughput, or when its CPU or memory demand
+(`cpu_milli`, `memory_mib`) cannot be held by the nodes of any allowed pool: a job's demand
+is held on its nodes in proportion to its GPUs there (`Ledger.node_demands`), so a pool can
+run it only if its nodes can hold enough of its GPUs with their shares of the demand.
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ def build_specs(
         df = df.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
     n_jobs = len(df)
     source = work.provenance.get("source", "<workload>")
-    pools = Ledger(cluster).pool_capacity
+    ledger = Ledger(cluster)
+    pools = ledger.pool_capacity
+    demand_fields = work.provenance.get("demand_fields", {})
     owning = {vc.name for vc in cluster.vcs if vc.node_indices}
     quota = {vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None}
     per_node = {t: cluster.max_gpus_per_node(t) for t in cluster.gpu_types}
@@ -100,6 +105,10 @@ def build_specs(
                 f"{best[1]} of one allowed type ({cluster.display_name(best[0])})",
                 "num_gpus",
             )
+        if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
+            short = resource_shortfall(spec, n, allowed, vc, ledger)
+            if short is not None:
+                return short[0], demand_fields.get(short[1], short[1])
         share = n * spec.gpu_milli / 1000
         if spec.vc in quota and quota[spec.vc] < share:
             return (
@@ -134,6 +143,8 @@ def build_specs(
     min_sizes = _optional(_floats(df, "min_gpus", math.nan), int)
     max_sizes = _optional(_floats(df, "max_gpus", math.nan), int)
     millis = [1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)]
+    cpu_millis = _demands(df, "cpu_milli")
+    memory_mibs = _demands(df, "memory_mib")
     rows: list = column("source_row")
     if "source_row" in df.columns and df["source_row"].dtype.kind not in "iu":
         rows = [None if row is None else int(row) for row in rows]
@@ -218,12 +229,22 @@ def build_specs(
             texts["status"][index],
             min_sizes[index],
             max_sizes[index],
+            cpu_millis[index],
+            memory_mibs[index],
         )
         if reason is None:
             if per_type:
                 found = why_not(spec)
             else:  # what why_not reads of a job without per-type durations
-                why_key = (spec.gpu_range[0], spec.vc, spec.gpu_constraint, spec.gpu_milli, model)
+                why_key: tuple = (
+                    spec.gpu_range[0],
+                    spec.vc,
+                    spec.gpu_constraint,
+                    spec.gpu_milli,
+                    model,
+                )
+                if spec.cpu_milli or spec.memory_mib:
+                    why_key += (spec.num_gpus, spec.cpu_milli, spec.memory_mib)
                 if why_key not in blocked:
                     blocked[why_key] = why_not(spec)
                 found = blocked[why_key]
@@ -237,6 +258,56 @@ def build_specs(
             unschedulable[index] = reason
         specs.append(spec)
     return specs, unschedulable
+
+
+def resource_shortfall(
+    spec: JobSpec, n: int, allowed: list[str], vc: str | None, ledger: Ledger
+) -> tuple[str, str] | None:
+    """(reason, ``cpu_milli`` or ``memory_mib``) when no pool of the `allowed` GPU types
+    (of `vc`'s nodes, or the unowned ones) can ever hold the job's CPU or memory demand on
+    `n` GPUs, else None.
+
+    A node whose `g` GPUs could take `k` of the job's holds at least
+    ``floor(demand × k / n)`` of it (`Ledger.node_demands`); the pool can run the job only
+    if its nodes can take `n` GPUs in all that way. The test never refuses a job that could
+    run: it ignores where the remainder of the split lands."""
+    num = spec.num_gpus
+    cpu, mem = spec.cpu_milli, spec.memory_mib
+    if n != num and num > 0:  # an elastic job on its fewest GPUs: per-GPU demand × GPUs
+        cpu, mem = -(-cpu * n // num), -(-mem * n // num)
+    cpu_cap = ledger.cpu_capacity if cpu else None
+    mem_cap = ledger.mem_capacity if mem else None
+    room_cpu = room_both = 0
+    most_cpu = most_mem = 0
+    for node, pool in enumerate(ledger.node_pool):
+        if pool[1] != vc or pool[0] not in allowed:
+            continue
+        gpus = len(ledger.cluster.nodes[node].gpu_ids)
+        k_cpu = k_mem = gpus
+        if cpu_cap is not None:
+            most_cpu = max(most_cpu, cpu_cap[node])
+            k_cpu = min(gpus, ((cpu_cap[node] + 1) * n - 1) // cpu)
+        if mem_cap is not None:
+            most_mem = max(most_mem, mem_cap[node])
+            k_mem = min(gpus, ((mem_cap[node] + 1) * n - 1) // mem)
+        room_cpu += k_cpu
+        room_both += min(k_cpu, k_mem)
+    if room_both >= n:
+        return None
+    where = f"VC {vc!r}'s nodes" if vc else "the nodes no VC owns"
+    if room_cpu < n:
+        return (
+            f"asks for {cpu / 1000:g} CPUs over {n} GPUs, more than {where} of its allowed "
+            f"GPU types in cluster {ledger.cluster.name!r} can hold (at most "
+            f"{most_cpu / 1000:g} CPUs per node, shared in proportion to its GPUs there)",
+            "cpu_milli",
+        )
+    return (
+        f"asks for {mem / 1024:g} GB of memory over {n} GPUs, more than {where} of its "
+        f"allowed GPU types in cluster {ledger.cluster.name!r} can hold (at most "
+        f"{most_mem / 1024:g} GB per node, shared in proportion to its GPUs there)",
+        "memory_mib",
+    )
 
 
 def _texts(df: pd.DataFrame, name: str) -> list[str | None]:
@@ -266,6 +337,16 @@ def _ints(df: pd.DataFrame, name: str) -> list[int]:
     if values.dtype.kind in "iu":
         return values.tolist()
     return [int(value) for value in values.tolist()]
+
+
+def _demands(df: pd.DataFrame, name: str) -> list[int]:
+    """A CPU or memory demand column as Python ints (0 where absent or missing)."""
+    if name not in df.columns:
+        return [0] * len(df)
+    values = df[name]
+    if values.dtype.kind in "iu":
+        return values.tolist()
+    return [0 if v != v else int(v) for v in values.to_numpy(dtype=float, na_value=0.0).tolist()]
 
 
 def _optional(values: list[float], kind: type) -> list:

@@ -10,10 +10,10 @@ Mapping: ``job_id`` = ``name``; ``submit_time`` = ``creation_time``; ``num_gpus`
 ``num_gpu``; ``gpu_milli`` as traced (a pod asking for part of one GPU has ``num_gpus`` 1
 and ``gpu_milli`` < 1000: it may share that GPU); ``gpu_constraint`` = ``gpu_spec`` (allowed
 GPU types, ``|``-separated; empty = any); ``duration`` = ``deletion_time -
-scheduled_time``; ``status`` = ``pod_phase``. A pod still alive at the trace end (``Running``)
-has ``deletion_time`` = the trace end, so its duration is a lower bound. Passthrough:
-``cpu_milli``, ``memory_mib``, ``qos``, ``queueing_delay`` (``scheduled_time -
-creation_time``).
+scheduled_time``; ``status`` = ``pod_phase``; ``cpu_milli`` and ``memory_mib`` (the pod's
+CPU and host-memory requests) as traced, the canonical demand columns. A pod still alive at
+the trace end (``Running``) has ``deletion_time`` = the trace end, so its duration is a
+lower bound. Passthrough: ``qos``, ``queueing_delay`` (``scheduled_time - creation_time``).
 
 Excluded (``provenance["excluded"]``): CPU-only pods (``num_gpu`` 0), pods never scheduled
 (``Pending``, no ``scheduled_time``) and pods with a zero run time. The ``multigpu*``
@@ -105,7 +105,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
             "gpu_constraint": pods["gpu_spec"] if "gpu_spec" in pods.columns else None,
         }
     )
-    for column in ("cpu_milli", "memory_mib", "qos"):
+    for column in ("cpu_milli", "memory_mib", "qos"):  # demands, then passthrough
         if column in pods.columns:
             frame[column] = pods[column]
     frame["queueing_delay"] = scheduled - created

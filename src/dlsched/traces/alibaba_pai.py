@@ -29,6 +29,10 @@ less than one GPU in all stays fractional: ``num_gpus`` 1 and ``gpu_milli`` = it
 share in thousandths (50 % → 500), as the canonical schema has it. ``gpu_type`` = the GPU
 tasks' assigned type when they agree. Run time: from the earliest task (or instance) start
 to the latest end; time 0 means "not recorded", as in the trace's own analysis code.
+CPU and memory: ``cpu_milli`` = ``Σ inst_num × plan_cpu × 10`` (``plan_cpu`` is percent of
+a core: 600 = 6 cores) and ``memory_mib`` = ``Σ inst_num × plan_mem × 1024`` (``plan_mem``
+in GB) over all the job's tasks, its CPU-only ones (``ps``) included, as the trace's own
+README counts a job's request; a task without a value adds nothing.
 
 Passthrough: ``gpu_request`` (total GPUs asked, ``Σ inst_num × plan_gpu / 100``),
 ``gpu_types`` (assigned types of the GPU tasks, ``|``-joined), ``tasks``, ``instances``,
@@ -179,6 +183,8 @@ def load(
             "status": jobs["status"],
             "gpu_type": found["gpu_type"].to_numpy(dtype=object),
             "gpu_milli": found["gpu_milli"].to_numpy(dtype=np.float64),
+            "num_cpus": found["cpus"].to_numpy(dtype=np.float64),
+            "memory_gb": found["memory_gb"].to_numpy(dtype=np.float64),
             "gpu_request": found["gpu_request"].to_numpy(dtype=np.float64),
             "gpu_types": found["gpu_types"].to_numpy(dtype=object),
             "tasks": found["tasks"].to_numpy(dtype=np.float64),
@@ -198,6 +204,8 @@ def load(
             "submit_time": "start_time",
             "num_gpus": "plan_gpu",
             "duration": "end_time",
+            "num_cpus": "plan_cpu",
+            "memory_gb": "plan_mem",
         },
         extra_checks=checks,
         exclusions=exclusions,
@@ -317,18 +325,22 @@ def _task_gpus(
     raw_inst = pd.to_numeric(tasks["inst_num"], errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan
     )
-    raw_gpu = pd.to_numeric(tasks["plan_gpu"], errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
+    raw = {
+        c: pd.to_numeric(tasks[c], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        for c in ("plan_gpu", "plan_cpu", "plan_mem")
+    }
     parsed = _side_table(
         tasks,
         path,
-        ("inst_num", "plan_gpu", "start_time", "end_time"),
+        ("inst_num", "plan_gpu", "plan_cpu", "plan_mem", "start_time", "end_time"),
         lenient,
         problems,
         [
             RowCheck("inst_num", "inst_num must be >= 1", raw_inst < 1, tasks["inst_num"]),
-            RowCheck("plan_gpu", "plan_gpu must be >= 0", raw_gpu < 0, tasks["plan_gpu"]),
+            *(
+                RowCheck(c, f"{c} must be >= 0", ~(raw[c] >= 0) & ~np.isnan(raw[c]), tasks[c])
+                for c in ("plan_gpu", "plan_cpu", "plan_mem")
+            ),
         ],
     )
     inst = parsed["inst_num"]
@@ -343,6 +355,8 @@ def _task_gpus(
             "request": np.where(uses_gpu, inst * share, 0.0),
             "gpu_type": tasks["gpu_type"].astype(object).where(uses_gpu, None),
             "instances": inst,
+            "cpus": np.nan_to_num(inst * parsed["plan_cpu"] / 100),
+            "memory_gb": np.nan_to_num(inst * parsed["plan_mem"]),
             "start": parsed["start_time"],
             "end": parsed["end_time"],
         }
@@ -366,6 +380,8 @@ def _per_job(
             "gpu_request": grouped["request"].sum(),
             "tasks": grouped.size(),
             "instances": grouped["instances"].sum(),
+            "cpus": grouped["cpus"].sum(),
+            "memory_gb": grouped["memory_gb"].sum(),
             "start": grouped["start"].min(),
             "end": grouped["end"].max(),
         }

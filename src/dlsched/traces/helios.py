@@ -9,8 +9,9 @@ submit, in seconds; ``state`` ∈ COMPLETED / CANCELLED / FAILED / TIMEOUT / NOD
 
 Mapping: ``job_id``, ``user``, ``vc`` as traced; ``num_gpus`` = ``gpu_num``; ``submit_time``
 = seconds since the earliest loaded ``submit_time`` (``provenance["time_origin"]``);
-``duration`` as traced; ``status`` = ``state``. Passthrough: ``cpu_num``, ``node_num``,
-``queueing_delay`` (= ``queue``).
+``duration`` as traced; ``status`` = ``state``; ``cpu_milli`` = ``cpu_num`` × 1000 (the
+job's CPU request; the logs give no memory). Passthrough: ``cpu_num`` (kept as traced),
+``node_num``, ``queueing_delay`` (= ``queue``).
 
 The logs are large (3.4 M jobs, more than half CPU-only), so the file is streamed in
 chunks and CPU-only jobs are dropped chunk by chunk. Excluded (``provenance["excluded"]``):
@@ -92,6 +93,8 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     for column in ("user", "status", "cpu_num", "node_num", "queueing_delay"):
         if table[column].isna().all():
             table.pop(column)
+    if "cpu_num" in table.columns:
+        table["num_cpus"] = table["cpu_num"]
     duration = pd.to_numeric(table["duration"], errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan
     )
@@ -112,7 +115,12 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         path,
         lenient=lenient,
         fmt=FORMAT,
-        field_names={"num_gpus": "gpu_num", "status": "state", "queueing_delay": "queue"},
+        field_names={
+            "num_gpus": "gpu_num",
+            "status": "state",
+            "queueing_delay": "queue",
+            "num_cpus": "cpu_num",
+        },
         extra_checks=checks,
         exclusions=exclusions,
         excluded={CPU_ONLY: cpu_only},

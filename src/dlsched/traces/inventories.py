@@ -8,7 +8,11 @@ grouped by (GPU type, GPUs per node) in sorted order; group ``name`` is
 ``<type>x<gpus per node>`` in lower case, so node ``i`` of a group is ``p40x8-<i>``.
 
 GPU memory is given only where the type name states it (``V100M32`` → 32 GB) or the source
-lists it (Philly's machine list).
+lists it (Philly's machine list). A node's CPU cores (``cpus``) and host memory
+(``host_memory_gb``) are given only where the inventory lists them per machine (PAI 2020's
+``cap_cpu``/``cap_mem``, openb's ``cpu_milli``/``memory_mib``); nodes are then grouped by
+those too, and where one (GPU type, GPUs per node) has machines of several capacities, each
+group's name adds them: ``v100x8-c96-m384`` (96 cores, 384 GB).
 """
 
 from __future__ import annotations
@@ -111,6 +115,8 @@ def pai_2020_cluster(machine_spec: str | os.PathLike[str]) -> dict[str, Any]:
         {
             "gpu_type": spec["gpu_type"].str.strip(),
             "gpus": _counts(spec["cap_gpu"], machine_spec, allow_zero=True),
+            "cpus": _amounts(spec["cap_cpu"], machine_spec, "cap_cpu"),
+            "host_memory_gb": _amounts(spec["cap_mem"], machine_spec, "cap_mem"),
         }
     )
     table = table[table["gpus"] > 0]
@@ -122,7 +128,8 @@ def pai_2020_cluster(machine_spec: str | os.PathLike[str]) -> dict[str, Any]:
         "'MLaaS in the Wild', USENIX NSDI 2022; alibaba/clusterdata "
         "cluster-trace-gpu-v2020, CC BY 4.0, Alibaba Group): 1,814 GPU machines of the "
         "1,897 listed (83 CPU-only left out), 6,742 GPUs. MISC = older GPUs (K40m, K80, "
-        "M60...), as the trace says; V100M32 = 32 GB V100.",
+        "M60...), as the trace says; V100M32 = 32 GB V100. CPU cores and host memory per "
+        "node from cap_cpu and cap_mem.",
     )
 
 
@@ -137,6 +144,10 @@ def openb_cluster(node_list: str | os.PathLike[str]) -> dict[str, Any]:
             "gpus": _counts(nodes["gpu"], node_list, allow_zero=True),
         }
     )
+    if "cpu_milli" in nodes.columns:
+        table["cpus"] = _amounts(nodes["cpu_milli"], node_list, "cpu_milli") / 1000
+    if "memory_mib" in nodes.columns:
+        table["host_memory_gb"] = _amounts(nodes["memory_mib"], node_list, "memory_mib") / 1024
     table = table[table["gpus"] > 0]
     return _cluster(
         "alibaba-openb-2023",
@@ -146,7 +157,7 @@ def openb_cluster(node_list: str | os.PathLike[str]) -> dict[str, Any]:
         "(Weng et al., 'Beware of Fragmentation', USENIX ATC 2023; alibaba/clusterdata "
         "cluster-trace-gpu-v2023, research or study use with citation): 1,213 GPU nodes, "
         "6,212 GPUs. G2 and G3 are undisclosed internal GPU models; V100M16/V100M32 = "
-        "16/32 GB V100.",
+        "16/32 GB V100. CPU cores and host memory per node from cpu_milli and memory_mib.",
     )
 
 
@@ -252,7 +263,28 @@ def hydra_cluster(kind: str) -> dict[str, Any]:
 def _cluster(
     name: str, table: pd.DataFrame, memory: Mapping[str, float], description: str
 ) -> dict[str, Any]:
-    groups = table.groupby(["gpu_type", "gpus"]).size().reset_index(name="count")
+    capacities = [c for c in ("cpus", "host_memory_gb") if c in table.columns]
+    keys = ["gpu_type", "gpus", *capacities]
+    groups = table.groupby(keys).size().reset_index(name="count")
+    shapes = groups.groupby(["gpu_type", "gpus"])["count"].transform("size").to_numpy()
+    nodes: list[dict[str, Any]] = []
+    for row, several in zip(groups.to_dict("records"), shapes > 1, strict=True):
+        t, gpus = row["gpu_type"], int(row["gpus"])
+        group: dict[str, Any] = {
+            "gpu_type": t,
+            "count": int(row["count"]),
+            "gpus_per_node": gpus,
+            "name": f"{t.lower()}x{gpus}",
+        }
+        for key in capacities:
+            group[key] = _plain(row[key])
+        if several:
+            group["name"] += "".join(
+                f"-{tag}{group[key]:g}"
+                for key, tag in (("cpus", "c"), ("host_memory_gb", "m"))
+                if key in group
+            )
+        nodes.append(group)
     return {
         "name": name,
         "description": description,
@@ -260,16 +292,27 @@ def _cluster(
             t: ({"memory_gb": memory[t]} if t in memory else {})
             for t in sorted(set(table["gpu_type"]))
         },
-        "nodes": [
-            {
-                "gpu_type": t,
-                "count": int(count),
-                "gpus_per_node": int(gpus),
-                "name": f"{t.lower()}x{int(gpus)}",
-            }
-            for t, gpus, count in groups.itertuples(index=False, name=None)
-        ],
+        "nodes": nodes,
     }
+
+
+def _plain(value: Any) -> int | float:
+    """A capacity as YAML should show it: an int when whole (96, not 96.0)."""
+    number = float(value)
+    return int(number) if number.is_integer() else number
+
+
+def _amounts(values: pd.Series, source: Any, column: str) -> pd.Series:
+    """A column of capacities: numbers >= 0, else a `ConfigError` naming file, row, column."""
+    parsed = pd.to_numeric(values.str.strip(), errors="coerce")
+    bad = parsed.isna() | (parsed < 0) | ~np.isfinite(parsed)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ConfigError(
+            f"{source}: row {i + 2}, column {column!r}: expected a number >= 0, "
+            f"got {values.iat[i]!r}"
+        )
+    return parsed.astype(np.float64)
 
 
 def _philly_vcs(

@@ -31,6 +31,13 @@ column              dtype      meaning
 ``min_gpus``,       float64    optional elastic bounds: a policy may run the job on any GPU
 ``max_gpus``                   count between them (``min_gpus <= num_gpus <= max_gpus``;
                                NaN: ``num_gpus``). Present only when the source has them.
+``cpu_milli``       int64      optional: the whole job's CPU demand in thousandths of a core
+                               (0: none). Given as ``cpu_milli`` or as ``num_cpus`` (cores).
+``memory_mib``      int64      optional: the whole job's host-memory demand in MiB (0: none).
+                               Given as ``memory_mib`` or as ``memory_gb`` (GB of 1,024 MiB).
+                               Each is present only when the source has it; a demand in cores
+                               or GB becomes a whole number of milli-CPUs or MiB, rounded up
+                               where it is not one already.
 passthrough         as read    any other source columns, untouched
 ``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
 ==================  =========  ==============================================================
@@ -99,6 +106,13 @@ DURATION_PREFIX = "duration_"
 
 ELASTIC_COLUMNS: tuple[str, ...] = ("min_gpus", "max_gpus")
 """Optional columns bounding the GPU count of an elastic job (Optimus, Gandiva grow-shrink)."""
+
+RESOURCE_COLUMNS: Mapping[str, tuple[str, int]] = {
+    "cpu_milli": ("num_cpus", 1000),
+    "memory_mib": ("memory_gb", 1024),
+}
+"""Optional CPU and memory demand columns: canonical name → (the alternative input column,
+in larger units, and how many canonical units make one of it)."""
 
 DEFAULT_PRIORITY = 1.0
 WHOLE_GPU_MILLI = 1000
@@ -425,6 +439,36 @@ def validate_jobs(
                 raw("max_gpus"),
             )
 
+        demands: dict[str, np.ndarray] = {}
+        demand_fields: dict[str, str] = {}
+        for column, (coarse, scale) in RESOURCE_COLUMNS.items():
+            given = [c for c in (column, coarse) if c in df.columns]
+            if len(given) == 2:
+                raise TraceError(
+                    f"both {name(column)!r} and {name(coarse)!r} are given; keep one of them",
+                    path=path,
+                    field=name(coarse),
+                )
+            if not given:
+                continue
+            source_column = given[0]
+            values = number(source_column, required=False)
+            valid = np.isfinite(values) & (values >= 0)
+            if source_column == column:  # already in milli-CPUs or MiB: whole numbers
+                valid &= np.floor(values) == values
+                unit = "a whole number >= 0"
+            else:
+                unit = "a finite number >= 0"
+            bad_demand = ~np.isnan(values) & ~valid
+            check(
+                source_column,
+                f"{name(source_column)} must be {unit} (leave it empty for no demand)",
+                bad_demand,
+                raw(source_column),
+            )
+            demands[column] = _demand_units(values, 1 if source_column == column else scale)
+            demand_fields[column] = name(source_column)
+
     bad = nowhere.copy()
     for c in checks:
         bad |= c.mask
@@ -484,7 +528,11 @@ def validate_jobs(
         columns[column] = kept(typed_values[column])
     for column, values in bounds.items():
         columns[column] = kept(values)
+    for column, values in demands.items():
+        columns[column] = kept(values)
     done = set(CANONICAL_COLUMNS) | set(typed_columns) | set(bounds) | {"source_row"}
+    for column in demands:
+        done |= {column, RESOURCE_COLUMNS[column][0]}
     for column in (c for c in df.columns if c not in done):
         columns[column] = df[column].iloc[keep].reset_index(drop=True)
     columns["source_row"] = kept(rows)
@@ -503,6 +551,8 @@ def validate_jobs(
         "transforms": [],
         "lenient": bool(lenient),
     }
+    if demand_fields:
+        provenance["demand_fields"] = demand_fields
     if work_from_model:
         provenance["work"] = (
             "not in the trace: implied by each job's model; a throughput "
@@ -765,3 +815,15 @@ def _text(df: pd.DataFrame, column: str, keep: np.ndarray, normalise: Any = None
     lookup[:-1] = distinct
     lookup[-1] = None
     return pd.Series(lookup[codes], dtype=object)  # code -1 (missing) picks the trailing None
+
+
+def _demand_units(values: np.ndarray, scale: int) -> np.ndarray:
+    """Demands in canonical units (milli-CPUs, MiB) as int64: ``values × scale``, rounded up
+    unless within float noise of a whole number; 0 where missing or invalid (such rows are
+    reported by the checks and never kept)."""
+    scaled = values * scale if scale != 1 else values
+    usable = np.isfinite(scaled) & (scaled >= 0) & (scaled < 2.0**62)
+    scaled = np.where(usable, scaled, 0.0)
+    nearest = np.round(scaled)
+    exact = np.abs(scaled - nearest) <= 1e-6 * np.maximum(1.0, nearest)
+    return np.where(exact, nearest, np.ceil(scaled)).astype(np.int64)
