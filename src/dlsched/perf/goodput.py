@@ -1,0 +1,1013 @@
+"""Goodput: throughput × statistical efficiency, as Pollux and Sia model and simulate it.
+
+Pollux (Qiao et al., OSDI '21, §3) and Sia (Jayaram Subramanya et al., SOSP '23, §3) schedule
+by *goodput*: how fast a job makes statistical progress, the product of its throughput
+(samples/s on an allocation at a per-GPU batch size) and its statistical efficiency at that
+batch (how much each sample counts, from the gradient noise scale). Both adapt a job's batch
+size to its allocation. This module is the model their artifacts' simulators run
+(``petuum/adaptdl`` branch ``osdi21-artifact`` ``simulator/``, and
+``siasosp23/artifacts`` ``sia-simulator/``), re-written from their semantics:
+
+**Work** is counted in the artifacts' *progress* units: one unit is one step at the model's
+initial (smallest validated) batch size, so DESIGN's "work in steps" still holds. A step at
+global batch B in epoch e makes ``gain(B, e) = (var + sqr) / (var / s + sqr)`` units, s = B /
+B0, where (sqr, var) are the gradient statistics of the validation tables
+(``validation-<B>.csv``, linearly interpolated in B). Epoch e spans progress
+``[P(e), P(e+1))`` with ``P(e) = min over the tables of progress[e-1]``; a job is done at its
+model's target ``P(max_epochs)`` (the artifacts set no target metric, so a job completes after
+its last epoch: `ps_speed.POLLUX_MAX_EPOCHS`).
+
+**Truth (the engine's rate)**: progress/s = ``gain(B, e) / T(B)`` where T is the measured
+time of one step (``step_time + accum × (step_time − sync_time)``: gradient accumulation
+re-runs the compute part) from ``placements-<type>.csv`` — linear in per-GPU batch for a
+measured placement, else linear over (nodes, GPUs, per-GPU batch) with
+``scalability-<type>.csv`` — as the artifacts' ``Application.get_throughput`` does. Because
+gain depends on the epoch, the rate is piecewise constant in work: `GoodputModel.rate_from`
+gives the rate and the work at which it next changes (the engine re-rates there). The batch:
+
+- **fixed** (``adaptive=False``): the job's traced global batch (model ``<app>@<batch>``),
+  split as the artifacts split it (per-GPU ``ceil(B/k)``, accumulation beyond the largest
+  per-GPU batch, at least one accumulation step on one GPU above B0, capped so k × atomic ×
+  (accum + 1) ≤ the largest validated batch). This is how the artifacts run their Optimus,
+  Tiresias and Gavel baselines. Gain is taken at the *effective* batch after those caps, as
+  the artifacts' ``Job.step`` does.
+- **adaptive** (``adaptive=True``): the batch a Pollux/Sia agent picks at each allocation and
+  epoch, among the artifacts' 50 candidates (geometric from max(B0, k × min per-GPU batch) to
+  the largest validated batch, with the same accumulation rule): ``batch_choice="measured"``
+  (default) the candidate of highest *true* goodput; ``"fitted"`` the candidate that the
+  fitted Pollux form below rates highest (what the artifacts' agents do with their fitted
+  model), then run at its true rate. Pollux's artifact keeps NCF at a fixed 32,768.
+
+**Estimate (Pollux's parametric form, `PerfParams`)**: per-step time
+``T = accum × Tc + (Tc^γ + Tn^γ)^(1/γ)``, with compute ``Tc = αc + βc × atomic`` and
+all-reduce ``Tn = α + β × max(k − 2, 0)`` using the inter-node (αn, βn) or intra-node
+(αr, βr) constants, γ ∈ [1, 10] the overlap of compute and communication (Pollux §3.2). It is
+fitted per (model, type) to the measured tables by `fit_perf_params` (log-space least
+squares, as the artifact's ``fit_perf_params``: same objective and bounds, solved with
+``scipy.optimize.least_squares`` rather than autograd + L-BFGS-B).
+
+**GPU types** are the profiles' short names — ``t4`` (AWS g4dn, files ``-aws``), ``v100``
+(Azure ND40rs_v2, ``-azure``), ``dgx`` (DGX-A100, ``-dgx-ext``, the Sia simulator's default
+for experiments), ``quad`` (Quadro RTX 6000), ``rtx`` (RTX 2080Ti) — and cluster names map to
+them (`profile_type`: ``T4``, ``V100``, ``A100``, ``RTX6000``, ``RTX2080Ti``, …). An unknown
+type is an error naming it, unless ``fallback="scaling"``: then a type with an assumed peak
+speed (`dlsched.perf.scaling.ASSUMED_SPEED_VS_V100`) runs at the V100 profile's goodput ×
+that ratio — an assumption, labelled so.
+
+**Flavours**: ``flavor="pollux"`` is the Pollux artifact (T4 only, the unsuffixed files,
+YOLOv3 per-GPU batch ≤ 8, no calibration); ``flavor="sia"`` the Sia simulator (all types,
+DeepSpeech2 ≤ 57 per GPU on RTX, per-placement largest per-GPU batch, and its calibration:
+goodput ÷ ``SIA_SLOWDOWNS`` [model], fitted by the authors to their testbed).
+
+Simplified: the engine gives a GPU count and a node count, not the per-node split, so the
+placement is taken as `ps_speed.placement_for` builds it (packed when it spans the fewest
+nodes, else even); the artifacts use the real split. The artifacts advance time in whole
+seconds at epoch ends (``round(delta)``); dlsched keeps exact times. GPT pipeline jobs
+(``gpt_pmp``) are not modelled (no workload uses them).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dlsched.errors import ConfigError, TraceError, UnknownModelError, did_you_mean
+from dlsched.jobs import JobSpec, JobState
+from dlsched.perf.estimator import OracleEstimator
+from dlsched.perf.ps_speed import POLLUX_MAX_EPOCHS, placement_for
+from dlsched.traces.workload import Workload
+
+# ---------------------------------------------------------------------------------------
+# GPU types
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileType:
+    """A profiled GPU/node type: its short name, file suffix and GPUs per node."""
+
+    short: str
+    suffix: str
+    gpus_per_node: int
+    hardware: str
+
+
+PROFILE_TYPES: dict[str, ProfileType] = {
+    # GPUs per node from `cluster_ngpus_per_node` in the Sia simulator's simulator_config.py.
+    "t4": ProfileType("t4", "aws", 4, "AWS g4dn.12xlarge, 4 x T4"),
+    "v100": ProfileType("v100", "azure", 8, "Azure ND40rs_v2, 8 x V100"),
+    "dgx": ProfileType("dgx", "dgx-ext", 8, "DGX-A100, 8 x A100-40GB"),
+    "quad": ProfileType("quad", "quad", 4, "4 x Quadro RTX 6000"),
+    "rtx": ProfileType("rtx", "rtx", 8, "8 x RTX 2080Ti"),
+}
+"""The profiled types by short name (the names of Sia's 1-GPU seed profiles)."""
+
+_ALIASES = {
+    "t4": "t4",
+    "aws": "t4",
+    "teslat4": "t4",
+    "v100": "v100",
+    "azure": "v100",
+    "teslav100": "v100",
+    "a100": "dgx",
+    "a10040gb": "dgx",
+    "dgx": "dgx",
+    "dgxa100": "dgx",
+    "dgxext": "dgx",
+    "quad": "quad",
+    "rtx6000": "quad",
+    "quadrortx6000": "quad",
+    "rtx": "rtx",
+    "rtx2080ti": "rtx",
+    "2080ti": "rtx",
+    "geforcertx2080ti": "rtx",
+}
+
+
+def _normal(name: str) -> str:
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())
+
+
+def profile_type(gpu_type: str) -> str | None:
+    """The profile short name of a GPU type as users write it (``T4``, ``A100``,
+    ``RTX2080Ti``, ``RTX6000``, ``V100`` or a short name), None if it has no profile.
+
+    >>> profile_type("RTX2080Ti"), profile_type("A100"), profile_type("H100")
+    ('rtx', 'dgx', None)
+    """
+    return _ALIASES.get(_normal(gpu_type))
+
+
+SIA_SLOWDOWNS: dict[str, float] = {
+    "cifar10": 1.8,
+    "imagenet": 1.2,
+    "yolov3": 1.2,
+    "bert": 1.2,
+    "deepspeech2": 1.2,
+    "ncf": 1.5,
+}
+"""Sia's calibration: simulated goodput ÷ this (``SLOWDOWNS`` in sia-simulator's
+simulator_config.py: "slowdown values for each job fitted to real-world data")."""
+
+POLLUX_LOCAL_BSZ_CAP = {"yolov3": 8}
+"""Largest per-GPU batch overrides in the Pollux artifact's applications.py."""
+SIA_LOCAL_BSZ_CAP = {("deepspeech2", "rtx"): 57}
+"""Largest per-GPU batch overrides in the Sia simulator's applications.py."""
+POLLUX_FIXED_BATCH = {"ncf": 32768}
+"""Jobs the Pollux artifact never adapts (its simulator.py sets NCF's target batch)."""
+CANDIDATES = 50
+"""Candidate global batch sizes an agent weighs (``np.geomspace``'s default count, as the
+artifacts' ``GoodputFunction.optimize``)."""
+_EPS = 1e-8  # the artifacts' tolerance for ceil/floor
+
+
+def _read(folder: Path, stem: str) -> pd.DataFrame:
+    for suffix in (".csv", ".csv.gz"):
+        path = folder / (stem + suffix)
+        if path.exists():
+            return pd.read_csv(path)
+    raise FileNotFoundError(f"no {stem}.csv(.gz) in {folder}")
+
+
+# ---------------------------------------------------------------------------------------
+# Statistical efficiency (per model)
+# ---------------------------------------------------------------------------------------
+
+
+class Convergence:
+    """A model's validation tables: epochs, progress bounds and gradient statistics."""
+
+    def __init__(self, folder: str | os.PathLike[str], max_epochs: int | None = None) -> None:
+        folder = Path(folder)
+        self.name = folder.name
+        tables: dict[int, pd.DataFrame] = {}
+        for path in folder.glob("validation-*.csv*"):
+            tables[int(path.name.split("-")[1].split(".")[0])] = pd.read_csv(path)
+        if not tables:
+            raise FileNotFoundError(f"no validation-<batch>.csv(.gz) in {folder}")
+        batches = sorted(tables)
+        self.batches = np.asarray(batches, dtype=float)
+        self.init_batch_size = int(batches[0])
+        self.max_batch_size = int(batches[-1])
+        rows = min(len(t) for t in tables.values())
+        self.max_epochs = int(max_epochs or POLLUX_MAX_EPOCHS.get(self.name, rows))
+        epochs = self.max_epochs
+        progress = np.array([tables[b]["progress"].to_numpy(float)[:epochs] for b in batches])
+        #: bounds[e] = progress at the start of epoch e; bounds[max_epochs] = the target.
+        self.bounds = np.concatenate([[0.0], progress.min(axis=0)])
+        self.target = float(self.bounds[-1])
+        # (epochs, batches) matrices, so np.interp over a row interpolates in batch size
+        self._sqr = np.array([tables[b]["grad_sqr"].to_numpy(float)[:epochs] for b in batches]).T
+        self._var = np.array([tables[b]["grad_var"].to_numpy(float)[:epochs] for b in batches]).T
+        self._iterations = np.array(
+            [tables[b]["iteration"].to_numpy(float)[:epochs] for b in batches]
+        ).T
+
+    def epoch_of(self, work: float) -> int:
+        """The epoch in which a job that has done `work` progress units is (capped at the
+        last one)."""
+        epoch = int(np.searchsorted(self.bounds, work, "right")) - 1
+        return min(max(epoch, 0), self.max_epochs - 1)
+
+    def grad_stats(self, batch: np.ndarray | float, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        """(grad_sqr, grad_var) during `epoch` at global batch(es) `batch`, linear in batch
+        between validated sizes (the artifacts' ``get_grad_stats``)."""
+        x = np.asarray(batch, dtype=float)
+        return (
+            np.interp(x, self.batches, self._sqr[epoch]),
+            np.interp(x, self.batches, self._var[epoch]),
+        )
+
+    def gain(self, batch: np.ndarray | float, epoch: int) -> np.ndarray:
+        """Progress units per step at global batch `batch` during `epoch`."""
+        x = np.asarray(batch, dtype=float)
+        sqr, var = self.grad_stats(x, epoch)
+        scale = x / self.init_batch_size
+        denominator = var / scale + sqr
+        safe = np.where(denominator > 0, denominator, 1.0)
+        return np.where(denominator > 0, (var + sqr) / safe, 1.0)
+
+    def gains(self, batch: np.ndarray) -> np.ndarray:
+        """gain for every epoch (rows) and batch (columns)."""
+        return np.stack([self.gain(batch, e) for e in range(self.max_epochs)])
+
+    def efficiency(self, batch: np.ndarray | float, epoch: int) -> np.ndarray:
+        """Statistical efficiency: progress per *sample* relative to the initial batch,
+        gain / (B / B0) (the artifacts' ``GoodputFunction.efficiency``)."""
+        x = np.asarray(batch, dtype=float)
+        return self.gain(x, epoch) / (x / self.init_batch_size)
+
+    def iterations(self, batch: float, epoch: int) -> float:
+        """Validated iterations after `epoch` at global batch `batch` (``get_iteration``)."""
+        return float(np.interp(batch, self.batches, self._iterations[epoch]))
+
+    def __repr__(self) -> str:
+        return f"Convergence({self.name!r}, epochs={self.max_epochs}, target={self.target:g})"
+
+
+# ---------------------------------------------------------------------------------------
+# Step times (per model and GPU type)
+# ---------------------------------------------------------------------------------------
+
+
+class StepTimes:
+    """The measured (step, sync) seconds of one model on one GPU type."""
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        suffix: str,
+        *,
+        max_local_bsz: int | None = None,
+    ) -> None:
+        folder = Path(folder)
+        self.name = folder.name
+        stem = f"-{suffix}" if suffix else ""
+        placements = _read(folder, "placements" + stem)
+        ids = placements["placement"].astype(int).astype(str)
+        self.placements = placements.assign(
+            num_nodes=ids.str.len(),
+            num_replicas=ids.map(lambda s: sum(map(int, s))),
+            placement=ids.astype(int),
+        )
+        self.scalability = _read(folder, "scalability" + stem)
+        self.min_local_bsz = int(self.placements["local_bsz"].min())
+        self.max_local_bsz = int(max_local_bsz or self.placements["local_bsz"].max())
+        self._measured: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for pid, rows in self.placements.groupby("placement"):
+            rows = rows.groupby("local_bsz")[["step_time", "sync_time"]].mean()
+            self._measured[int(pid)] = (
+                rows.index.to_numpy(float),
+                rows["step_time"].to_numpy(float),
+                rows["sync_time"].to_numpy(float),
+            )
+        self._largest_by_replicas = (
+            self.placements.groupby("num_replicas")["local_bsz"].max().astype(int).to_dict()
+        )
+        self._grid: Any = None
+
+    def _interpolator(self) -> Any:
+        if self._grid is None:
+            from scipy.interpolate import LinearNDInterpolator
+
+            xs, ys = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
+            grid = self.placements.groupby(xs)[ys].mean().reset_index()
+            grid = pd.concat([grid, self.scalability[xs + ys]], ignore_index=True)
+            self._grid = LinearNDInterpolator(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
+        return self._grid
+
+    @staticmethod
+    def placement_id(placement: Sequence[int]) -> int:
+        """The artifacts' id: digits of the lexicographically smallest rotation."""
+        kept = tuple(p for p in placement if p)
+        kept = min(kept[i:] + kept[:i] for i in range(len(kept)))
+        return int("".join(map(str, kept)))
+
+    def times(
+        self, placement: Sequence[int], local_bsz: np.ndarray | float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(step, sync) seconds at per-GPU batch(es) `local_bsz`; NaN where unknown.
+
+        A measured placement interpolates linearly in batch within its measured range;
+        outside it, and for placements never measured, the (nodes, GPUs, batch) grid is
+        used; outside the grid's hull a measured placement clamps to its nearest batch."""
+        x = np.atleast_1d(np.asarray(local_bsz, dtype=float))
+        measured = self._measured.get(self.placement_id(placement))
+        step = np.full(x.shape, np.nan)
+        sync = np.full(x.shape, np.nan)
+        inside = np.zeros(x.shape, dtype=bool)
+        if measured is not None:
+            bsz, steps, syncs = measured
+            inside = (bsz[0] <= x) & (x <= bsz[-1])
+            step[inside] = np.interp(x[inside], bsz, steps)
+            sync[inside] = np.interp(x[inside], bsz, syncs)
+        rest = ~inside
+        if rest.any():
+            kept = [p for p in placement if p]
+            nodes = min(len(kept), 16)
+            points = np.column_stack(
+                [np.full(rest.sum(), nodes), np.full(rest.sum(), sum(kept)), x[rest]]
+            )
+            found = self._interpolator()(points)
+            step[rest], sync[rest] = found[:, 0], found[:, 1]
+            if measured is not None:
+                missing = rest & np.isnan(step)
+                bsz, steps, syncs = measured
+                step[missing] = np.interp(x[missing], bsz, steps)
+                sync[missing] = np.interp(x[missing], bsz, syncs)
+        return step, sync
+
+    def largest_local_bsz(self, placement: Sequence[int]) -> int:
+        """Sia's ``get_max_local_bsz``: the largest per-GPU batch measured for this
+        placement, else in scalability rows at least as large."""
+        measured = self._measured.get(self.placement_id(placement))
+        if measured is not None:
+            return int(measured[0][-1])
+        kept = [p for p in placement if p]
+        rows = self.scalability[
+            (self.scalability["num_nodes"] >= len(kept))
+            & (self.scalability["num_replicas"] >= sum(kept))
+        ]
+        return int(rows["local_bsz"].max()) if len(rows) else self.max_local_bsz
+
+    def largest_for_replicas(self, n_gpus: int) -> int | None:
+        """The largest per-GPU batch measured with `n_gpus` GPUs (Sia's memory cap)."""
+        return self._largest_by_replicas.get(n_gpus)
+
+    def profile_points(self) -> tuple[np.ndarray, ...]:
+        """(nodes, GPUs, per-GPU batch, step, sync) of every measured row (both tables)."""
+        cols = ["num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"]
+        both = pd.concat([self.placements[cols], self.scalability[cols]], ignore_index=True)
+        return tuple(both[c].to_numpy(float) for c in cols)
+
+
+# ---------------------------------------------------------------------------------------
+# Pollux's parametric throughput form
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerfParams:
+    """Pollux's step-time parameters (Pollux §3.2; the artifact's ``PerfParams``)."""
+
+    alpha_c: float
+    beta_c: float
+    alpha_n: float
+    beta_n: float
+    alpha_r: float
+    beta_r: float
+    gamma: float
+
+    def compute_time(self, atomic_bsz: np.ndarray | float) -> np.ndarray:
+        """Seconds of one forward/backward pass at per-GPU batch `atomic_bsz`."""
+        return self.alpha_c + self.beta_c * np.asarray(atomic_bsz, dtype=float)
+
+    def network_time(self, n_nodes: np.ndarray | float, n_gpus: np.ndarray | float) -> np.ndarray:
+        """Seconds of the all-reduce: inter-node constants when spread over nodes,
+        intra-node ones on one node, ~0 on one GPU."""
+        nodes = np.asarray(n_nodes, dtype=float)
+        gpus = np.asarray(n_gpus, dtype=float)
+        conds = [nodes > 1, gpus > 1]
+        alpha = np.select(conds, [self.alpha_n, self.alpha_r], 1e-8)
+        beta = np.select(conds, [self.beta_n, self.beta_r], 1e-8)
+        return alpha + beta * np.maximum(gpus - 2, 1e-8)
+
+    def step_time(
+        self,
+        n_nodes: np.ndarray | float,
+        n_gpus: np.ndarray | float,
+        atomic_bsz: np.ndarray | float,
+        accum_steps: np.ndarray | float = 0,
+    ) -> np.ndarray:
+        """Seconds of one optimizer step: accumulation passes, then the last pass
+        overlapped with the all-reduce as a γ-norm."""
+        compute = self.compute_time(atomic_bsz)
+        network = self.network_time(n_nodes, n_gpus)
+        g = self.gamma
+        optim = (compute**g + network**g) ** (1.0 / g)
+        return np.asarray(accum_steps, dtype=float) * compute + optim
+
+    def as_tuple(self) -> tuple[float, ...]:
+        return (
+            self.alpha_c,
+            self.beta_c,
+            self.alpha_n,
+            self.beta_n,
+            self.alpha_r,
+            self.beta_r,
+            self.gamma,
+        )
+
+
+def fit_perf_params(
+    n_nodes: Sequence[float] | np.ndarray,
+    n_gpus: Sequence[float] | np.ndarray,
+    atomic_bsz: Sequence[float] | np.ndarray,
+    step_time: Sequence[float] | np.ndarray,
+    sync_time: Sequence[float] | np.ndarray,
+) -> PerfParams:
+    """Fit `PerfParams` to measured steps (the artifacts' objective: log-space errors of
+    the compute time and of the step time, a pull of γ toward 1 and of β toward 0; terms
+    that no sample informs are pinned as the artifacts pin them)."""
+    from scipy.optimize import least_squares
+
+    nodes = np.asarray(n_nodes, dtype=float)
+    gpus = np.asarray(n_gpus, dtype=float)
+    bsz = np.asarray(atomic_bsz, dtype=float)
+    step = np.asarray(step_time, dtype=float)
+    compute = np.maximum(step - np.asarray(sync_time, dtype=float), 1e-8)
+    lower = np.array([1e-8, 1e-8] * 3 + [1.0])
+    upper = np.array([np.inf, np.inf] * 3 + [10.0])
+    start = np.array([1e-1, 1e-2] * 3 + [1.0 + 1e-3])
+    fixed: dict[int, float] = {}
+    if len(np.unique(bsz)) == 1:
+        fixed[0] = float(np.mean(compute)) / 2
+    if not np.any(nodes > 1):
+        fixed[2], fixed[3] = 1e-8, 1e-8
+    if not np.any((nodes == 1) & (gpus > 1)):
+        fixed[4], fixed[5] = 1e-8, 1e-8
+    if not np.any(gpus > 2):
+        fixed[3], fixed[5] = 1e-8, 1e-8
+    free = [i for i in range(7) if i not in fixed]
+    n = len(step)
+
+    def full(x: np.ndarray) -> np.ndarray:
+        p = start.copy()
+        for i, v in fixed.items():
+            p[i] = v
+        p[free] = x
+        return p
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        p = PerfParams(*full(x))
+        err_c = (np.log(p.compute_time(bsz)) - np.log(compute)) / math.sqrt(n)
+        err_s = (np.log(p.step_time(nodes, gpus, bsz)) - np.log(step)) / math.sqrt(n)
+        reg = [
+            math.sqrt(1e-3) * (p.gamma - 1),
+            0.1 * p.beta_n / p.alpha_n,
+            0.1 * p.beta_r / p.alpha_r,
+        ]
+        return np.concatenate([err_c, err_s, reg])
+
+    x0 = np.clip(start[free], lower[free] * (1 + 1e-6), upper[free])
+    solved = least_squares(residuals, x0, bounds=(lower[free], upper[free]), x_scale="jac")
+    params = full(solved.x)
+    if not np.any(nodes > 1):  # the artifact's prior: inter-node no cheaper than intra
+        params[2] = max(params[2], params[4] * 1.1)
+        params[3] = max(params[3], params[5] * 1.1)
+    return PerfParams(*(float(v) for v in params))
+
+
+# ---------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    """A job's batch configuration at an allocation during one epoch, and its goodput.
+
+    `goodput` is progress units/s (steps at the initial batch per second); `throughput`
+    samples/s; `efficiency` = goodput × B0 / throughput (Pollux's statistical efficiency);
+    `step_time_s` is the measured time of one step (Sia's calibration divides `goodput`
+    and `throughput`, not it)."""
+
+    batch_size: int
+    atomic_bsz: int
+    accum_steps: int
+    step_time_s: float
+    goodput: float
+    throughput: float
+    efficiency: float
+
+
+@dataclass
+class EpochRates:
+    """Per-epoch rates of one job kind on one allocation (arrays indexed by epoch)."""
+
+    rate: np.ndarray  # progress units / s (calibrated)
+    batch: np.ndarray  # effective global batch
+    atomic: np.ndarray
+    accum: np.ndarray
+    step_s: np.ndarray  # seconds per step as measured (before calibration)
+    factor: float = 1.0  # calibration × fallback speed factor applied to `rate`
+    average: float = field(default=0.0)  # target / time to reach it from 0
+
+
+class GoodputModel:
+    """The goodput truth of Pollux/Sia jobs (see the module docstring).
+
+    - `folder`: ``.../sia_pollux/sia/traces`` (default: found under the shared folder,
+      `dlsched.reproduce.base.shared_folder`).
+    - `adaptive`: the Pollux/Sia agent picks each job's batch (True), or jobs keep their
+      traced batch (False: the baselines).
+    - `flavor`: ``"sia"`` or ``"pollux"`` (see the module docstring).
+    - `batch_choice`: ``"measured"`` or ``"fitted"`` (adaptive jobs only).
+    - `calibrate`: divide by `SIA_SLOWDOWNS` (default: True for Sia, False for Pollux).
+    - `fallback`: None (unknown types are errors) or ``"scaling"``.
+
+    Job models are ``<application>`` or ``<application>@<global batch>`` (the batch is
+    required for fixed-batch jobs); `workload` converts a Pollux/Sia workload to them."""
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        adaptive: bool = False,
+        flavor: str = "sia",
+        batch_choice: str = "measured",
+        calibrate: bool | None = None,
+        fallback: str | None = None,
+    ) -> None:
+        if flavor not in ("sia", "pollux"):
+            raise ValueError(f"GoodputModel: flavor must be 'sia' or 'pollux', got {flavor!r}")
+        if batch_choice not in ("measured", "fitted"):
+            raise ValueError(
+                f"GoodputModel: batch_choice must be 'measured' or 'fitted', got {batch_choice!r}"
+            )
+        if fallback not in (None, "scaling"):
+            raise ValueError(f"GoodputModel: fallback must be None or 'scaling', got {fallback!r}")
+        if folder is None:
+            from dlsched.reproduce.base import shared_folder
+
+            folder = shared_folder() / "traces" / "sia_pollux" / "sia" / "traces"
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise FileNotFoundError(
+                f"GoodputModel: no profile folder {self.folder} (the Pollux/Sia "
+                "'sia/traces' folder of ../shared/traces/sia_pollux); pass folder="
+            )
+        self.adaptive = bool(adaptive)
+        self.flavor = flavor
+        self.batch_choice = batch_choice
+        self.calibrate = (flavor == "sia") if calibrate is None else bool(calibrate)
+        self.fallback = fallback
+        self.name = "goodput" if flavor == "sia" else "goodput-pollux"
+        self.applications = tuple(
+            sorted(p.name for p in self.folder.iterdir() if p.name in POLLUX_MAX_EPOCHS)
+        )
+        self._convergence: dict[str, Convergence] = {}
+        self._steps: dict[tuple[str, str], StepTimes] = {}
+        self._params: dict[tuple[str, str], PerfParams] = {}
+        self._rates: dict[tuple, EpochRates] = {}
+        self._types: dict[str, tuple[str, float]] = {}
+        self._parsed: dict[str | None, tuple[str, int | None]] = {}
+
+    # ---- names ---------------------------------------------------------------------------
+    def parse(self, model: str | None) -> tuple[str, int | None]:
+        """'cifar10@2048' → ('cifar10', 2048); 'cifar10' → ('cifar10', None)."""
+        parsed = self._parsed.get(model)
+        if parsed is None:
+            name, _, batch = (model or "").partition("@")
+            name = name.strip().lower()
+            if name not in self.applications:
+                raise UnknownModelError(
+                    f"no goodput profile for model {model!r}{did_you_mean(name, self.applications)}"
+                    f"; profiled: {', '.join(self.applications)}"
+                )
+            if batch and not batch.strip().isdigit():
+                raise UnknownModelError(
+                    f"goodput model names are '<application>[@<global batch>]', got {model!r}"
+                )
+            parsed = self._parsed[model] = (name, int(batch) if batch else None)
+        return parsed
+
+    def gpu_type(self, gpu_type: str) -> tuple[str, float]:
+        """(profile short name, speed factor) of a cluster type key; the factor is 1 unless
+        the `scaling` fallback stands in for an unprofiled type. Raises `ConfigError`."""
+        found = self._types.get(gpu_type)
+        if found is None:
+            short = profile_type(gpu_type)
+            if self.flavor == "pollux" and short not in (None, "t4"):
+                short = None
+            if short is not None:
+                found = (short, 1.0)
+            elif self.fallback == "scaling":
+                from dlsched.perf.scaling import ASSUMED_SPEED_VS_V100
+
+                factor = ASSUMED_SPEED_VS_V100.get(gpu_type.lower())
+                if factor is None or self.flavor == "pollux":
+                    raise ConfigError(self._type_message(gpu_type, " (nor an assumed speed)"))
+                found = ("v100", factor)
+            else:
+                raise ConfigError(self._type_message(gpu_type, ""))
+            self._types[gpu_type] = found
+        return found
+
+    def _type_message(self, gpu_type: str, extra: str) -> str:
+        known = (
+            ["T4"] if self.flavor == "pollux" else ["T4", "V100", "A100", "RTX6000", "RTX2080Ti"]
+        )
+        return (
+            f"GPU type {gpu_type!r} has no {self.flavor} goodput profile{extra}; profiled "
+            f"types: {', '.join(known)} — rename it in the cluster file, or pass "
+            "GoodputModel(fallback='scaling') to extrapolate from V100 by assumed peak speed"
+        )
+
+    def check_types(self, gpu_types: Sequence[str]) -> None:
+        """Raise `ConfigError` naming the first type without a profile (or a fallback)."""
+        for t in gpu_types:
+            self.gpu_type(t)
+
+    # ---- tables --------------------------------------------------------------------------
+    def convergence(self, application: str) -> Convergence:
+        """The validation tables of an application (read once)."""
+        table = self._convergence.get(application)
+        if table is None:
+            table = self._convergence[application] = Convergence(self.folder / application)
+        return table
+
+    def step_times(self, application: str, short: str) -> StepTimes:
+        """The measured step times of an application on a profiled type (read once)."""
+        key = (application, short)
+        table = self._steps.get(key)
+        if table is None:
+            if self.flavor == "pollux":
+                suffix, cap = "", POLLUX_LOCAL_BSZ_CAP.get(application)
+            else:
+                suffix = PROFILE_TYPES[short].suffix
+                cap = SIA_LOCAL_BSZ_CAP.get((application, short))
+            table = self._steps[key] = StepTimes(
+                self.folder / application, suffix, max_local_bsz=cap
+            )
+        return table
+
+    def perf_params(self, application: str, short: str) -> PerfParams:
+        """Pollux's form fitted to every measured step of (application, type) (cached)."""
+        key = (application, short)
+        params = self._params.get(key)
+        if params is None:
+            params = self._params[key] = fit_perf_params(
+                *self.step_times(application, short).profile_points()
+            )
+        return params
+
+    def target(self, model: str | None) -> float:
+        """Progress units at which a job of `model` is done."""
+        return self.convergence(self.parse(model)[0]).target
+
+    def gpus_per_node(self, short: str) -> int:
+        return 4 if self.flavor == "pollux" else PROFILE_TYPES[short].gpus_per_node
+
+    # ---- rates ---------------------------------------------------------------------------
+    def epoch_rates(
+        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int
+    ) -> EpochRates:
+        """Per-epoch true rates (and batch choices) of `model` on an allocation (cached)."""
+        key = (model, gpu_type, n_gpus, n_nodes)
+        found = self._rates.get(key)
+        if found is None:
+            found = self._rates[key] = self._epoch_rates(model, gpu_type, n_gpus, n_nodes)
+        return found
+
+    def _epoch_rates(
+        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int
+    ) -> EpochRates:
+        app, traced = self.parse(model)
+        short, factor = self.gpu_type(gpu_type)
+        conv = self.convergence(app)
+        steps = self.step_times(app, short)
+        placement = placement_for(n_gpus, n_nodes, self.gpus_per_node(short))
+        k = sum(placement)
+        if self.calibrate:
+            factor /= SIA_SLOWDOWNS.get(app, 1.0)
+        adaptive = self.adaptive
+        fixed = traced
+        if adaptive and self.flavor == "pollux" and app in POLLUX_FIXED_BATCH:
+            adaptive, fixed = False, POLLUX_FIXED_BATCH[app]
+        if not adaptive and fixed is None:
+            raise UnknownModelError(
+                f"a fixed-batch goodput job needs '<application>@<global batch>', got {model!r}"
+            )
+        max_atomic = (
+            steps.largest_local_bsz(placement) if self.flavor == "sia" else steps.max_local_bsz
+        )
+        if adaptive:
+            low = max(conv.init_batch_size, steps.min_local_bsz * k)
+            wanted = np.geomspace(low, conv.max_batch_size, CANDIDATES)
+        else:
+            wanted = np.array([float(fixed)])  # type: ignore[arg-type]
+        local = wanted / k
+        accum = np.ceil(local / max_atomic - _EPS) - 1
+        if adaptive or k == 1:
+            # one GPU above B0: at least one accumulation step (the artifacts' rule)
+            bump = (k == 1) & (local > conv.init_batch_size + (_EPS if adaptive else 0))
+            accum = np.where(bump, np.maximum(accum, 1), accum)
+        accum = accum.astype(int)
+        atomic = np.ceil(local / (accum + 1) - _EPS).astype(int)
+        valid = (steps.min_local_bsz <= atomic) & (atomic <= max_atomic) if adaptive else None
+        if self.flavor == "sia":
+            cap = steps.largest_for_replicas(k)
+            if cap is not None:
+                atomic = np.minimum(atomic, cap)
+        atomic = np.minimum(atomic, (conv.max_batch_size / (k * (accum + 1))).astype(int))
+        atomic = np.maximum(atomic, 1)
+        step, sync = steps.times(placement, atomic)
+        if np.all(np.isnan(step)):
+            raise UnknownModelError(
+                f"{app}: no step time for {placement} GPUs of {short} at per-GPU batch "
+                f"{int(atomic[0])}",
+                field="num_gpus",
+            )
+        seconds = step + accum * (step - sync)
+        batch = k * atomic * (accum + 1)
+        gains = conv.gains(batch.astype(float))  # (epochs, candidates)
+        rates = gains / seconds
+        ok = np.isfinite(rates) & (seconds > 0)
+        if valid is not None:
+            ok &= valid
+        rates = np.where(ok, rates, -np.inf)
+        if adaptive and self.batch_choice == "fitted":
+            params = self.perf_params(app, short)
+            predicted = params.step_time(len(placement), k, atomic, accum)
+            pick = np.argmax(np.where(ok, gains / predicted, -np.inf), axis=1)
+        else:
+            pick = np.argmax(rates, axis=1)
+        epochs = np.arange(conv.max_epochs)
+        chosen = rates[epochs, pick] * factor
+        chosen = np.where(np.isfinite(chosen), chosen, 0.0)
+        out = EpochRates(
+            rate=chosen,
+            batch=batch[pick],
+            atomic=atomic[pick],
+            accum=accum[pick],
+            step_s=seconds[pick],
+            factor=factor,
+        )
+        spans = np.diff(conv.bounds)
+        if np.all(chosen > 0):
+            out.average = float(conv.target / np.sum(spans / chosen))
+        return out
+
+    def rate_from(
+        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int, work_done: float
+    ) -> tuple[float, float]:
+        """(progress units/s, work at which that rate ends): the rate valid from
+        `work_done` until the next epoch bound (``math.inf`` in the last epoch)."""
+        rates = self.epoch_rates(model, gpu_type, n_gpus, n_nodes)
+        conv = self.convergence(self.parse(model)[0])
+        epoch = conv.epoch_of(work_done)
+        until = math.inf if epoch >= conv.max_epochs - 1 else float(conv.bounds[epoch + 1])
+        return float(rates.rate[epoch]), until
+
+    def throughput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int = 1,
+        colocated: Sequence[tuple[str | None, int]] | None = None,
+    ) -> float:
+        """The average progress units/s of a whole job on this allocation (its target ÷
+        the time to reach it from scratch), so that work ÷ throughput is its run time
+        alone; `rate_from` gives the rate epoch by epoch. 0 when packed."""
+        if colocated or n_gpus < 1:
+            return 0.0
+        return self.epoch_rates(model, gpu_type, n_gpus, max(1, n_nodes)).average
+
+    def reference_type(self, model: str | None) -> str | None:
+        return "t4"
+
+    # ---- what a policy asks (through `GoodputEstimator`) ---------------------------------
+    def best_batch(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> BatchChoice:
+        """The batch the job runs with at this allocation and progress, and its goodput."""
+        short, _ = self.gpu_type(gpu_type)
+        nodes = n_nodes or max(1, -(-n_gpus // self.gpus_per_node(short)))
+        rates = self.epoch_rates(model, gpu_type, n_gpus, nodes)
+        app = self.parse(model)[0]
+        conv = self.convergence(app)
+        e = conv.epoch_of(work_done)
+        batch = int(rates.batch[e])
+        step_s = float(rates.step_s[e])
+        throughput = batch * rates.factor / step_s if step_s > 0 else 0.0
+        goodput = float(rates.rate[e])
+        return BatchChoice(
+            batch_size=batch,
+            atomic_bsz=int(rates.atomic[e]),
+            accum_steps=int(rates.accum[e]),
+            step_time_s=float(rates.step_s[e]),
+            goodput=goodput,
+            throughput=throughput,
+            efficiency=goodput * conv.init_batch_size / throughput if throughput else 0.0,
+        )
+
+    def goodput(
+        self,
+        model: str | None,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> float:
+        """Progress units/s at this allocation and progress (best batch when adaptive)."""
+        if n_gpus < 1:
+            return 0.0
+        return self.best_batch(model, gpu_type, n_gpus, n_nodes, work_done).goodput
+
+    # ---- workloads -----------------------------------------------------------------------
+    def workload(self, workload: Workload) -> Workload:
+        """A Pollux/Sia workload made runnable: model ``<application>@<batch>``, work = the
+        model's target progress, elastic from 1 GPU to its largest useful count (largest
+        validated batch ÷ smallest per-GPU batch; NCF 1 in the Pollux flavour, as the
+        Pollux artifact caps it). Unknown models raise `TraceError` naming file, row and
+        model."""
+        jobs = workload.jobs.copy()
+        source = str(workload.provenance.get("source", "<workload>"))
+        if "batch_size" not in jobs:
+            raise TraceError(
+                "a Pollux/Sia workload needs the 'batch_size' column",
+                path=source,
+                field="batch_size",
+            )
+        rows = jobs["source_row"].tolist() if "source_row" in jobs else [None] * len(jobs)
+        models, work, highs = [], [], []
+        for app_name, batch, row in zip(jobs["model"], jobs["batch_size"], rows, strict=True):
+            name = str(app_name).strip().lower()
+            if name not in self.applications:
+                raise TraceError(
+                    f"model {app_name!r} has no goodput profile"
+                    f"{did_you_mean(name, self.applications)}; profiled models: "
+                    f"{', '.join(self.applications)}",
+                    path=source,
+                    row=None if row is None else int(row),
+                    field="application",
+                )
+            conv = self.convergence(name)
+            models.append(f"{name}@{int(batch)}")
+            work.append(conv.target)
+            t4 = self.step_times(name, "t4")
+            high = max(1, conv.max_batch_size // t4.min_local_bsz)
+            if self.flavor == "pollux" and name == "ncf":
+                high = 1
+            highs.append(high)
+        high_arr = np.asarray(highs, dtype=float)
+        jobs["model"] = models
+        jobs["total_steps"] = np.asarray(work, dtype=float)
+        jobs["duration"] = np.nan
+        jobs["num_gpus"] = np.clip(jobs["num_gpus"].to_numpy(), 1, high_arr).astype(int)
+        jobs["min_gpus"] = 1.0
+        jobs["max_gpus"] = high_arr
+        provenance = copy.deepcopy(workload.provenance)
+        provenance["work"] = (
+            "progress units (steps at the model's initial batch) to the model's last "
+            "epoch, from the validation tables (dlsched.perf.goodput)"
+        )
+        provenance.setdefault("transforms", []).append(
+            {"name": "goodput_workload", "profiles": str(self.folder), "flavor": self.flavor}
+        )
+        return Workload(jobs, provenance)
+
+    def __repr__(self) -> str:
+        return (
+            f"GoodputModel({self.flavor}, adaptive={self.adaptive}, "
+            f"batch_choice={self.batch_choice!r})"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# What policies see
+# ---------------------------------------------------------------------------------------
+
+
+class GoodputEstimator(OracleEstimator):
+    """What a goodput-aware policy sees: the oracle of a `GoodputModel` truth.
+
+    Adds to `OracleEstimator` (whose `throughput` is a job's average rate on an
+    allocation): `goodput`, `best_batch`, `speedup`, `progress`, `epoch` and `target`, each
+    at the job's current progress. The engine must run a `GoodputModel` truth."""
+
+    name = "goodput"
+
+    def bind(self, rates: Any, specs: Sequence[JobSpec], cluster: Any, rng: Any) -> None:
+        super().bind(rates, specs, cluster, rng)
+        truth = rates.truth
+        if not isinstance(truth, GoodputModel):
+            raise ConfigError(
+                f"the goodput estimator needs a GoodputModel truth, got {truth!r}; pass "
+                "throughput=GoodputModel(...) (a Pollux/Sia workload picks it by default)"
+            )
+        self.model: GoodputModel = truth
+
+    def _nodes(self, gpu_type: str, n_gpus: int, n_nodes: int | None) -> int:
+        return self._consolidated_nodes(gpu_type, n_gpus) if n_nodes is None else n_nodes
+
+    def progress(self, state: JobState, now: float) -> float:
+        """Progress units done by `now`."""
+        return state.steps_done_at(now)
+
+    def epoch(self, state: JobState, now: float) -> int:
+        """The epoch the job is in at `now`."""
+        app = self.model.parse(state.spec.model)[0]
+        return self.model.convergence(app).epoch_of(state.steps_done_at(now))
+
+    def target(self, job: JobSpec) -> float:
+        """Progress units at which the job is done."""
+        return self.total_steps(job)
+
+    def best_batch(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> BatchChoice:
+        """The batch the job would run with (and its goodput) at this allocation and
+        progress; `n_nodes` defaults to the fewest nodes that hold `n_gpus`."""
+        return self.model.best_batch(
+            job.model, gpu_type, n_gpus, self._nodes(gpu_type, n_gpus, n_nodes), work_done
+        )
+
+    def goodput(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> float:
+        """Progress units/s at the best batch (the traced one for fixed-batch jobs)."""
+        if n_gpus < 1:
+            return 0.0
+        return self.best_batch(job, gpu_type, n_gpus, n_nodes, work_done).goodput
+
+    def speedup(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+        base: tuple[str, int] | None = None,
+    ) -> float:
+        """Goodput here ÷ goodput on its fair baseline: `base` = (type, GPUs), default one
+        GPU of the same type (Pollux's ``SpeedupFunction``: speedup over 1 GPU)."""
+        base_type, base_gpus = base if base is not None else (gpu_type, 1)
+        denominator = self.goodput(job, base_type, base_gpus, None, work_done)
+        if not denominator > 0:
+            return 0.0
+        return self.goodput(job, gpu_type, n_gpus, n_nodes, work_done) / denominator
+
+
+def is_goodput_workload(workload: Workload) -> bool:
+    """Whether a workload is a Pollux/Sia trace that needs the goodput model for its work."""
+    provenance = workload.provenance
+    if provenance.get("format") != "sia-pollux":
+        return False
+    jobs = workload.jobs
+    has_work = "total_steps" in jobs and jobs["total_steps"].notna().any()
+    has_time = "duration" in jobs and jobs["duration"].notna().any()
+    return not (has_work or has_time)
+
+
+def default_flavor(workload: Workload) -> str:
+    """``pollux`` for the Pollux artifact's workloads (``.../pollux/...``), else ``sia``."""
+    source = Path(str(workload.provenance.get("source", "")))
+    return "pollux" if "pollux" in source.parts[:-1] and "sia" not in source.parts[:-1] else "sia"
+
+
+def profiles_near(workload: Workload) -> Path | None:
+    """The ``sia/traces`` profile folder beside a Pollux/Sia workload file, if any."""
+    source = Path(str(workload.provenance.get("source", "")))
+    for parent in source.parents:
+        candidate = parent / "sia" / "traces"
+        if candidate.is_dir():
+            return candidate
+        if parent.name == "sia" and (parent / "traces").is_dir():
+            return parent / "traces"
+    return None
