@@ -89,3 +89,120 @@ def test_unknown_gpu_type_names_it():
     """A GPU type without a profile is an error that names it."""
     with pytest.raises(ConfigError, match="'h200'"):
         _model().throughput("cifar10@128", "h200", 1)
+
+
+# ---- the engine with a progress-dependent rate ----------------------------------------
+
+
+class Piecewise:
+    """1 step/s for work [0, 10), 2 for [10, 30), 0.5 from 30 on (any GPUs)."""
+
+    name = "piecewise"
+    BOUNDS = (10.0, 30.0, math.inf)
+    RATES = (1.0, 2.0, 0.5)
+
+    def rate_from(self, model, gpu_type, n_gpus, n_nodes, work_done):
+        for bound, rate in zip(self.BOUNDS, self.RATES, strict=True):
+            if work_done < bound:
+                return rate, bound
+        raise AssertionError("unreachable")
+
+    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+        return 0.0 if colocated else 1.0
+
+    def reference_type(self, model):
+        return None
+
+
+class Flat(Piecewise):
+    """The same truth without `rate_from`: the plain path at 1 step/s."""
+
+    rate_from = None  # type: ignore[assignment]
+
+
+class Alternate:
+    """One GPU, handed to the other active job at every 5 s round (the first at time 0)."""
+
+    name = "alternate"
+    round_s = 5.0
+
+    def schedule(self, view):
+        alloc = view.allocation()
+        jobs = sorted([*view.running.values(), *view.pending.values()], key=lambda s: s.job_id)
+        if not jobs:
+            return alloc
+        holder = next((s for s in jobs if s.gpus), None)
+        if holder is None:
+            alloc[jobs[0].job_id] = (0,)
+        elif view.is_round and len(jobs) > 1:
+            nxt = jobs[(jobs.index(holder) + 1) % len(jobs)]
+            del alloc[holder.job_id]
+            alloc[nxt.job_id] = (0,)
+        return alloc
+
+
+def _one_gpu():
+    import dlsched
+
+    return dlsched.Cluster.from_dict(
+        {"name": "one", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]}
+    )
+
+
+def _jobs(*steps: float):
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(len(steps))],
+            "submit_time": 0.0,
+            "num_gpus": 1,
+            "total_steps": list(steps),
+        }
+    )
+
+
+def test_piecewise_rate_completes_at_the_exact_time():
+    """40 steps at 1, 2 then 0.5 steps/s take 10 + 10 + 20 = 40 s."""
+    import dlsched
+
+    result = dlsched.simulate(_jobs(40.0), _one_gpu(), "fifo", throughput=Piecewise(), audit=True)
+    assert result.jobs["finish_time"].tolist() == [40.0]
+
+
+def test_piecewise_rate_keeps_work_across_preemptions():
+    """Two 15-step jobs swapped every 5 s: j0 ends at 22.5, j1 at 25 (work conserved)."""
+    import dlsched
+
+    result = dlsched.simulate(
+        _jobs(15.0, 15.0), _one_gpu(), Alternate(), throughput=Piecewise(), audit=True
+    )
+    finish = dict(zip(result.jobs["job_id"], result.jobs["finish_time"], strict=True))
+    assert finish == {"j0": 22.5, "j1": 25.0}
+
+
+def test_piecewise_rate_waits_out_an_overhead():
+    """With a 3 s restart the second stint of j0 starts its clock after the overhead."""
+    import dlsched
+
+    # Each restart runs 2 s of its 5 s turn. j0: 5 steps by 5, +2 (13..15), +2 (23..25),
+    # 30..35: 1 step to 10 at 34, then 2/s: 12; 40..45: 3 steps at 2/s from 43: 44.5.
+    # j1 (first start free): 5, 7, 9, 12; restarted when j0 ends: 3 steps from 47.5: 49.
+    result = dlsched.simulate(
+        _jobs(15.0, 15.0),
+        _one_gpu(),
+        Alternate(),
+        throughput=Piecewise(),
+        restart_overhead_s=3.0,
+        audit=True,
+    )
+    finish = dict(zip(result.jobs["job_id"], result.jobs["finish_time"], strict=True))
+    assert finish == {"j0": 44.5, "j1": 49.0}
+
+
+def test_a_model_without_rate_from_takes_the_plain_path():
+    """Without `rate_from` the rate is `throughput` throughout: 40 steps take 40 s."""
+    import dlsched
+
+    result = dlsched.simulate(_jobs(40.0), _one_gpu(), "fifo", throughput=Flat())
+    assert result.jobs["finish_time"].tolist() == [40.0]

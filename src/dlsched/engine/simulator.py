@@ -164,6 +164,14 @@ class Simulator:
         self.scheduler_wall_s = 0.0
         self.halted: dict[str, object] | None = None
         self.rates = JobRates(truth)
+        # A truth whose rate depends on the job's progress (`ThroughputModel.rate_from`, e.g.
+        # goodput, whose statistical efficiency changes by epoch) is re-rated at each bound of
+        # its piecewise-constant rate; models without it take the plain path, untouched.
+        self._rate_from: Callable[..., tuple[float, float]] | None = getattr(
+            truth, "rate_from", None
+        )
+        self._until: list[float] = [math.inf] * len(specs) if self._rate_from else []
+        self._where: list[tuple[str, int, int]] = [("", 0, 0)] * len(self._until)
         self._requested = False
         self._wakeups: set[float] = set()
         self._last_call_changed = True
@@ -494,6 +502,8 @@ class Simulator:
             state.restarts += 1
             kind = "restart"
         gpu_type, rate = self._rate(spec, new)
+        if rate > 0 and self._rate_from is not None:
+            rate = self._segment_rate(state, gpu_type, new)
         if not rate > 0:
             raise SchedulingError(
                 f"the policy placed job {job_id!r} on {len(new)} x "
@@ -509,9 +519,12 @@ class Simulator:
         state.version += 1
         jobs.pending.pop(job_id, None)
         jobs.running[job_id] = state
-        # `_plan_completion`, inlined: the same arithmetic
-        finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
-        self._push_completion(state, finish)
+        if self._rate_from is None:
+            # `_plan_completion`, inlined: the same arithmetic
+            finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
+            self._push_completion(state, finish)
+        else:
+            self._plan_segment(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
         self.recorder.events.append(
@@ -532,6 +545,9 @@ class Simulator:
 
     def _plan_completion(self, state: JobState) -> None:
         """Schedule the exact completion of the job's current stint at its current rate."""
+        if self._rate_from is not None:
+            self._plan_segment(state)
+            return
         start = max(state.progress_from, state.credited_at)
         finish = start + (state.spec.total_steps - state.steps_done) / state._rate
         self._push_completion(state, finish)
@@ -550,6 +566,72 @@ class Simulator:
                 _Call(self._completion_due, (state, state.version, finish)),
             ),
         )
+
+    # ---- progress-dependent rates (`ThroughputModel.rate_from`) ---------------------------
+    def _segment_rate(self, state: JobState, gpu_type: str, gpus: tuple[int, ...]) -> float:
+        """The true rate from the job's credited work on `gpus` (of `gpu_type`, the slowest
+        type of a mixed gang), remembering where that rate ends."""
+        index = state.spec.index
+        gpu_node = self.cluster.gpu_node
+        where = (gpu_type, len(gpus), len({gpu_node[g] for g in gpus}))
+        self._where[index] = where
+        rate_from = self._rate_from
+        assert rate_from is not None  # only called when the truth has it
+        rate, until = rate_from(state.spec.model, *where, state.steps_done)
+        self._until[index] = until
+        return rate
+
+    def _plan_segment(self, state: JobState) -> None:
+        """Schedule the end of the job's current rate segment: its completion when the
+        segment reaches its total work, else a re-rating at the segment's bound."""
+        spec = state.spec
+        start = max(state.progress_from, state.credited_at)
+        until = self._until[spec.index]
+        if until < spec.total_steps:
+            when = start + (until - state.steps_done) / state._rate
+            env = self.env
+            queue: list[Any] = env._queue
+            heappush(
+                queue,
+                (
+                    env._now + max(0.0, when - env._now),
+                    NORMAL,
+                    next(env._eid),
+                    _Call(self._segment_due, (state, state.version, when)),
+                ),
+            )
+        else:
+            self._push_completion(
+                state, start + (spec.total_steps - state.steps_done) / state._rate
+            )
+
+    def _segment_due(self, event: _Call) -> None:
+        """A running job reached the bound of its rate segment: credit its work to the
+        bound exactly and go on at the next segment's rate (no scheduling call)."""
+        state, version, when = event._value
+        if state.version != version:
+            return  # moved or stopped since
+        clock = self.clock
+        clock.now = now = max(clock.now, when)
+        index = state.spec.index
+        if self._observe_stop is not None:
+            self._observe_stop(state, now)
+        state.steps_done = self._until[index]
+        state.credited_at = now
+        rate_from = self._rate_from
+        assert rate_from is not None  # only planned when the truth has it
+        rate, until = rate_from(state.spec.model, *self._where[index], state.steps_done)
+        if not rate > 0:
+            raise SchedulingError(
+                f"job {state.job_id!r} reached work {state.steps_done:g}, from which its "
+                "throughput model gives it rate 0 on its GPUs (it cannot go on)"
+            )
+        self._until[index] = until
+        state._rate = rate
+        state.version += 1
+        self._plan_segment(state)
+        if self._observe_stint is not None:
+            self._tell_stint(state, self._where[index][0])
 
     def _stop(self, state: JobState, now: float) -> None:
         """Credit progress and GPU time up to `now` and forget the current stint."""
@@ -626,6 +708,10 @@ class Simulator:
             if state.status != RUNNING or state.spec.fractional:
                 continue
             gpu_type, rate = self._rate(state.spec, state.gpus)
+            if rate > 0 and self._rate_from is not None:
+                state.steps_done = state.steps_done_at(now)
+                state.credited_at = now
+                rate = self._segment_rate(state, gpu_type, state.gpus)
             if rate == state._rate:
                 continue
             if not rate > 0:

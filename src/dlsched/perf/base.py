@@ -31,6 +31,27 @@ class ThroughputModel(Protocol):
         ...
 
 
+@runtime_checkable
+class ProgressDependentModel(ThroughputModel, Protocol):
+    """A `ThroughputModel` whose true rate depends on the job's progress (optional method).
+
+    The rate must be piecewise constant in work: `rate_from` gives the rate (steps/s) that
+    applies from `work_done` steps and the work at which it next changes (``math.inf`` if
+    never). The engine runs a job at that rate and, when the job reaches that work, credits
+    it exactly there and asks again (an internal event, not a scheduling call), so completion
+    still happens at the exact time the last step is done (DESIGN §3). `throughput` stays
+    the single number policies and work conversions use (for example the average rate of a
+    whole job). Models without `rate_from` run at `throughput` throughout, as before.
+    The goodput model (`dlsched.perf.goodput`) is one: statistical efficiency changes by
+    epoch."""
+
+    def rate_from(
+        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int, work_done: float
+    ) -> tuple[float, float]:
+        """(steps/s from `work_done`, the work at which that rate ends)."""
+        ...
+
+
 class DurationModel:
     """Type-agnostic replay: every job runs at 1 step/s on any GPUs, so steps = seconds.
 
