@@ -12,13 +12,32 @@ A pool is (GPU type, owning virtual cluster or None); see `dlsched.engine.ledger
 
 Each returns a sorted tuple of GPU ids, or None when `k` GPUs of that type are not free.
 Ties between nodes go to the lowest node index, so placements are deterministic.
+
+Those are *pool placers*, ``(ledger, k, pool) -> GPU ids``: they see free GPUs, not the job.
+Where nodes account CPU and host memory and a job asks for them, `place_fitting` runs a pool
+placer on the pool as that job sees it (`FittingPool`: each node keeps only as many free GPUs
+as it has CPU and memory for), so every pool placer respects them with no change of its own;
+without such demands the pool placers run on the ledger itself, as before.
+
+A *job-aware* strategy (`JobStrategy`: a factory with ``job_aware = True``) is built once per
+run from a `PlacementContext` and is asked with the job itself and every pool the job may use
+(`JobPlacer.place`): it places whole and fractional jobs alike and weighs CPU and memory as it
+sees fit. The GPU-sharing strategies of Weng et al. (ATC '23) are such strategies
+(`dlsched.engine.sharing`: ``fgd``, ``random``, ``dot_product``, ``gpu_packing``,
+``gpu_clustering``, ``weighted_best_fit``). Both kinds are registered in `STRATEGIES`, and
+plugins of either kind join through the ``dlsched.placements`` entry-point group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
 
 from dlsched.engine.ledger import WHOLE, Ledger, Pool
+from dlsched.jobs import JobSpec
 from dlsched.registry import Registry
 
 Placer = Callable[[Ledger, int, Pool], "tuple[int, ...] | None"]
@@ -141,21 +160,149 @@ def fraction(ledger: Ledger, milli: int, pool: Pool) -> tuple[int, ...] | None:
     return best_fit(ledger, 1, pool)
 
 
-STRATEGIES: Registry[Placer] = Registry("placement", entry_point_group="dlsched.placements")
-"""Placement strategy name → placer. Plugins: the ``dlsched.placements`` entry-point group."""
+# ---- CPU and host memory for pool placers ---------------------------------------------
+def job_demand(spec: JobSpec, n_gpus: int) -> tuple[int, int]:
+    """(milli-CPUs, MiB) the job holds on `n_gpus` GPUs: its demand, scaled up (rounded up)
+    when an elastic job runs on another GPU count than it asked for (`Ledger.node_demands`)."""
+    cpu, mem = spec.cpu_milli, spec.memory_mib
+    asked = spec.num_gpus
+    if n_gpus != asked and asked > 0:
+        cpu, mem = -(-cpu * n_gpus // asked), -(-mem * n_gpus // asked)
+    return cpu, mem
+
+
+class FittingPool:
+    """A pool's free GPUs as one job may use them where nodes account CPU and memory.
+
+    Each node with free GPUs keeps only its first `k` free GPUs, `k` the most of the job's
+    GPUs whose share of its demand (`k/n` of it, rounded up) the node has CPU and memory for;
+    nodes with room for none are left out. It offers what pool placers read of a ledger
+    (`free_by_pool`, `buckets`, `node_free`) and passes anything else to the ledger itself.
+    """
+
+    __slots__ = ("_ledger", "free_by_pool", "buckets", "node_free")
+
+    def __init__(self, ledger: Ledger, pool: Pool, cpu: int, mem: int, n_gpus: int) -> None:
+        self._ledger = ledger
+        source = ledger.buckets[pool]
+        buckets: list[set[int]] = [set() for _ in source]
+        node_free: dict[int, list[int]] = {}
+        fits, free_lists = ledger.fits_resources, ledger.node_free
+        total = 0
+        for count in range(1, len(source)):
+            for node in source[count]:
+                k = count
+                while k and not fits(node, -(-cpu * k // n_gpus), -(-mem * k // n_gpus)):
+                    k -= 1
+                if k:
+                    buckets[k].add(node)
+                    node_free[node] = free_lists[node][:k]
+                    total += k
+        self.buckets = {pool: buckets}
+        self.free_by_pool = {pool: total}
+        self.node_free = node_free
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+
+def place_fitting(
+    ledger: Ledger, spec: JobSpec, n_gpus: int, pool: Pool, placer: Placer
+) -> tuple[int, ...] | None:
+    """`placer`'s answer for `n_gpus` of the job's GPUs in `pool`, on the nodes with CPU and
+    memory for it (`FittingPool`). None when it finds none, or when its answer spreads the
+    job so that a node's rounded share does not fit after all (`Ledger.node_demands`)."""
+    cpu, mem = job_demand(spec, n_gpus)
+    fitting = FittingPool(ledger, pool, cpu, mem, n_gpus)
+    if fitting.free_by_pool[pool] < n_gpus:
+        return None
+    gpus = placer(fitting, n_gpus, pool)  # type: ignore[arg-type]
+    if gpus is None or ledger.shortfall(ledger.node_demands(spec, gpus)) is not None:
+        return None
+    return gpus
+
+
+def fraction_fitting(ledger: Ledger, spec: JobSpec, pool: Pool) -> tuple[int, ...] | None:
+    """`fraction` for a job with CPU or memory demands: the fullest shared GPU whose node
+    has room for the whole demand, else a free GPU by `best_fit` on nodes with room."""
+    milli, cpu, mem = spec.gpu_milli, spec.cpu_milli, spec.memory_mib
+    fits, gpu_node = ledger.fits_resources, ledger.gpu_node
+    best = None
+    for gpu, load in ledger.partial.get(pool, {}).items():
+        if load + milli <= WHOLE and (best is None or (-load, gpu) < best):
+            if fits(gpu_node[gpu], cpu, mem):
+                best = (-load, gpu)
+    if best is not None:
+        return (best[1],)
+    return place_fitting(ledger, spec, 1, pool, best_fit)
+
+
+# ---- job-aware strategies ------------------------------------------------------------
+@dataclass(frozen=True)
+class PlacementContext:
+    """What a job-aware strategy is built from, once per run: the run's `ledger` (read it,
+    never change it), every job of the run in submit order (`specs`; FGD derives its typical
+    jobs from them, as its paper does from the trace) and `rng`, the stream its random
+    choices come from (the policy's, `ClusterView.rng`, so `simulate(seed=...)` reaches it)."""
+
+    ledger: Ledger
+    specs: Sequence[JobSpec]
+    rng: np.random.Generator
+
+
+class JobPlacer(Protocol):
+    """A job-aware strategy's placer for one run."""
+
+    def place(self, spec: JobSpec, n_gpus: int, pools: Sequence[Pool]) -> tuple[int, ...] | None:
+        """GPU ids for `n_gpus` of the job's GPUs (a fraction of one when `spec.gpu_milli`
+        < 1000) in any of `pools` (the pools the job may use, fastest type first), or None
+        when it does not fit now. VC quotas are checked before; CPU and memory are the
+        strategy's to respect."""
+        ...
+
+
+class JobStrategy(Protocol):
+    """A registered job-aware strategy: ``job_aware = True`` and a call that builds the
+    run's `JobPlacer` from its `PlacementContext`."""
+
+    job_aware: bool
+
+    def __call__(self, context: PlacementContext) -> JobPlacer: ...
+
+
+def is_job_aware(strategy: object) -> bool:
+    """Whether a registered strategy is job-aware (`JobStrategy`) rather than a pool placer."""
+    return getattr(strategy, "job_aware", False) is True
+
+
+STRATEGIES: Registry[Placer | JobStrategy] = Registry(
+    "placement", entry_point_group="dlsched.placements"
+)
+"""Placement strategy name → pool placer or job-aware strategy. Plugins: the
+``dlsched.placements`` entry-point group."""
 STRATEGIES.add("consolidated", consolidated)
 STRATEGIES.add("best_fit", best_fit)
 STRATEGIES.add("spread", spread)
 STRATEGIES.add("yarn", yarn)
+for _name, _attribute in (
+    ("fgd", "FGD"),
+    ("random", "RandomFit"),
+    ("dot_product", "DotProduct"),
+    ("gpu_packing", "GpuPacking"),
+    ("gpu_clustering", "GpuClustering"),
+    ("weighted_best_fit", "WeightedBestFit"),
+):
+    STRATEGIES.add_lazy(_name, f"dlsched.engine.sharing:{_attribute}")
+del _name, _attribute
 
 #: Placers whose answer depends only on the free GPUs of the pool they are given.
 POOL_ONLY: frozenset[Placer] = frozenset((consolidated, best_fit, spread, yarn))
 
 
-_PLACERS: dict[str, Placer] = {}  # names already looked up; a name never changes its placer
+_PLACERS: dict[str, Placer | JobStrategy] = {}  # names looked up; a name never changes
 
 
-def get_placer(name: str) -> Placer:
+def get_placer(name: str) -> Placer | JobStrategy:
     """A placement strategy by name (`UnknownNameError`, a ValueError, if there is none)."""
     try:
         return _PLACERS[name]  # on every placement: skip the registry's checks

@@ -16,7 +16,18 @@ import numpy as np
 from dlsched.cluster import Cluster, type_key
 from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import Ledger, Pool
-from dlsched.engine.placement import POOL_ONLY, fraction, get_placer
+from dlsched.engine.placement import (
+    POOL_ONLY,
+    JobPlacer,
+    JobStrategy,
+    PlacementContext,
+    Placer,
+    fraction,
+    fraction_fitting,
+    get_placer,
+    is_job_aware,
+    place_fitting,
+)
 from dlsched.engine.state import Clock, JobIndex
 from dlsched.errors import SchedulingError, UnknownModelError
 from dlsched.jobs import RUNNING, JobSpec, JobState
@@ -58,6 +69,7 @@ class ClusterView:
         self._ranked: dict[object, tuple[str, ...]] = {}
         self._owning_vcs = ledger.owning_vcs
         self._failed: dict[tuple[Pool, int, object], int] = {}
+        self._job_placers: dict[str, JobPlacer] = {}  # job-aware strategies, built for this run
 
     @property
     def now(self) -> float:
@@ -216,8 +228,12 @@ class ClusterView:
         """GPU ids for the job on free GPUs of one type, or None if it does not fit now.
 
         With no `gpu_type`, types are tried fastest first (`rank_types`). VC ownership and
-        quotas, GPU-type constraints and fractional GPUs are honoured here, so every policy
-        that places through the view respects them.
+        quotas, GPU-type constraints, fractional GPUs and, where nodes account them, the
+        job's CPU and memory demands are honoured here, so every policy that places through
+        the view respects them. A job-aware `strategy` (``fgd`` and the other GPU-sharing
+        strategies, `dlsched.engine.sharing`) is given the job and all its types at once;
+        a pool placer (``consolidated``, ``best_fit``, ...) is tried type by type, and a
+        fractional job then takes the fullest shared GPU it fits on (`fraction`).
         """
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
@@ -233,24 +249,50 @@ class ClusterView:
             types = self.rank_types(spec)
         else:
             types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
+        placer = get_placer(strategy)
+        if is_job_aware(placer):
+            chosen = self._job_placer(strategy, placer)  # type: ignore[arg-type]
+            return chosen.place(spec, n, [(t, owner) for t in types])
+        pool_placer: Placer = placer  # type: ignore[assignment]
         free_by_pool = ledger.free_by_pool
+        if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
+            for t in types:
+                pool = (t, owner)
+                if spec.gpu_milli < 1000:
+                    gpus = fraction_fitting(ledger, spec, pool)
+                elif free_by_pool.get(pool, 0) >= n:
+                    gpus = place_fitting(ledger, spec, n, pool, pool_placer)
+                else:
+                    continue
+                if gpus is not None:
+                    return gpus
+            return None
         for t in types:
             pool = (t, owner)  # self.pool(spec, t), inlined: this runs for every try
             if spec.gpu_milli < 1000:
                 gpus = fraction(ledger, spec.gpu_milli, pool)
             elif free_by_pool.get(pool, 0) >= n:
-                gpus = self._whole(ledger, n, pool, strategy)
+                gpus = self._whole(ledger, n, pool, pool_placer)
             else:
                 continue
             if gpus is not None:
                 return gpus
         return None
 
-    def _whole(self, ledger: Ledger, n: int, pool: Pool, strategy: str) -> tuple[int, ...] | None:
-        """`n` whole GPUs of `pool` by `strategy`. A built-in strategy's answer depends only
+    def _job_placer(self, name: str, strategy: JobStrategy) -> JobPlacer:
+        """The run's placer of a job-aware strategy (built at its first use in the run)."""
+        placer = self._job_placers.get(name)
+        if placer is None:
+            context = PlacementContext(
+                self._ledger, tuple(state.spec for state in self._jobs.states), self.rng
+            )
+            placer = self._job_placers[name] = strategy(context)
+        return placer
+
+    def _whole(self, ledger: Ledger, n: int, pool: Pool, placer: Placer) -> tuple[int, ...] | None:
+        """`n` whole GPUs of `pool` by `placer`. A built-in placer's answer depends only
         on the pool's free GPUs, so a failure is remembered until the pool's GPUs change
         (YARN's waits when GPUs are free but spread over nodes)."""
-        placer = get_placer(strategy)
         if placer not in POOL_ONLY:
             return placer(ledger, n, pool)
         failed = self._failed

@@ -1,0 +1,523 @@
+"""Placement for GPU-sharing workloads: FGD and the baselines it is compared with.
+
+Paper: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
+Fragmentation Gradient Descent", USENIX ATC '23 (§4-§6); definitions as its authors'
+simulator states them (``hkust-adsl/kubernetes-scheduler-simulator``, commit ``8f3d641``,
+``pkg/simulator/plugin/*_score.go``, ``pkg/utils/frag.go``), where each strategy is a
+Kubernetes score plugin: every node that can hold the job (enough GPU, CPU and memory, an
+allowed GPU type) gets an integer score in 0-100 and the job goes to a node of the highest
+score, chosen uniformly at random among equals (Kubernetes' ``selectHost``).
+
+- ``fgd``: fragmentation gradient descent. A node's *fragmentation* (`node_fragmentation`)
+  is the GPU capacity (milli-GPUs) a job drawn from the workload's *typical jobs* could not
+  use there, in expectation: all its unallocated GPU if that job does not fit (too few GPUs
+  with enough left, too little CPU, a GPU type it may not use), else the GPUs with less left
+  than the job asks. The job goes where its placement increases fragmentation least; score
+  ``int(100 sigmoid((F_before - F_after) / 1000))``. Inside the node, a fractional job takes
+  the GPU that scores best (lowest index among equal scores).
+- ``weighted_best_fit`` (the paper's BestFit): the least remaining resources after placing,
+  ``int(100 (1 - (½ cpu_left / 128 cores + ½ gpu_left / 8 GPUs)))``.
+- ``dot_product`` (DotProd, Tetris' alignment as the authors configure it): the smallest dot
+  product of the node's free (CPU, GPU) and the job's demand, each over (128 cores, 8 GPUs):
+  ``int(100 (1 - dot / 2))``.
+- ``gpu_packing`` (Packing): prefer a partly used GPU (the fuller the better, in steps of
+  10 %), then a used node (the fewer free GPUs taken the better), then an idle node (the
+  fewer GPUs the better).
+- ``gpu_clustering`` (Clustering): prefer nodes whose jobs are all of the job's kind
+  (sharing, or whole with the same GPU count), then nodes with that kind among others,
+  then idle nodes, then nodes of other kinds; within each, the fuller the better.
+- ``random``: a node chosen uniformly at random among those that fit.
+
+Inside the chosen node a whole-GPU job takes its lowest free GPU ids; a fractional job
+takes, except under ``fgd``, the fullest GPU it fits on (best fit, lowest id on ties), and
+under ``random`` a GPU chosen uniformly at random among those it fits on (the authors'
+``-gpusel best`` / ``random``).
+
+Faithful: the scores to the integer and the random choice among equal scores; the typical
+jobs (the most frequent (CPU, GPU fraction, GPU count, GPU types) shapes of the run's jobs,
+taken until they cover 95 % of the jobs, their frequencies normalised; the authors'
+``--pod-popularity-threshold 95 --pod-increase-step 1``); CPU as the only host resource
+in fragmentation (memory only decides where a job fits), as in the authors' ``frag.go``.
+
+Simplified: a job asking for more GPUs than any node has (no such pod exists in a
+Kubernetes cluster) is placed by ``consolidated``; the run's own jobs stand for the trace
+the authors derive typical jobs from (dlsched has no CPU-only jobs, so they have none);
+without CPU accounting the CPU terms are left out; the random choices come from the
+policy's stream (`ClusterView.rng`), so they depend on the seed, not on Go's generator.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from dlsched.engine.ledger import FREE, PACKED, SHARED, WHOLE, Ledger, Pool
+from dlsched.engine.placement import (
+    PlacementContext,
+    consolidated,
+    job_demand,
+    place_fitting,
+)
+from dlsched.jobs import JobSpec
+
+MAX_SCORE = 100
+"""Kubernetes' ``framework.MaxNodeScore``: scores are integers in 0-100."""
+MAX_SPEC_CPU_MILLI = 128_000
+MAX_SPEC_GPU_MILLI = 8_000
+"""The authors' normalisers (``open-gpu-share/utils/const.go``: ``MaxSpecCpu``,
+``MaxSpecGpu``): the largest node's CPU (128 cores) and GPUs (8)."""
+TYPICAL_SHARE = 0.95
+"""Typical jobs cover this share of the jobs (``generate_config_and_run.py``,
+``--pod-popularity-threshold 95``)."""
+_INF = float("inf")
+
+
+@dataclass(frozen=True)
+class TypicalJob:
+    """One shape of job FGD expects, with its `share` of the typical jobs (they sum to 1).
+    `gpu_types`: the GPU types it may use (None: any)."""
+
+    cpu_milli: int
+    gpu_milli: int
+    num_gpus: int
+    gpu_types: tuple[str, ...] | None
+    share: float
+
+
+def typical_jobs(
+    specs: Sequence[JobSpec], threshold: float = TYPICAL_SHARE
+) -> tuple[TypicalJob, ...]:
+    """The most frequent job shapes of `specs`, most frequent first (ties: the larger shape
+    first), taken until they cover `threshold` of the jobs, with normalised shares (the
+    authors' ``GetTypicalPods``)."""
+    counts = Counter(
+        (spec.cpu_milli, spec.gpu_milli, spec.num_gpus, spec.gpu_constraint or ()) for spec in specs
+    )
+    if not counts:
+        return ()
+    ordered = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
+    total = sum(counts.values())
+    kept = []
+    covered = 0
+    for shape, count in ordered:
+        if covered >= threshold * total:
+            break
+        kept.append((shape, count))
+        covered += count
+    return tuple(
+        TypicalJob(cpu, milli, gpus, types or None, count / covered)
+        for (cpu, milli, gpus, types), count in kept
+    )
+
+
+def node_fragmentation(
+    lefts: Sequence[int],
+    typical: Sequence[TypicalJob],
+    cpu_left: float = _INF,
+    gpu_type: str | None = None,
+) -> float:
+    """FGD's fragmentation of one node, in milli-GPUs: the expected unallocated GPU a typical
+    job could not use there (`lefts`: milli-GPUs left on each GPU of the node)."""
+    left = sorted((v for v in lefts if v > 0), reverse=True)
+    total = sum(left)
+    usable = 0.0
+    for job in typical:
+        if job.gpu_milli <= 0 or job.num_gpus <= 0 or job.cpu_milli > cpu_left:
+            continue
+        if job.gpu_types is not None and gpu_type not in job.gpu_types:
+            continue
+        fitting = [v for v in left if v >= job.gpu_milli]
+        if len(fitting) >= job.num_gpus:
+            usable += job.share * sum(fitting)
+    return total - usable
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class _Node:
+    """What a score sees of one node: milli-GPUs left on each GPU with some left (largest
+    first, as a tuple), its GPU count, CPU left (inf when not accounted) and the node."""
+
+    __slots__ = ("node", "gpu_type", "size", "lefts", "cpu_left", "partial")
+
+    def __init__(
+        self,
+        node: int,
+        gpu_type: str,
+        size: int,
+        lefts: tuple[int, ...],
+        cpu_left: float,
+        partial: list[tuple[int, int]],
+    ) -> None:
+        self.node = node
+        self.gpu_type = gpu_type
+        self.size = size
+        self.lefts = lefts
+        self.cpu_left = cpu_left
+        self.partial = partial  # (GPU id, milli left) of its partly used GPUs with room
+
+
+class SharingPlacer:
+    """The mechanism every GPU-sharing strategy shares: the nodes that fit, their scores,
+    the random choice among the best, and the GPUs inside the chosen node.
+
+    Nodes whose GPUs are all free are scored once per (pool, GPU count, CPU, memory) class;
+    nodes in use one by one. Subclasses give `score` and may override `pick_gpu`.
+    """
+
+    job_aware = True
+
+    def __init__(self, context: PlacementContext) -> None:
+        ledger = context.ledger
+        self.ledger: Ledger = ledger
+        self.rng = context.rng
+        self.specs = context.specs
+        cluster = ledger.cluster
+        cpu_cap = ledger.cpu_capacity
+        mem_cap = ledger.mem_capacity
+        classes: dict[Pool, dict[tuple[int, int, int], set[int]]] = {}
+        self._size_nodes: dict[Pool, dict[int, frozenset[int]]] = {}
+        sizes: dict[Pool, dict[int, set[int]]] = {}
+        for node in cluster.nodes:
+            pool = ledger.node_pool[node.index]
+            size = len(node.gpu_ids)
+            key = (
+                size,
+                cpu_cap[node.index] if cpu_cap is not None else 0,
+                mem_cap[node.index] if mem_cap is not None else 0,
+            )
+            classes.setdefault(pool, {}).setdefault(key, set()).add(node.index)
+            sizes.setdefault(pool, {}).setdefault(size, set()).add(node.index)
+        self._classes = {
+            pool: [(key, frozenset(nodes)) for key, nodes in sorted(by.items())]
+            for pool, by in classes.items()
+        }
+        self._size_nodes = {
+            pool: {size: frozenset(nodes) for size, nodes in by.items()}
+            for pool, by in sizes.items()
+        }
+        self._largest = {pool: max(by) for pool, by in sizes.items()}
+        self._gpus = [node.gpu_ids for node in cluster.nodes]
+
+    # ---- what subclasses give ----------------------------------------------------------
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        """The node's integer score for the job (higher is better)."""
+        raise NotImplementedError
+
+    def pick_gpu(self, state: _Node, spec: JobSpec, cpu: int) -> int:
+        """The GPU of the node a fractional job takes: the fullest it fits on (best fit)."""
+        milli = spec.gpu_milli
+        best = None
+        for gpu, left in state.partial:
+            if left >= milli and (best is None or (left, gpu) < best):
+                best = (left, gpu)
+        if best is not None:
+            return best[1]
+        return self.ledger.node_free[state.node][0]
+
+    # ---- the mechanism -----------------------------------------------------------------
+    def place(self, spec: JobSpec, n_gpus: int, pools: Sequence[Pool]) -> tuple[int, ...] | None:
+        """See `dlsched.engine.placement.JobPlacer`."""
+        ledger = self.ledger
+        fractional = spec.gpu_milli < WHOLE
+        tracked = ledger.tracks_resources and bool(spec.cpu_milli or spec.memory_mib)
+        cpu, mem = job_demand(spec, n_gpus) if tracked else (0, 0)
+        if not fractional and all(n_gpus > self._largest.get(pool, 0) for pool in pools):
+            return self._spread(spec, n_gpus, pools, tracked)
+        need = 1 if fractional else n_gpus
+        milli = spec.gpu_milli
+        fits = ledger.fits_resources
+        cpu_free = ledger.cpu_free
+        best = -1
+        tied: list[tuple[_Node, AbstractSet[int] | None]] = []
+        for pool in pools:
+            source = ledger.buckets.get(pool)
+            if source is None:
+                continue
+            partial, room = self._partial_by_node(pool, milli if fractional else WHOLE + 1)
+            # idle nodes: one score per class
+            for (size, cpu_cap, mem_cap), members in self._classes[pool]:
+                if size < need:
+                    continue
+                if tracked and not _fits_idle(cpu_cap, mem_cap, cpu, mem, ledger):
+                    continue
+                idle = source[size] & members
+                if not idle:
+                    continue
+                state = _Node(
+                    min(idle),
+                    pool[0],
+                    size,
+                    (WHOLE,) * size,
+                    cpu_cap if cpu_free is not None else _INF,
+                    [],
+                )
+                value = self.score(state, spec, n_gpus, cpu)
+                if value > best:
+                    best, tied = value, [(state, idle)]
+                elif value == best:
+                    tied.append((state, idle))
+            # nodes in use
+            size_nodes = self._size_nodes[pool]
+            used: set[int] = set()
+            for count in range(need, len(source)):
+                nodes = source[count]
+                if nodes:
+                    same = size_nodes.get(count)
+                    used.update(nodes - same if same else nodes)
+            if fractional:
+                used.update(room)
+            for node in sorted(used):
+                if tracked and not fits(node, cpu, mem):
+                    continue
+                state = self._state(node, pool, partial.get(node, []))
+                value = self.score(state, spec, n_gpus, cpu)
+                if value > best:
+                    best, tied = value, [(state, None)]
+                elif value == best:
+                    tied.append((state, None))
+        if not tied:
+            return None
+        state = self._choose(tied)
+        if fractional:
+            return (self.pick_gpu(state, spec, cpu),)
+        return tuple(ledger.node_free[state.node][:n_gpus])
+
+    def _choose(self, tied: list[tuple[_Node, AbstractSet[int] | None]]) -> _Node:
+        """A node uniformly at random among the best (one draw, only when there is a choice)."""
+        total = sum(1 if members is None else len(members) for _, members in tied)
+        if total == 1:
+            return tied[0][0]
+        pick = int(self.rng.integers(total))
+        for state, members in tied:
+            count = 1 if members is None else len(members)
+            if pick < count:
+                if members is None:
+                    return state
+                node = sorted(members)[pick]
+                return _Node(node, state.gpu_type, state.size, state.lefts, state.cpu_left, [])
+            pick -= count
+        raise AssertionError("the draw is below the number of tied nodes")
+
+    def _partial_by_node(
+        self, pool: Pool, milli: int
+    ) -> tuple[dict[int, list[tuple[int, int]]], set[int]]:
+        """Per node of `pool`, its partly used GPUs with room left, as (GPU, milli left);
+        and the nodes with one that has `milli` left."""
+        by_node: dict[int, list[tuple[int, int]]] = {}
+        room: set[int] = set()
+        gpu_node = self.ledger.gpu_node
+        for gpu, load in self.ledger.partial.get(pool, {}).items():
+            node = gpu_node[gpu]
+            left = WHOLE - load
+            by_node.setdefault(node, []).append((gpu, left))
+            if left >= milli:
+                room.add(node)
+        return by_node, room
+
+    def _state(self, node: int, pool: Pool, partial: list[tuple[int, int]]) -> _Node:
+        ledger = self.ledger
+        free = len(ledger.node_free[node])
+        lefts = (WHOLE,) * free + tuple(sorted((left for _, left in partial), reverse=True))
+        cpu_free = ledger.cpu_free
+        return _Node(
+            node,
+            pool[0],
+            len(self._gpus[node]),
+            lefts,
+            cpu_free[node] if cpu_free is not None else _INF,
+            partial,
+        )
+
+    def _spread(
+        self, spec: JobSpec, n_gpus: int, pools: Sequence[Pool], tracked: bool
+    ) -> tuple[int, ...] | None:
+        """A job larger than any node: the fewest nodes (`consolidated`), pools in order."""
+        ledger = self.ledger
+        for pool in pools:
+            if ledger.free_by_pool.get(pool, 0) < n_gpus:
+                continue
+            if tracked:
+                gpus = place_fitting(ledger, spec, n_gpus, pool, consolidated)
+            else:
+                gpus = consolidated(ledger, n_gpus, pool)
+            if gpus is not None:
+                return gpus
+        return None
+
+
+def _fits_idle(cpu_cap: int, mem_cap: int, cpu: int, mem: int, ledger: Ledger) -> bool:
+    """Whether an idle node of these capacities holds the demand (a resource no node
+    declares always does)."""
+    return (ledger.cpu_free is None or cpu_cap >= cpu) and (
+        ledger.mem_free is None or mem_cap >= mem
+    )
+
+
+class RandomFit(SharingPlacer):
+    """``random``: any node that fits, uniformly; a fractional job's GPU uniformly among
+    those it fits on (the authors' ``RandomScore`` with ``-gpusel random``)."""
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        return 0
+
+    def pick_gpu(self, state: _Node, spec: JobSpec, cpu: int) -> int:
+        milli = spec.gpu_milli
+        options = sorted(
+            [gpu for gpu, left in state.partial if left >= milli]
+            + list(self.ledger.node_free[state.node])
+        )
+        return options[int(self.rng.integers(len(options)))] if len(options) > 1 else options[0]
+
+
+class WeightedBestFit(SharingPlacer):
+    """``weighted_best_fit``: the paper's BestFit (``BestFitScore``): least resources left."""
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        gpu_left = sum(state.lefts) - n_gpus * spec.gpu_milli
+        value = 0.5 * gpu_left / MAX_SPEC_GPU_MILLI
+        if state.cpu_left != _INF:
+            value += 0.5 * (state.cpu_left - cpu) / MAX_SPEC_CPU_MILLI
+        return int((1.0 - value) * MAX_SCORE)
+
+
+class DotProduct(SharingPlacer):
+    """``dot_product``: DotProd (``DotProductScore``, ``-dimext merge -norm max``): the
+    smallest dot product of free (CPU, GPU) and demand, each over the largest node's."""
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        gpu_left = sum(state.lefts)
+        dot = (gpu_left / MAX_SPEC_GPU_MILLI) * (n_gpus * spec.gpu_milli / MAX_SPEC_GPU_MILLI)
+        if state.cpu_left != _INF:
+            dot += (state.cpu_left / MAX_SPEC_CPU_MILLI) * (cpu / MAX_SPEC_CPU_MILLI)
+        return int(MAX_SCORE * (1.0 - dot / 2))
+
+
+class GpuPacking(SharingPlacer):
+    """``gpu_packing``: Packing (``GpuPackingScore``); see the module docstring."""
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        lefts = state.lefts
+        free = lefts.count(WHOLE)
+        if free == state.size:
+            return max(MAX_SCORE // 3 - free, free)
+        milli = spec.gpu_milli
+        # the GPUs it would use: the least left that fit, smallest first
+        chosen = [v for v in sorted(lefts) if v >= milli][:n_gpus]
+        whole = chosen.count(WHOLE)
+        if whole:
+            return max(MAX_SCORE // 2 - whole, MAX_SCORE // 3)
+        ratio = sum(v * 100 // WHOLE for v in chosen)
+        return max(MAX_SCORE - ratio // 10, MAX_SCORE // 2)
+
+
+class GpuClustering(SharingPlacer):
+    """``gpu_clustering``: Clustering (``GpuClusteringScore``); see the module docstring."""
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        fill = MAX_SCORE // 4 * (MAX_SPEC_GPU_MILLI - sum(state.lefts)) // MAX_SPEC_GPU_MILLI
+        kinds = self._kinds(state)
+        kind = _kind(spec.gpu_milli, n_gpus)
+        if kind in kinds:
+            return fill + (MAX_SCORE * 3 // 4 if len(kinds) == 1 else MAX_SCORE // 2)
+        return fill + (MAX_SCORE // 4 if not kinds else 0)
+
+    def _kinds(self, state: _Node) -> set[tuple[int, int]]:
+        """The kinds of the jobs on the node: (1, milli) sharing, (k, 1000) k whole GPUs."""
+        if len(state.lefts) == state.size and all(v == WHOLE for v in state.lefts):
+            return set()
+        ledger, specs = self.ledger, self.specs
+        owner = ledger.owner
+        holders: set[int] = set()
+        for gpu in self._gpus[state.node]:
+            held = owner[gpu]
+            if held >= 0:
+                holders.add(held)
+            elif held == SHARED:
+                holders.update(ledger.shared_jobs[gpu])
+            elif held == PACKED:
+                holders.update(ledger.packed_jobs[gpu])
+            elif held != FREE:
+                raise AssertionError(f"GPU {gpu} has an unknown owner code {held}")
+        return {_kind(specs[i].gpu_milli, specs[i].num_gpus) for i in holders}
+
+
+def _kind(milli: int, n_gpus: int) -> tuple[int, int]:
+    return (1, 0) if milli < WHOLE else (n_gpus, WHOLE)
+
+
+class FGD(SharingPlacer):
+    """``fgd``: fragmentation gradient descent (``FGDScore``); see the module docstring."""
+
+    def __init__(self, context: PlacementContext) -> None:
+        super().__init__(context)
+        self.typical = typical_jobs(context.specs)
+        self._by_type = any(job.gpu_types is not None for job in self.typical)
+        self._cpu_steps = sorted({job.cpu_milli for job in self.typical})
+        self._frag: dict[tuple, float] = {}
+        self._scores: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+
+    def _fragmentation(self, lefts: tuple[int, ...], cpu_rank: int, gpu_type: str) -> float:
+        """`node_fragmentation`, remembered by state (CPU only through which typical jobs
+        it holds: `cpu_rank` of the sorted CPU demands fit)."""
+        key = (lefts, cpu_rank, gpu_type if self._by_type else None)
+        value = self._frag.get(key)
+        if value is None:
+            cpu = self._cpu_steps[cpu_rank - 1] if cpu_rank else -1
+            value = self._frag[key] = node_fragmentation(lefts, self.typical, cpu, gpu_type)
+        return value
+
+    def _rank(self, cpu_left: float) -> int:
+        return bisect_right(self._cpu_steps, cpu_left)
+
+    def _best(
+        self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int
+    ) -> tuple[int, tuple[int, ...]]:
+        """(score, milli-left values of the GPUs that give it) for the job on the node."""
+        before_rank = self._rank(state.cpu_left)
+        after_rank = self._rank(state.cpu_left - cpu)
+        key = (state.lefts, before_rank, after_rank, n_gpus, spec.gpu_milli, state.gpu_type)
+        found = self._scores.get(key)
+        if found is not None:
+            return found
+        lefts, gpu_type = state.lefts, state.gpu_type
+        before = self._fragmentation(lefts, before_rank, gpu_type)
+        milli = spec.gpu_milli
+        result: tuple[int, tuple[int, ...]]
+        if milli >= WHOLE:
+            after = self._fragmentation(lefts[n_gpus:], after_rank, gpu_type)
+            result = (int(_sigmoid((before - after) / 1000) * MAX_SCORE), (WHOLE,))
+        else:
+            best, values = -1, []
+            for value in sorted(set(lefts), reverse=True):
+                if value < milli:
+                    continue
+                rest = list(lefts)
+                rest.remove(value)
+                if value > milli:
+                    rest.append(value - milli)
+                after = self._fragmentation(tuple(sorted(rest, reverse=True)), after_rank, gpu_type)
+                score = int(_sigmoid((before - after) / 1000) * MAX_SCORE)
+                if score > best:
+                    best, values = score, [value]
+                elif score == best:
+                    values.append(value)
+            result = (best, tuple(values))
+        self._scores[key] = result
+        return result
+
+    def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        return self._best(state, spec, n_gpus, cpu)[0]
+
+    def pick_gpu(self, state: _Node, spec: JobSpec, cpu: int) -> int:
+        values = self._best(state, spec, 1, cpu)[1]
+        options = [gpu for gpu, left in state.partial if left in values]
+        if WHOLE in values:
+            options.append(self.ledger.node_free[state.node][0])
+        return min(options)
