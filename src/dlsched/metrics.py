@@ -34,9 +34,19 @@ class SimulationResult:
     timeline: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def summary(self, job_window: tuple[int, int] | None = None) -> dict[str, Any]:
+    def summary(
+        self,
+        job_window: tuple[int, int] | None = None,
+        *,
+        reference: SimulationResult | None = None,
+    ) -> dict[str, Any]:
         """Headline metrics. `job_window=(a, b)` restricts job metrics to jobs a..b-1 in
-        submit order (to leave out warm-up and drain, as Gavel and Blox do)."""
+        submit order (to leave out warm-up and drain, as Gavel and Blox do).
+
+        With `reference` (a run of the same jobs under a baseline, e.g. Gavel's
+        ``gavel_isolated`` equal share), the summary also has ``mean_ftf_rho``: the mean over
+        the window's jobs of the finish-time fairness ρ = JCT here / JCT in `reference`
+        (`finish_time_fairness`); the other keys do not change."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)
@@ -78,6 +88,10 @@ class SimulationResult:
             out["deadline_satisfaction"] = float(met.mean())
             out["total_tardiness"] = float(np.nansum(tardiness))
             out["avg_tardiness"] = _mean(tardiness[~np.isnan(tardiness)])
+        if reference is not None:
+            out["mean_ftf_rho"] = _mean(
+                finish_time_fairness(self, reference, job_window).to_numpy(dtype=float)
+            )
         return out
 
     def _utilization(self, done: pd.DataFrame) -> float:
@@ -117,6 +131,28 @@ class SimulationResult:
             f"SimulationResult({self.meta.get('policy')!r} on {self.meta.get('cluster')!r}: "
             f"{s['jobs_completed']}/{s['jobs_total']} jobs, avg JCT {s['avg_jct']:.1f} s)"
         )
+
+
+def finish_time_fairness(
+    result: SimulationResult,
+    reference: SimulationResult,
+    job_window: tuple[int, int] | None = None,
+) -> pd.Series:
+    """Finish-time fairness ρ per job (Themis; Gavel, OSDI 2020, §7.2): the job's JCT in
+    `result` over its JCT in `reference`, a run of the same jobs under the baseline a job is
+    entitled to. Gavel's figures take `reference` from its ``isolated`` policy (here
+    ``gavel_isolated``: each job 1/n of every GPU type, n the active jobs) on the same trace
+    and average ρ over the measured jobs (its notebooks pair each job's JCT with its isolated
+    JCT and print the mean: ``mean_ftf_rho`` of `SimulationResult.summary`). ρ < 1: the job
+    finished sooner than under its equal share.
+
+    Jobs are matched by ``job_id``; `job_window=(a, b)` keeps jobs a..b-1 of `result` in
+    submit order. Only jobs finished in both runs have a ρ (indexed by job id)."""
+    jobs = result.jobs if job_window is None else result.jobs.iloc[job_window[0] : job_window[1]]
+    mine = jobs[jobs["status"] == FINISHED].set_index("job_id")["jct"]
+    ref = reference.jobs[reference.jobs["status"] == FINISHED].set_index("job_id")["jct"]
+    both = mine.index.intersection(ref.index, sort=False)
+    return (mine.loc[both] / ref.loc[both]).rename("ftf_rho")
 
 
 def _mean(values: np.ndarray) -> float:

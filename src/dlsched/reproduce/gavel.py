@@ -21,6 +21,7 @@ NaN value — a run the authors did not finish — is not compared). Tolerance, 
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import time
 import warnings
@@ -38,9 +39,16 @@ POLICIES = (
     "max_min_fairness_perf",
     "finish_time_fairness",
     "finish_time_fairness_perf",
+    "gavel_gandiva",
+    "gavel_allox",
+    "fifo_packed",
+    "max_min_fairness_packed",
 )
-AUTHORS_KEY = {"gavel_fifo": "fifo"}
+AUTHORS_KEY = {"gavel_fifo": "fifo", "gavel_gandiva": "gandiva", "gavel_allox": "allox"}
 """dlsched's policy name → the key in the authors' table, where they differ."""
+JCT_METRIC, RHO_METRIC = "avg_jct_hours", "mean_ftf_rho_vs_isolated"
+RHO_REFERENCE = "gavel_isolated"
+"""The run ρ is measured against: Gavel's `isolated` policy on the same jobs."""
 WINDOW = (4000, 5000)
 FULL_TAIL_JOBS = 8 * (WINDOW[1] - WINDOW[0])
 """Jobs generated after the window; only those arriving before it has finished cost time."""
@@ -113,11 +121,49 @@ def window_jct(
     window: tuple[int, int] = WINDOW,
     cluster: Any = "gavel-108",
     budget_s: float = math.inf,
+    reference: Any = None,
+    with_rho: bool = False,
     **params: Any,
 ) -> dict[str, float]:
     """Average JCT (hours) of the `window` jobs (submit-order positions) of workload `jobs`
     under `policy` with Gavel's measured throughputs (NaN if the run gave up after `budget_s`
-    CPU seconds), and the run's counts."""
+    CPU seconds), and the run's counts; `with_rho`: also the window's mean finish-time
+    fairness ρ against `reference` (a `SimulationResult` of the same jobs; NaN if None, a
+    reference run that gave up), as ``mean_ftf_rho``."""
+    result, gave_up, done_at, cpu_s = window_run(
+        jobs, policy, window=window, cluster=cluster, budget_s=budget_s, **params
+    )
+    summary = result.summary(job_window=window)
+    last_arrival = float(jobs.jobs["submit_time"].iloc[-1])
+    out = {
+        "avg_jct_h": math.nan if gave_up else summary["avg_jct"] / 3600.0,
+        "completed": summary["jobs_completed"],
+        "arrivals_outlast_window": float(done_at is not None and last_arrival >= done_at),
+        "migrations": float(result.jobs["migrations"].sum()),
+        "scheduling_calls": float(summary["scheduling_calls"]),
+        "cpu_s": cpu_s,
+    }
+    if with_rho:
+        out["mean_ftf_rho"] = (
+            math.nan
+            if gave_up or reference is None
+            else result.summary(job_window=window, reference=reference)["mean_ftf_rho"]
+        )
+    return out
+
+
+def window_run(
+    jobs: Any,
+    policy: str,
+    *,
+    window: tuple[int, int] = WINDOW,
+    cluster: Any = "gavel-108",
+    budget_s: float = math.inf,
+    **params: Any,
+) -> tuple[Any, bool, float | None, float]:
+    """Run `policy` on `jobs` until the `window` jobs have finished (`WindowStop`): the
+    `SimulationResult`, whether it gave up after `budget_s` CPU seconds, when the window
+    finished and the CPU seconds taken."""
     import dlsched
 
     wrapped = WindowStop(dlsched.policies.get(policy, **params), window, budget_s)
@@ -125,19 +171,7 @@ def window_jct(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the cut-off jobs never finish
         result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel", audit=False)
-    cpu_s = time.process_time() - started
-    summary = result.summary(job_window=window)
-    last_arrival = float(jobs.jobs["submit_time"].iloc[-1])
-    return {
-        "avg_jct_h": math.nan if wrapped.gave_up else summary["avg_jct"] / 3600.0,
-        "completed": summary["jobs_completed"],
-        "arrivals_outlast_window": float(
-            wrapped.done_at is not None and last_arrival >= wrapped.done_at
-        ),
-        "migrations": float(result.jobs["migrations"].sum()),
-        "scheduling_calls": float(summary["scheduling_calls"]),
-        "cpu_s": cpu_s,
-    }
+    return result, wrapped.gave_up, wrapped.done_at, time.process_time() - started
 
 
 def run_point(
@@ -150,18 +184,59 @@ def run_point(
     seed: int = 0,
     cluster: Any = "gavel-108",
     budget_s: float = math.inf,
+    with_rho: bool = False,
     **params: Any,
 ) -> dict[str, float]:
     """`window_jct` on the jobs Gavel's simulator generates with `seed` at `rate` jobs/hour
-    (`tail_jobs` more after the window)."""
+    (`tail_jobs` more after the window); `with_rho`: ρ against `RHO_REFERENCE` on the same
+    jobs (`isolated_reference`)."""
+    jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed)
+    reference = (
+        isolated_reference(rate, multi_gpu, window, tail_jobs, seed, str(cluster), budget_s)
+        if with_rho
+        else None
+    )
+    return window_jct(
+        jobs,
+        policy,
+        window=window,
+        cluster=cluster,
+        budget_s=budget_s,
+        reference=reference,
+        with_rho=with_rho,
+        **params,
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def _jobs(rate: float, multi_gpu: bool, n_jobs: int, seed: int) -> Any:
     from dlsched.traces.synthetic import gavel_generated
 
-    jobs = gavel_generated(window[1] + tail_jobs, rate, seed=seed, multi_gpu=multi_gpu)
-    return window_jct(jobs, policy, window=window, cluster=cluster, budget_s=budget_s, **params)
+    return gavel_generated(n_jobs, rate, seed=seed, multi_gpu=multi_gpu)
+
+
+@functools.lru_cache(maxsize=2)
+def isolated_reference(
+    rate: float,
+    multi_gpu: bool,
+    window: tuple[int, int],
+    tail_jobs: int,
+    seed: int,
+    cluster: str,
+    budget_s: float = math.inf,
+) -> Any:
+    """The `RHO_REFERENCE` run (Gavel's `isolated`) of the jobs `run_point` simulates, as
+    Gavel's notebooks take it for ρ; None if it gave up. Kept per process: every policy's ρ
+    at one rate divides by the same run."""
+    jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed)
+    result, gave_up, _, _ = window_run(
+        jobs, RHO_REFERENCE, window=window, cluster=cluster, budget_s=budget_s
+    )
+    return None if gave_up else result
 
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
-    """One (policy, rate) point of the figure."""
+    """One (policy, rate) point of the figure (and its ρ when ``spec["rho"]``)."""
     return run_point(
         spec["policy"],
         spec["rate"],
@@ -169,30 +244,34 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         tail_jobs=spec["tail_jobs"],
         budget_s=spec["budget_s"],
         cluster=spec.get("cluster", "gavel-108"),
+        with_rho=bool(spec.get("rho", False)),
     )
 
 
-def authors_values(shared: Path, experiment: str) -> dict[tuple[str, float], float]:
-    """(Gavel policy key, rate) → the authors' average JCT in hours for `experiment`."""
+def authors_values(
+    shared: Path, experiment: str, metric: str = JCT_METRIC
+) -> dict[tuple[str, float], float]:
+    """(Gavel policy key, x) → the authors' `metric` (average JCT in hours by default) for
+    `experiment`."""
     found: dict[tuple[str, float], float] = {}
     with (shared / AUTHORS).open(newline="") as handle:
         for row in csv.DictReader(handle):
-            if row["experiment"] == experiment and row["metric"] == "avg_jct_hours":
+            if row["experiment"] == experiment and row["metric"] == metric:
                 found[(row["policy_key"], round(float(row["x"]), 1))] = float(row["value"])
     return found
 
 
 def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, float], ...]):
     def plan(shared: Path, quick: bool) -> list[Point]:
-        theirs = authors_values(shared, experiment)
+        jct = authors_values(shared, experiment)
+        rho = authors_values(shared, experiment, RHO_METRIC)
         points = []
         for policy in POLICIES:
             key = AUTHORS_KEY.get(policy, policy)
-            curve = sorted((x, v) for (k, x), v in theirs.items() if k == key and v == v)
-            if not curve:
-                continue
-            low = curve[0][1]
-            for rate, published in curve:
+            curve = dict(sorted((x, v) for (k, x), v in jct.items() if k == key and v == v))
+            fair = dict(sorted((x, v) for (k, x), v in rho.items() if k == key and v == v))
+            low = next(iter(curve.values()), math.nan)
+            for rate in sorted(set(curve) | set(fair)):
                 if quick and (policy, rate) not in quick_points:
                     continue
                 tail = FULL_TAIL_JOBS  # quick points are full points: one store serves both
@@ -205,20 +284,38 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         "tail_jobs": tail,
                         "budget_s": FULL_BUDGET_S,
                         **({"cluster": CONSOLIDATED} if multi_gpu else {}),
+                        # only where ρ is published: the other tasks stay as they were stored
+                        **({"rho": True} if rate in fair else {}),
                     },
                 )
-                points.append(
-                    Point(
-                        figure=f"{experiment}: average JCT of jobs 4000-4999 (h)",
-                        series=policy,
-                        x=rate,
-                        x_name="jobs/h",
-                        metric="avg_jct_h",
-                        published=published,
-                        tolerance=Tolerance(rel=0.10 if published < 2 * low else 0.20),
-                        task=task,
+                if rate in curve:
+                    published = curve[rate]
+                    points.append(
+                        Point(
+                            figure=f"{experiment}: average JCT of jobs 4000-4999 (h)",
+                            series=policy,
+                            x=rate,
+                            x_name="jobs/h",
+                            metric="avg_jct_h",
+                            published=published,
+                            tolerance=Tolerance(rel=0.10 if published < 2 * low else 0.20),
+                            task=task,
+                        )
                     )
-                )
+                if rate in fair:
+                    points.append(
+                        Point(
+                            figure=f"{experiment}: mean finish-time fairness rho of jobs "
+                            "4000-4999 vs isolated",
+                            series=policy,
+                            x=rate,
+                            x_name="jobs/h",
+                            metric="mean_ftf_rho",
+                            published=fair[rate],
+                            tolerance=Tolerance(rel=0.10),
+                            task=task,
+                        )
+                    )
         return points
 
     return plan
@@ -227,22 +324,24 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
 def _register() -> None:
     from dlsched.reproduce import register
 
-    data = (DataFile(AUTHORS, "Gavel's authors' figure data (average JCT per input rate)"),)
+    data = (DataFile(AUTHORS, "Gavel's authors' figure data (average JCT and ρ per input rate)"),)
     register(
         Reproduction(
             name="gavel-fig8",
             paper="Gavel (Narayanan et al., OSDI 2020)",
-            source="Figure 8, continuous-single: average JCT vs input rate, 6 policies, "
+            source="Figure 8, continuous-single: average JCT and mean finish-time fairness ρ "
+            "vs input rate, 10 policies (Gavel's Gandiva and AlloX among them), "
             "36 V100 + 36 P100 + 36 K80",
             data=data,
             plan=_planner(
                 "continuous-single",
                 False,
-                tuple((policy, 2.0) for policy in POLICIES),
+                tuple((policy, 2.0) for policy in POLICIES[:8]),
             ),
             measure=measure,
-            quick_subset="the six policies at 2.0 jobs/h",
-            cost_quick="~90 CPU s",
+            quick_subset="the six LP/FIFO policies, gavel_gandiva and gavel_allox at 2.0 jobs/h "
+            "(average JCT, and ρ where published)",
+            cost_quick="~115 CPU s",
             cost_full=FULL_COST,
             summary="Gavel (OSDI '20) Fig. 8, continuous-single",
         )
@@ -251,20 +350,25 @@ def _register() -> None:
         Reproduction(
             name="gavel-fig9",
             paper="Gavel (Narayanan et al., OSDI 2020)",
-            source="Figure 9, continuous-multiple: average JCT vs input rate, multi-GPU jobs "
-            "(scale factors 1/2/4/8), 6 policies, 36 V100 + 36 P100 + 36 K80",
+            source="Figure 9, continuous-multiple: average JCT and mean finish-time fairness ρ "
+            "vs input rate, multi-GPU jobs (scale factors 1/2/4/8), 9 policies (Gavel's "
+            "Gandiva among them), 36 V100 + 36 P100 + 36 K80",
             data=data,
             plan=_planner(
                 "continuous-multiple",
                 True,
-                tuple(
-                    (policy, rate)
-                    for policy in ("gavel_fifo", "fifo_perf", "max_min_fairness_perf")
-                    for rate in (1.0, 2.0)
+                (
+                    *(
+                        (policy, rate)
+                        for policy in ("gavel_fifo", "fifo_perf", "max_min_fairness_perf")
+                        for rate in (1.0, 2.0)
+                    ),
+                    ("gavel_gandiva", 2.0),
                 ),
             ),
             measure=measure,
-            quick_subset="gavel_fifo, fifo_perf and max_min_fairness_perf at 1.0 and 2.0 jobs/h",
+            quick_subset="gavel_fifo, fifo_perf and max_min_fairness_perf at 1.0 and 2.0 jobs/h, "
+            "gavel_gandiva at 2.0 (average JCT, and ρ where published)",
             cost_quick="~65 CPU s",
             cost_full=FULL_COST,
             summary="Gavel (OSDI '20) Fig. 9, continuous-multiple",

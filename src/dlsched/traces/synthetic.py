@@ -14,7 +14,9 @@ seeded as Gavel seeds them (`Scheduler._initialize_seeds`: jobs from seed + 2, g
 seed + 3) in the order its `generate_job` draws them (scale factor, short or long, the
 length, then the job type from `GAVEL_JOB_TYPES`, redrawn until a multi-GPU job gets a
 type that runs distributed). Comparing with the authors' published figures then compares
-the schedulers on one trace instead of two samples of it.
+the schedulers on one trace instead of two samples of it. ``jobs_per_hour=math.inf`` puts
+every job at t = 0, as Gavel's static experiments do (`run_sweep_static.py` passes
+``lam=0``: no gap is drawn), and gives the same jobs as any finite rate.
 """
 
 from __future__ import annotations
@@ -87,13 +89,15 @@ def gavel_generated(
     n_jobs: int, jobs_per_hour: float, *, seed: int = 0, multi_gpu: bool = False
 ) -> Workload:
     """The first `n_jobs` jobs Gavel's simulator generates with `seed` at `jobs_per_hour`
-    (see the module docstring); job ids are Gavel's (0, 1, ...), lengths are on V100s."""
+    (see the module docstring; ``math.inf``: all at t = 0); job ids are Gavel's (0, 1, ...),
+    lengths are on V100s."""
     if n_jobs < 1:
         raise ValueError(f"gavel_generated: n_jobs must be >= 1, got {n_jobs!r}")
     if not jobs_per_hour > 0:
         raise ValueError(f"gavel_generated: jobs_per_hour must be > 0, got {jobs_per_hour!r}")
     jobs_rng, gaps_rng = random.Random(seed + 2), random.Random(seed + 3)
-    rate_per_s = 1.0 / (3600.0 / jobs_per_hour)
+    static = math.isinf(jobs_per_hour)
+    rate_per_s = math.inf if static else 1.0 / (3600.0 / jobs_per_hour)  # Gavel: 1 / lam
     distributed = set(GAVEL_DISTRIBUTED_JOB_TYPES)
     rows = []
     now = 0.0
@@ -106,7 +110,8 @@ def gavel_generated(
         while scale > 1 and model not in distributed:
             model = jobs_rng.choice(GAVEL_JOB_TYPES)
         rows.append((job_id, now, scale, 60.0 * 10.0**exponent, model))
-        now += -math.log(1.0 - gaps_rng.random()) / rate_per_s
+        if not static:
+            now += -math.log(1.0 - gaps_rng.random()) / rate_per_s
     frame = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "duration", "model"])
     frame["gpu_type"] = "V100"
     source = f"<gavel_generated n_jobs={n_jobs} jobs_per_hour={jobs_per_hour} seed={seed}>"
