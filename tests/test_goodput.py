@@ -206,3 +206,123 @@ def test_a_model_without_rate_from_takes_the_plain_path():
 
     result = dlsched.simulate(_jobs(40.0), _one_gpu(), "fifo", throughput=Flat())
     assert result.jobs["finish_time"].tolist() == [40.0]
+
+
+# ---- Pollux/Sia workloads through `simulate` ------------------------------------------
+
+
+def _sia_csv(tmp_path, rows):
+    path = tmp_path / "workload.csv"
+    lines = ["name,time,application,num_replicas,batch_size"]
+    # (name, time, GPUs, batch): the application is the name's prefix
+    lines += [f"{n},{t},{n.split('-')[0]},{k},{b}" for n, t, k, b in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _sia_cluster():
+    import dlsched
+
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "sia-small",
+            "nodes": [
+                {"gpu_type": "T4", "count": 1, "gpus_per_node": 4},
+                {"gpu_type": "RTX2080Ti", "count": 1, "gpus_per_node": 8},
+                {"gpu_type": "A100", "count": 1, "gpus_per_node": 8},
+            ],
+        }
+    )
+
+
+@needs_profiles
+def test_sia_workload_runs_with_no_other_argument(tmp_path):
+    """A Pollux/Sia CSV runs on the goodput model with the goodput oracle by default."""
+    import dlsched
+
+    path = _sia_csv(tmp_path, [("cifar10-0", 0, 2, 256), ("bert-1", 10, 1, 12)])
+    result = dlsched.simulate(dlsched.load_trace(path), _sia_cluster(), policy="fifo")
+    assert result.meta["throughput"] == "goodput"
+    assert result.meta["estimator"] == "GoodputEstimator()"
+    assert result.summary()["jobs_completed"] == 2
+
+
+@needs_profiles
+def test_adaptive_policy_gets_adaptive_batches(tmp_path):
+    """A policy with adaptive_batch = True runs a lone job no slower than the traced batch."""
+    import dlsched
+    from dlsched.policies.fifo import Fifo
+
+    class AdaptiveFifo(Fifo):
+        adaptive_batch = True
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("cifar10-0", 0, 4, 128)]))
+    fixed = dlsched.simulate(work, _sia_cluster(), Fifo()).jobs["jct"].iloc[0]
+    adaptive = dlsched.simulate(work, _sia_cluster(), AdaptiveFifo()).jobs["jct"].iloc[0]
+    assert adaptive < fixed
+
+
+@needs_profiles
+def test_unknown_model_in_a_workload_names_file_row_and_model(tmp_path):
+    """A model without a profile: error naming the file, the row and the model."""
+    import dlsched
+    from dlsched.errors import TraceError
+
+    path = _sia_csv(tmp_path, [("cifar10-0", 0, 2, 256), ("resnet-1", 5, 1, 64)])
+    with pytest.raises(TraceError, match=r"workload\.csv, row 3.*'resnet'.*cifar10"):
+        dlsched.simulate(dlsched.load_trace(path), _sia_cluster(), policy="fifo")
+
+
+@needs_profiles
+def test_cluster_type_without_profile_is_named(tmp_path):
+    """A cluster GPU type without a profile: error naming it (no silent rate 0)."""
+    import dlsched
+
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "h", "nodes": [{"gpu_type": "H100", "count": 1, "gpus_per_node": 8}]}
+    )
+    path = _sia_csv(tmp_path, [("cifar10-0", 0, 2, 256)])
+    with pytest.raises(ConfigError, match="'H100'"):
+        dlsched.simulate(dlsched.load_trace(path), cluster, policy="fifo")
+
+
+@needs_profiles
+def test_scaling_fallback_runs_an_unprofiled_type_when_asked():
+    """fallback='scaling' rates an H100 as the V100 profile times the assumed peak ratio."""
+    from dlsched.perf.scaling import ASSUMED_SPEED_VS_V100
+
+    model = GoodputModel(PROFILES, fallback="scaling")
+    v100 = model.throughput("cifar10@256", "v100", 2)
+    assert model.throughput("cifar10@256", "h100", 2) == pytest.approx(
+        v100 * ASSUMED_SPEED_VS_V100["h100"]
+    )
+
+
+@needs_profiles
+def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
+    """The estimator's goodput is the best batch's, and speedup is over one GPU."""
+    import dlsched
+    from dlsched.perf.goodput import GoodputEstimator
+
+    seen = {}
+
+    class Probe(dlsched.policies.fifo.Fifo):
+        adaptive_batch = True
+
+        def schedule(self, view):
+            est = view.estimator
+            assert isinstance(est, GoodputEstimator)
+            for state in view.pending.values():
+                job = state.spec
+                choice = est.best_batch(job, "rtx", 4)
+                seen["goodput"] = est.goodput(job, "rtx", 4)
+                seen["choice"] = choice
+                seen["speedup"] = est.speedup(job, "rtx", 4)
+                seen["one"] = est.goodput(job, "rtx", 1)
+            return super().schedule(view)
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("cifar10-0", 0, 4, 128)]))
+    dlsched.simulate(work, _sia_cluster(), Probe())
+    assert seen["goodput"] == seen["choice"].goodput > 0
+    assert seen["speedup"] == pytest.approx(seen["goodput"] / seen["one"])
+    assert seen["choice"].batch_size % 4 == 0

@@ -46,9 +46,14 @@ def simulate(
       `**policy_params` go to the named policy's constructor. An instance may be passed to
       any number of runs: the engine calls its `start(view)` at the beginning of each.
     - `throughput`: the truth — `"duration"` (type-agnostic replay), `"gavel"` (Gavel's
-      measured table), `"scaling"` (measured + extrapolated) or a `ThroughputModel`.
+      measured table), `"scaling"` (measured + extrapolated), `"goodput"` /
+      `"goodput-pollux"` (Pollux/Sia goodput, `dlsched.perf.goodput`) or a
+      `ThroughputModel`. A Pollux/Sia workload (no run times: work implied by each job's
+      model) runs on the goodput model by default, with each job's batch adapted when the
+      policy declares ``adaptive_batch = True`` and its traced batch otherwise; its cluster's
+      GPU types must have profiles (``T4``, ``V100``, ``A100``, ``RTX6000``, ``RTX2080Ti``).
     - `estimator`: what the policy sees — `"oracle"`, `"noisy"`, `"noisy:<sigma>"` or an
-      estimator instance.
+      estimator instance (with the goodput model, `"oracle"` is `GoodputEstimator`).
     - `restart_overhead_s`: seconds without progress when a preempted job resumes (and,
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
@@ -85,7 +90,10 @@ def simulate(
                 "policy instance; configure the instance instead"
             )
         chosen = policy
-    truth = make_throughput(throughput)
+    if _needs_goodput(work, throughput):
+        work, truth, estimator = _goodput_defaults(work, hardware, chosen, throughput, estimator)
+    else:
+        truth = make_throughput(throughput)
     estimate = make_estimator(estimator)
     if overheads is None and restart_overhead_s == 0.0:
         # A policy may name the overheads its paper assumes (Gandiva: suspend/resume and
@@ -193,6 +201,67 @@ def _replay(
             stacklevel=3,  # the caller of `simulate`
         )
     return result
+
+
+def _needs_goodput(work: Workload, throughput: str | ThroughputModel) -> bool:
+    """Whether the run takes the goodput defaults: a Pollux/Sia workload (work implied by
+    its models) with the throughput left at its default or named ``goodput[-pollux]``, or
+    any workload with a `GoodputModel` given."""
+    from dlsched.perf.goodput import GoodputModel, is_goodput_workload
+
+    if isinstance(throughput, GoodputModel):
+        return True
+    if not isinstance(throughput, str):
+        return False
+    name = throughput.strip().lower()
+    if name in ("goodput", "goodput-pollux"):
+        return True
+    # "duration" cannot run a workload without durations: the goodput model is the only
+    # meaning such a run can have
+    return name == "duration" and is_goodput_workload(work)
+
+
+def _goodput_defaults(
+    work: Workload,
+    hardware: Cluster,
+    chosen: Any,
+    throughput: str | ThroughputModel,
+    estimator: str | OracleEstimator,
+) -> tuple[Workload, ThroughputModel, str | OracleEstimator]:
+    """The goodput truth for a run (batch adaptive when the policy declares
+    ``adaptive_batch = True``), the workload with its work in progress units, and the
+    goodput oracle as the estimator when the plain oracle was asked for."""
+    from dlsched.errors import ConfigError
+    from dlsched.perf.goodput import (
+        GoodputEstimator,
+        GoodputModel,
+        default_flavor,
+        goodput_model,
+        is_goodput_workload,
+        profiles_near,
+    )
+
+    adaptive = bool(getattr(chosen, "adaptive_batch", False))
+    if isinstance(throughput, GoodputModel):
+        truth = throughput
+    else:
+        name = str(throughput).strip().lower()
+        flavor = (
+            "pollux"
+            if name == "goodput-pollux"
+            else default_flavor(work, sorted(hardware.gpu_types))
+        )
+        folder = profiles_near(work)
+        truth = goodput_model(None if folder is None else str(folder), flavor, adaptive)
+    try:
+        truth.check_types([hardware.gpu_types[t].name for t in sorted(hardware.gpu_types)])
+    except ConfigError as exc:
+        raise ConfigError(f"cluster {hardware.source or hardware.name}: {exc}") from None
+    if is_goodput_workload(work):
+        work = truth.workload(work)
+    if isinstance(estimator, str) and estimator.strip().lower() == "oracle":
+        estimator = GoodputEstimator()
+    return work, truth, estimator
 
 
 def _plain(value: Any) -> Any:

@@ -14,18 +14,21 @@ from dlsched.perf.scaling import ScalingModel
 from dlsched.registry import Registry
 
 if TYPE_CHECKING:
-    from dlsched.perf import estimator, learned, rates  # noqa: F401
+    from dlsched.perf import estimator, goodput, learned, rates  # noqa: F401
     from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
+    from dlsched.perf.goodput import GoodputEstimator, GoodputModel
     from dlsched.perf.learned import LearnedEstimator
 
 # The estimators need numpy: they, and the modules that define them, are imported on first use
 # (PEP 562), so that the model and estimator names are known without it (`dlsched --help`).
 _LAZY_NAMES = {
+    "GoodputEstimator": "goodput",
+    "GoodputModel": "goodput",
     "LearnedEstimator": "learned",
     "NoisyEstimator": "estimator",
     "OracleEstimator": "estimator",
 }
-_LAZY_SUBMODULES = frozenset({"estimator", "learned", "rates"})
+_LAZY_SUBMODULES = frozenset({"estimator", "goodput", "learned", "rates"})
 
 
 def __getattr__(name: str) -> Any:
@@ -54,6 +57,24 @@ THROUGHPUT_MODELS.add("duration", DurationModel)
 # not once per run (property tests and sweeps make thousands of small runs).
 THROUGHPUT_MODELS.add("gavel", functools.cache(ProfileTable.gavel))
 THROUGHPUT_MODELS.add("scaling", functools.cache(ScalingModel.gavel))
+
+
+def _goodput() -> ThroughputModel:
+    from dlsched.perf.goodput import goodput_model
+
+    return goodput_model(None, "sia", False)
+
+
+def _goodput_pollux() -> ThroughputModel:
+    from dlsched.perf.goodput import goodput_model
+
+    return goodput_model(None, "pollux", False)
+
+
+# Pollux/Sia goodput (perf/goodput.py, needs ../shared); `simulate` picks the batch mode
+# from the policy and reads the profiles beside the workload.
+THROUGHPUT_MODELS.add("goodput", _goodput)
+THROUGHPUT_MODELS.add("goodput-pollux", _goodput_pollux)
 
 
 def _oracle(spec: str, arg: str) -> OracleEstimator:
@@ -94,6 +115,19 @@ ESTIMATORS.add("noisy", _noisy)
 ESTIMATORS.add("learned", _learned)
 
 
+def _goodput_estimator(spec: str, arg: str) -> OracleEstimator:
+    from dlsched.perf import goodput
+
+    if arg in ("", "oracle"):
+        return goodput.GoodputEstimator()
+    if arg == "learned":
+        return goodput.LearnedGoodputEstimator()  # type: ignore[attr-defined]
+    raise ValueError(f"estimator {spec!r}: after 'goodput:' give 'oracle' or 'learned'")
+
+
+ESTIMATORS.add("goodput", _goodput_estimator)
+
+
 def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
     """A throughput model from its name (`duration`, `gavel`, `scaling`, or a plugin's) or
     as given."""
@@ -132,6 +166,8 @@ __all__ = [
     "ESTIMATORS",
     "THROUGHPUT_MODELS",
     "DurationModel",
+    "GoodputEstimator",
+    "GoodputModel",
     "LearnedEstimator",
     "NoisyEstimator",
     "OracleEstimator",

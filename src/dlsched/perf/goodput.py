@@ -69,6 +69,7 @@ seconds at epoch ends (``round(delta)``); dlsched keeps exact times. GPT pipelin
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -995,10 +996,21 @@ def is_goodput_workload(workload: Workload) -> bool:
     return not (has_work or has_time)
 
 
-def default_flavor(workload: Workload) -> str:
-    """``pollux`` for the Pollux artifact's workloads (``.../pollux/...``), else ``sia``."""
+def default_flavor(workload: Workload, gpu_types: Sequence[str] = ("t4",)) -> str:
+    """``pollux`` for the Pollux artifact's workloads (``.../pollux/...``) on a T4-only
+    cluster, else ``sia``."""
     source = Path(str(workload.provenance.get("source", "")))
-    return "pollux" if "pollux" in source.parts[:-1] and "sia" not in source.parts[:-1] else "sia"
+    pollux = "pollux" in source.parts[:-1] and "sia" not in source.parts[:-1]
+    if pollux and all(profile_type(t) == "t4" for t in gpu_types):
+        return "pollux"
+    return "sia"
+
+
+@functools.cache
+def goodput_model(folder: str | None, flavor: str = "sia", adaptive: bool = False) -> GoodputModel:
+    """A `GoodputModel`, one per (folder, flavor, adaptive) and process: its tables are
+    read-only once read, so sweeps and property tests share them."""
+    return GoodputModel(folder, flavor=flavor, adaptive=adaptive)
 
 
 def profiles_near(workload: Workload) -> Path | None:
