@@ -297,19 +297,22 @@ class Ledger:
                 raise SchedulingError(
                     f"job index {job_index} cannot take its CPU/memory: {problem}"
                 )
-            self._take_gpus(job_index, gpus, milli, vc, pack)
+            if milli == WHOLE and not pack:
+                self._take_whole(job_index, gpus, vc)
+            else:
+                self._take_gpus(job_index, gpus, milli, vc, pack)
             self._reserve(job_index, demands)
+            return
+        if milli == WHOLE and not pack:
+            self._take_whole(job_index, gpus, vc)
             return
         self._take_gpus(job_index, gpus, milli, vc, pack)
 
     def _take_gpus(
         self, job_index: int, gpus: tuple[int, ...], milli: int, vc: str | None, pack: bool
     ) -> None:
-        """The GPU part of `take`."""
+        """`take` of shares of GPUs or of packed GPUs."""
         owner = self.owner
-        if milli == WHOLE and not pack:
-            self._take_whole(job_index, gpus, vc)
-            return
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
