@@ -326,3 +326,47 @@ def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
     assert seen["goodput"] == seen["choice"].goodput > 0
     assert seen["speedup"] == pytest.approx(seen["goodput"] / seen["one"])
     assert seen["choice"].batch_size % 4 == 0
+
+
+@needs_profiles
+def test_learned_goodput_estimator_measures_what_jobs_run(tmp_path):
+    """A job's stint adds its (nodes, GPUs, per-GPU batch) step to its model's fit."""
+    import dlsched
+    from dlsched.perf.goodput import LearnedGoodputEstimator
+
+    estimator = LearnedGoodputEstimator()
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("cifar10-0", 0, 4, 256)]))
+    dlsched.simulate(work, _sia_cluster(), "fifo", estimator=estimator)
+    points = estimator._points[("cifar10", estimator.model.gpu_type("A100")[0])]
+    assert [key[:2] for key in points] == [(1, 4)]
+    assert estimator.perf_params("cifar10", "dgx") is not None and estimator.fits >= 1
+
+
+@needs_profiles
+def test_learned_goodput_estimator_without_data_answers_as_the_oracle(tmp_path):
+    """With no seed and nothing measured, the learned estimator gives the oracle's answer."""
+    import dlsched
+    from dlsched.perf.goodput import GoodputEstimator, LearnedGoodputEstimator
+
+    answers = []
+
+    class Probe(dlsched.policies.fifo.Fifo):
+        def schedule(self, view):
+            for state in view.pending.values():
+                answers.append(view.estimator.goodput(state.spec, "t4", 2))
+            return super().schedule(view)
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("bert-0", 0, 1, 12)]))
+    for estimator in (GoodputEstimator(), LearnedGoodputEstimator(bootstrap=False)):
+        dlsched.simulate(work, _sia_cluster(), Probe(), estimator=estimator)
+    assert answers[0] == answers[1] > 0
+
+
+def test_goodput_estimator_names_are_registered():
+    """'goodput', 'goodput:oracle' and 'goodput:learned' build the goodput estimators."""
+    from dlsched.perf import make_estimator
+
+    assert type(make_estimator("goodput")).__name__ == "GoodputEstimator"
+    assert type(make_estimator("goodput:learned")).__name__ == "LearnedGoodputEstimator"
+    with pytest.raises(ValueError, match="goodput:"):
+        make_estimator("goodput:psychic")

@@ -121,7 +121,7 @@ def _goodput_estimator(spec: str, arg: str) -> OracleEstimator:
     if arg in ("", "oracle"):
         return goodput.GoodputEstimator()
     if arg == "learned":
-        return goodput.LearnedGoodputEstimator()  # type: ignore[attr-defined]
+        return goodput.LearnedGoodputEstimator()
     raise ValueError(f"estimator {spec!r}: after 'goodput:' give 'oracle' or 'learned'")
 
 

@@ -510,6 +510,17 @@ class BatchChoice:
     efficiency: float
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """Batch configurations of a job on one allocation (arrays, one entry per candidate)."""
+
+    placement: tuple[int, ...]  # GPUs per node
+    atomic: np.ndarray  # per-GPU batch of one pass
+    accum: np.ndarray  # accumulation passes before the all-reduce
+    batch: np.ndarray  # effective global batch
+    valid: np.ndarray  # within the per-GPU batch limits
+
+
 @dataclass
 class EpochRates:
     """Per-epoch rates of one job kind on one allocation (arrays indexed by epoch)."""
@@ -689,17 +700,15 @@ class GoodputModel:
             found = self._rates[key] = self._epoch_rates(model, gpu_type, n_gpus, n_nodes)
         return found
 
-    def _epoch_rates(
-        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int
-    ) -> EpochRates:
+    def candidates(self, model: str | None, short: str, n_gpus: int, n_nodes: int) -> Candidates:
+        """The batch configurations a job of `model` may run with on `n_gpus` GPUs of a
+        profiled type over `n_nodes` nodes (one for a fixed batch, `CANDIDATES` when the
+        agent adapts it), as the artifacts build them."""
         app, traced = self.parse(model)
-        short, factor = self.gpu_type(gpu_type)
         conv = self.convergence(app)
         steps = self.step_times(app, short)
         placement = placement_for(n_gpus, n_nodes, self.gpus_per_node(short))
         k = sum(placement)
-        if self.calibrate:
-            factor /= SIA_SLOWDOWNS.get(app, 1.0)
         adaptive = self.adaptive
         fixed = traced
         if adaptive and self.flavor == "pollux" and app in POLLUX_FIXED_BATCH:
@@ -718,19 +727,35 @@ class GoodputModel:
             wanted = np.array([float(fixed)])  # type: ignore[arg-type]
         local = wanted / k
         accum = np.ceil(local / max_atomic - _EPS) - 1
-        if adaptive or k == 1:
-            # one GPU above B0: at least one accumulation step (the artifacts' rule)
-            bump = (k == 1) & (local > conv.init_batch_size + (_EPS if adaptive else 0))
-            accum = np.where(bump, np.maximum(accum, 1), accum)
-        accum = accum.astype(int)
+        # one GPU above B0: at least one accumulation step (the artifacts' rule)
+        bump = (k == 1) & (local > conv.init_batch_size + (_EPS if adaptive else 0))
+        accum = np.where(bump, np.maximum(accum, 1), accum).astype(int)
         atomic = np.ceil(local / (accum + 1) - _EPS).astype(int)
-        valid = (steps.min_local_bsz <= atomic) & (atomic <= max_atomic) if adaptive else None
+        if adaptive:
+            valid = (steps.min_local_bsz <= atomic) & (atomic <= max_atomic)
+        else:
+            valid = np.ones(atomic.shape, dtype=bool)
         if self.flavor == "sia":
             cap = steps.largest_for_replicas(k)
             if cap is not None:
                 atomic = np.minimum(atomic, cap)
         atomic = np.minimum(atomic, (conv.max_batch_size / (k * (accum + 1))).astype(int))
         atomic = np.maximum(atomic, 1)
+        return Candidates(placement, atomic, accum, k * atomic * (accum + 1), valid)
+
+    def _epoch_rates(
+        self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int
+    ) -> EpochRates:
+        app, _ = self.parse(model)
+        short, factor = self.gpu_type(gpu_type)
+        conv = self.convergence(app)
+        steps = self.step_times(app, short)
+        if self.calibrate:
+            factor /= SIA_SLOWDOWNS.get(app, 1.0)
+        found = self.candidates(model, short, n_gpus, n_nodes)
+        placement, atomic, accum, batch = found.placement, found.atomic, found.accum, found.batch
+        k = sum(placement)
+        adaptive = len(atomic) > 1
         step, sync = steps.times(placement, atomic)
         if np.all(np.isnan(step)):
             raise UnknownModelError(
@@ -739,12 +764,9 @@ class GoodputModel:
                 field="num_gpus",
             )
         seconds = step + accum * (step - sync)
-        batch = k * atomic * (accum + 1)
         gains = conv.gains(batch.astype(float))  # (epochs, candidates)
         rates = gains / seconds
-        ok = np.isfinite(rates) & (seconds > 0)
-        if valid is not None:
-            ok &= valid
+        ok = np.isfinite(rates) & (seconds > 0) & found.valid
         rates = np.where(ok, rates, -np.inf)
         if adaptive and self.batch_choice == "fitted":
             params = self.perf_params(app, short)
@@ -983,6 +1005,143 @@ class GoodputEstimator(OracleEstimator):
         if not denominator > 0:
             return 0.0
         return self.goodput(job, gpu_type, n_gpus, n_nodes, work_done) / denominator
+
+
+class LearnedGoodputEstimator(GoodputEstimator):
+    """What the Pollux/Sia agents know: throughput from Pollux's form *fitted online* to the
+    step times the jobs have measured, efficiency from the gradient statistics they run at.
+
+    Observations are kept per (application, GPU type) and shared by every job of that
+    application (a job's profile on identical hardware is its model's; the artifacts keep one
+    per job, which only delays what each job learns). A running job measures the
+    (nodes, GPUs, per-GPU batch) it runs at, as the artifacts' ``Job.update_params`` does.
+    Before any measurement on a type the fit starts from the 1-GPU profiles that Sia's
+    client is seeded with (``anchors/sia_physical_testbed/seed/<model>.csv``, ``bootstrap``
+    True): with only 1-GPU points the network terms stay pinned near 0, so scaling is
+    optimistic (linear), as Pollux assumes before profiling. Where a type has no seed row
+    the oracle answers. Fits are cached by the set of points (refit only when a new point
+    arrives). The agent's view leaves out Sia's calibration (it slows the true rate only);
+    `throughput`, `remaining_steps` and the other `OracleEstimator` answers stay the oracle's.
+    """
+
+    name = "goodput-learned"
+
+    def __init__(self, bootstrap: bool = True, seed_folder: str | os.PathLike[str] | None = None):
+        super().__init__()
+        self.bootstrap = bool(bootstrap)
+        self.seed_folder = None if seed_folder is None else Path(seed_folder)
+        self.fits = 0
+
+    def bind(self, rates: Any, specs: Sequence[JobSpec], cluster: Any, rng: Any) -> None:
+        super().bind(rates, specs, cluster, rng)
+        self._points: dict[tuple[str, str], dict[tuple[int, int, int], tuple[float, float]]] = {}
+        self._fitted: dict[tuple[str, str], tuple[int, PerfParams | None]] = {}
+        self._seeds: dict[str, pd.DataFrame | None] = {}
+        self._learned: dict[tuple, BatchChoice] = {}
+        self.fits = 0
+
+    # ---- what the engine tells it ------------------------------------------------------
+    def on_stint(self, state: JobState, gpu_type: str, n_nodes: int, colocated: bool) -> None:
+        """A stint began (or its rate changed): the job measures the step it runs."""
+        if colocated or not state.gpus:
+            return
+        model = self.model
+        app = model.parse(state.spec.model)[0]
+        short, _ = model.gpu_type(gpu_type)
+        n = len(state.gpus)
+        rates = model.epoch_rates(state.spec.model, gpu_type, n, n_nodes)
+        epoch = model.convergence(app).epoch_of(state.steps_done)
+        atomic = int(rates.atomic[epoch])
+        key = (n_nodes, n, atomic)
+        points = self._points.setdefault((app, short), {})
+        if key not in points:
+            placement = placement_for(n, n_nodes, model.gpus_per_node(short))
+            step, sync = model.step_times(app, short).times(placement, atomic)
+            if math.isfinite(float(step[0])):
+                points[key] = (float(step[0]), float(sync[0]))
+
+    def on_stop(self, state: JobState, now: float) -> None:
+        """A stint ended (nothing more to learn: the step was measured at its start)."""
+
+    def advance(self, now: float) -> None:
+        """The engine's clock at a scheduling call (unused: measurements are immediate)."""
+
+    # ---- the fit ------------------------------------------------------------------------
+    def _seed(self, app: str) -> pd.DataFrame | None:
+        if app not in self._seeds:
+            folder = self.seed_folder
+            if folder is None:
+                folder = self.model.folder.parents[3] / "anchors" / "sia_physical_testbed" / "seed"
+            path = folder / f"{app}.csv"
+            self._seeds[app] = pd.read_csv(path) if path.exists() else None
+        return self._seeds[app]
+
+    def perf_params(self, application: str, short: str) -> PerfParams | None:
+        """The fitted form for (application, type) from what was measured so far (and the
+        1-GPU seed); None when there is nothing to fit."""
+        key = (application, short)
+        points = self._points.get(key, {})
+        cached = self._fitted.get(key)
+        if cached is not None and cached[0] == len(points):
+            return cached[1]
+        rows = [(*k, *v) for k, v in points.items()]
+        seed = self._seed(application) if self.bootstrap else None
+        if seed is not None:
+            mine = seed[seed["gpu_type"] == short]
+            rows += [
+                (1, 1, int(b), float(t), float(y))
+                for b, t, y in zip(
+                    mine["local_bsz"], mine["step_time"], mine["sync_time"], strict=True
+                )
+                if (1, 1, int(b)) not in points
+            ]
+        params = None
+        if rows:
+            columns = np.asarray(rows, dtype=float).T
+            params = fit_perf_params(*columns)
+            self.fits += 1
+        self._fitted[key] = (len(points), params)
+        return params
+
+    # ---- what policies ask --------------------------------------------------------------
+    def best_batch(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> BatchChoice:
+        model = self.model
+        nodes = self._nodes(gpu_type, n_gpus, n_nodes)
+        app = model.parse(job.model)[0]
+        short, factor = model.gpu_type(gpu_type)
+        params = self.perf_params(app, short)
+        if params is None:
+            return super().best_batch(job, gpu_type, n_gpus, nodes, work_done)
+        conv = model.convergence(app)
+        epoch = conv.epoch_of(work_done)
+        key = (job.model, gpu_type, n_gpus, nodes, epoch, len(self._points.get((app, short), ())))
+        found = self._learned.get(key)
+        if found is None:
+            c = model.candidates(job.model, short, n_gpus, nodes)
+            seconds = params.step_time(len(c.placement), sum(c.placement), c.atomic, c.accum)
+            gains = conv.gain(c.batch.astype(float), epoch)
+            rates = np.where(c.valid & (seconds > 0), gains / seconds, -np.inf) * factor
+            i = int(np.argmax(rates))
+            goodput = float(rates[i]) if np.isfinite(rates[i]) else 0.0
+            batch = int(c.batch[i])
+            throughput = batch * factor / float(seconds[i])
+            found = self._learned[key] = BatchChoice(
+                batch_size=batch,
+                atomic_bsz=int(c.atomic[i]),
+                accum_steps=int(c.accum[i]),
+                step_time_s=float(seconds[i]),
+                goodput=goodput,
+                throughput=throughput,
+                efficiency=goodput * conv.init_batch_size / throughput if throughput else 0.0,
+            )
+        return found
 
 
 def is_goodput_workload(workload: Workload) -> bool:
