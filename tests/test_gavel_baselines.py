@@ -1,6 +1,6 @@
-"""Gavel's own baselines (`gavel_isolated`, `gavel_gandiva`, `gavel_allox`), the
-finish-time fairness ρ against the isolated run, and their fidelity to the authors' figure
-data (issue 12)."""
+"""Gavel's own baselines (`gavel_isolated`, `gavel_gandiva`, `gavel_allox`), its makespan
+LP with space sharing (`min_total_duration_packed`), the finish-time fairness ρ against the
+isolated run, and their fidelity to the authors' figure data (issue 12)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,35 @@ def test_gavel_gandiva_does_not_pack_while_jobs_fit():
     jobs = duration_jobs(3600.0, 3600.0).assign(model="ResNet-18 (batch size 64)")
     result = dlsched.simulate(jobs, cluster(V100=2), "gavel_gandiva", throughput="gavel")
     assert result.jobs["jct"].to_numpy() == pytest.approx([3600.0, 3600.0])
+
+
+def test_min_total_duration_packed_packs_when_sharing_beats_taking_turns():
+    """Two equal ResNet-18 jobs on one V100: packed (their pair rate beats half the rate
+    alone each) they finish before the unpacked makespan LP's time-shared pair."""
+    jobs = duration_jobs(3600.0, 3600.0).assign(model="ResNet-18 (batch size 64)")
+    packed = dlsched.simulate(
+        jobs, cluster(V100=1), "min_total_duration_packed", throughput="gavel"
+    )
+    alone = dlsched.simulate(jobs, cluster(V100=1), "min_total_duration_perf", throughput="gavel")
+    assert packed.summary()["makespan"] < 0.9 * alone.summary()["makespan"]
+
+
+def test_min_total_duration_packed_lp_counts_a_pairs_gpus_once():
+    """The LP's X fits the cluster: Σ alone + half of each member's pair time per type."""
+    from dlsched.policies.gavel.lp import Problem
+    from dlsched.policies.gavel.packing import min_total_duration_packed
+
+    problem = Problem.build(np.array([[2.0], [2.0], [2.0]]), np.ones(3), np.array([1.0]))
+    modes, x = min_total_duration_packed(
+        problem, np.zeros(3), lambda i, j, k: (1.5, 1.5), np.array([100.0, 100.0, 100.0])
+    )
+    alone, pair = x[:, 0], x[:, 1]
+    assert modes == [(0, None), (0, 0)]
+    assert (alone + pair / 2).sum() == pytest.approx(1.0, abs=1e-6)
+    # pairing is the cheaper rate (1/3 GPU per step/s vs 1/2 alone): all time is pair time
+    rates = 2 * alone + 1.5 * pair
+    assert rates == pytest.approx(np.full(3, rates[0]), rel=1e-6)
+    assert rates[0] == pytest.approx(1.0, rel=1e-6)  # all paired: 3 × 2/3 pair time, one GPU
 
 
 def test_finish_time_fairness_divides_each_jobs_jct_by_its_reference_jct():

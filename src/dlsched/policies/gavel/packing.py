@@ -14,6 +14,14 @@ takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per j
   sharing: both rates measured and r_c/T_c + r_d/T_d > 1 (a pair below that is dominated by
   running the two jobs in turn). With Gavel's 26 models the LP has at most ~1,100 pair
   variables whatever the number of jobs; it solves in milliseconds.
+- `min_total_duration_packed` (Gavel's `min_total_duration_packed`): the makespan LP of
+  `lp.min_total_duration` (one LP over z = 1/T instead of Gavel's bisection on T) with pair
+  variables. Its rows are per job (each job's remaining steps differ), so a job's pair time
+  is a variable per partner *class* and type, y[j, d, k], with pair time conserved between
+  classes; Gavel has a variable per pair of jobs. Simplified: each (class, type) may pair
+  only with its `MAKESPAN_PARTNERS` = 4 best partner classes by normalised pair throughput
+  (and those that chose it), to keep the LP at ~10 columns per job (Gavel's pairs of every
+  job: ~n² / 2); measured on the static-multiple experiment, see `gavel-static`.
 - `fifo_packed` (Gavel's `fifo_packed`): `fifo_perf`, then, in arrival order, each waiting
   job joins the admitted, not yet packed job of its GPU count with which the pair's
   normalised throughput r_a/T_a + r_b/T_b is highest on that job's type, if above
@@ -288,4 +296,169 @@ class FifoPacked(_PackedPolicy):
             shares[i, k] = 0.0
             shares[i, index[(k, int(keys[j]))]] = 1.0
             shares[j, index[(k, int(keys[i]))]] = 1.0
+        return Allocation(self._named(modes), shares)
+
+
+MAKESPAN_PARTNERS = 4
+"""Partner classes per (class, GPU type) the packed makespan LP may pair a job with: the
+best by normalised pair throughput (r_c/T_c + r_d/T_d), module docstring."""
+
+
+def min_total_duration_packed(
+    problem: lp.Problem,
+    keys: np.ndarray,
+    pair_rates: PairRates,
+    remaining_steps: np.ndarray,
+    partners: int = MAKESPAN_PARTNERS,
+) -> tuple[list[Mode], np.ndarray]:
+    """Modes [(k, None) for each type] + [(k, partner class id)] and X (jobs × modes)
+    minimising the time T by which every job finishes its remaining steps, alone or packed
+    (Gavel's `MinTotalDurationPolicyWithPacking`, as one LP over z = 1/T like
+    `lp.min_total_duration`). Variables: x[j, k] (job j alone on type k) and y[j, d, k] (job j
+    beside a member of class d on type k), with pair time conserved between classes
+    (Σ_{j∈c} y[j, d, k] = Σ_{i∈d} y[i, c, k]) and a pair using its GPUs once."""
+    n, m = problem.shape
+    singles: list[Mode] = [(k, None) for k in range(m)]
+    remaining = np.asarray(remaining_steps, dtype=float)
+    if n == 0:
+        return singles, np.zeros((0, m))
+    tput = problem.throughputs * problem.usable
+    first, member_of, counts = lp._classes(keys.reshape(-1, 1))
+    n_classes = len(first)
+    t_cls, scale = tput[first], problem.scale_factors[first]
+    candidates: dict[tuple[int, int, int], tuple[float, float]] = {}
+    for k in range(m):
+        gains: dict[int, list[tuple[float, int]]] = {c: [] for c in range(n_classes)}
+        rated: dict[tuple[int, int], tuple[float, float]] = {}
+        for c in range(n_classes):
+            for d in range(c, n_classes):
+                if scale[c] != scale[d] or (c == d and counts[c] < 2):
+                    continue
+                if not (t_cls[c, k] > 0 and t_cls[d, k] > 0):
+                    continue
+                rc, rd = pair_rates(int(first[c]), int(first[d]), k)
+                gain = rc / t_cls[c, k] + rd / t_cls[d, k] if rc > 0 and rd > 0 else 0.0
+                if gain > 1 + 1e-9:
+                    rated[(c, d)] = (rc, rd)
+                    gains[c].append((gain, d))
+                    if c != d:
+                        gains[d].append((gain, c))
+        keep = {
+            (min(c, d), max(c, d))
+            for c, listed in gains.items()
+            for _, d in sorted(listed, reverse=True)[:partners]
+        }
+        for c, d in keep:
+            candidates[(c, d, k)] = rated[(c, d)]
+    # one y column per (job, partner class, type) the job's class may pair in
+    entries: dict[int, list[tuple[int, int, float]]] = {c: [] for c in range(n_classes)}
+    for (c, d, k), (rc, rd) in sorted(candidates.items()):
+        entries[c].append((d, k, rc))
+        if c != d:
+            entries[d].append((c, k, rd))
+    live = remaining > 0
+    # progress coefficients scaled so that z is of order 1 (the argmax does not change)
+    best = tput.max(axis=1)
+    unit = float(np.median(remaining[live] / np.maximum(best[live], 1e-12))) if live.any() else 1.0
+    coef_x = np.divide(
+        tput * unit, remaining[:, None], out=np.zeros_like(tput), where=live[:, None]
+    )
+    y_job, y_partner, y_type, y_rate = [], [], [], []
+    for j in range(n):
+        for d, k, rate in entries[int(member_of[j])]:
+            y_job.append(j)
+            y_partner.append(d)
+            y_type.append(k)
+            y_rate.append(rate)
+    yj, yd = np.array(y_job, dtype=np.int64), np.array(y_partner, dtype=np.int64)
+    yk, yr = np.array(y_type, dtype=np.int64), np.array(y_rate, dtype=float)
+    n_x, n_y = n * m, len(yj)
+    z_col = n_x + n_y
+    rows = lp.Rows(z_col + 1)
+    x_cols = np.arange(n_x)
+    y_cols = n_x + np.arange(n_y)
+    # time per job: Σ_k x + Σ y ≤ 1
+    rows.add(
+        np.concatenate([x_cols // m, yj]),
+        np.concatenate([x_cols, y_cols]),
+        np.ones(n_x + n_y),
+        np.ones(n),
+    )
+    # GPUs per type: a pair's GPUs counted once (half for each member's y)
+    rows.add(
+        np.concatenate([x_cols % m, yk]),
+        np.concatenate([x_cols, y_cols]),
+        np.concatenate([problem.scale_factors[x_cols // m], problem.scale_factors[yj] / 2]),
+        problem.capacities,
+    )
+    # pair time conserved between two classes: Σ_{j∈c} y[j,d,k] − Σ_{i∈d} y[i,c,k] = 0
+    pair_ids = {key: p for p, key in enumerate(sorted(k for k in candidates if k[0] != k[1]))}
+    cls = member_of[yj]
+    row_of, sign = [], []
+    for c, d, k in zip(cls.tolist(), yd.tolist(), yk.tolist(), strict=True):
+        if c == d:
+            row_of.append(-1)
+            sign.append(0.0)
+        else:
+            row_of.append(pair_ids[(min(c, d), max(c, d), k)])
+            sign.append(1.0 if c < d else -1.0)
+    row_arr, sign_arr = np.array(row_of, dtype=np.int64), np.array(sign)
+    linked = row_arr >= 0
+    if linked.any():
+        for direction in (1.0, -1.0):
+            rows.add(
+                row_arr[linked],
+                y_cols[linked],
+                direction * sign_arr[linked],
+                np.zeros(len(pair_ids)),
+            )
+    # progress: z − Σ coef·x − Σ coef·y ≤ 0 for every job with steps left
+    live_jobs = np.flatnonzero(live)
+    position = np.full(n, -1)
+    position[live_jobs] = np.arange(len(live_jobs))
+    nz_j, nz_k = np.nonzero(coef_x[live_jobs])
+    y_live = live[yj]
+    coef_y = yr[y_live] * unit / remaining[yj[y_live]]
+    rows.add(
+        np.concatenate([nz_j, position[yj[y_live]], np.arange(len(live_jobs))]),
+        np.concatenate(
+            [live_jobs[nz_j] * m + nz_k, y_cols[y_live], np.full(len(live_jobs), z_col)]
+        ),
+        np.concatenate([-coef_x[live_jobs][nz_j, nz_k], -coef_y, np.ones(len(live_jobs))]),
+        np.zeros(len(live_jobs)),
+    )
+    upper = np.concatenate([problem.usable.ravel().astype(float), np.ones(n_y), [np.inf]])
+    if not len(live_jobs):
+        upper[-1] = 0.0
+    cost = np.zeros(z_col + 1)
+    cost[-1] = -1.0
+    solution = np.clip(lp.solve_lp(cost, rows, np.zeros(z_col + 1), upper, "makespan-packed"), 0, 1)
+    pair_modes = sorted({(int(k), int(keys[first[d]])) for d, k in zip(yd, yk, strict=True)})
+    modes = singles + pair_modes
+    index = {mode: i for i, mode in enumerate(modes)}
+    shares = np.zeros((n, len(modes)))
+    shares[:, :m] = solution[:n_x].reshape(n, m)
+    for p in range(n_y):
+        shares[yj[p], index[(int(yk[p]), int(keys[first[yd[p]]]))]] += solution[n_x + p]
+    return modes, np.clip(shares, 0.0, 1.0)
+
+
+@register("min_total_duration_packed")
+class MinTotalDurationPacked(_PackedPolicy):
+    """Gavel minimum makespan of the active jobs with space sharing (OSDI 2020, §4.2)."""
+
+    name = "min_total_duration_packed"
+    heterogeneity_aware = True
+
+    def allocate(self, problem, jobs, view):
+        estimator, now = view.estimator, view.now
+        remaining = np.array(
+            [
+                max(estimator.remaining_steps(job, now), 0.01 * estimator.total_steps(job.spec))
+                for job in jobs
+            ]
+        )
+        modes, shares = min_total_duration_packed(
+            problem, self._keys(jobs), self._pair_rates(view, jobs), remaining
+        )
         return Allocation(self._named(modes), shares)
