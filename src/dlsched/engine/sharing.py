@@ -6,7 +6,8 @@ simulator states them (``hkust-adsl/kubernetes-scheduler-simulator``, commit ``8
 ``pkg/simulator/plugin/*_score.go``, ``pkg/utils/frag.go``), where each strategy is a
 Kubernetes score plugin: every node that can hold the job (enough GPU, CPU and memory, an
 allowed GPU type) gets an integer score in 0-100 and the job goes to a node of the highest
-score, chosen uniformly at random among equals (Kubernetes' ``selectHost``).
+score; among equal scores, the lowest node index (the authors changed Kubernetes'
+``selectHost`` from a random choice to the smallest node name, "for reproducibility").
 
 - ``fgd``: fragmentation gradient descent. A node's *fragmentation* (`node_fragmentation`)
   is the GPU capacity (milli-GPUs) a job drawn from the workload's *typical jobs* could not
@@ -33,7 +34,7 @@ takes, except under ``fgd``, the fullest GPU it fits on (best fit, lowest id on 
 under ``random`` a GPU chosen uniformly at random among those it fits on (the authors'
 ``-gpusel best`` / ``random``).
 
-Faithful: the scores to the integer and the random choice among equal scores; the typical
+Faithful: the scores to the integer and the choice among equal scores; the typical
 jobs (the most frequent (CPU, GPU fraction, GPU count, GPU types) shapes of the run's jobs,
 taken until they cover 95 % of the jobs, their frequencies normalised; the authors'
 ``--pod-popularity-threshold 95 --pod-increase-step 1``); CPU as the only host resource
@@ -42,7 +43,7 @@ in fragmentation (memory only decides where a job fits), as in the authors' ``fr
 Simplified: a job asking for more GPUs than any node has (no such pod exists in a
 Kubernetes cluster) is placed by ``consolidated``; the run's own jobs stand for the trace
 the authors derive typical jobs from (dlsched has no CPU-only jobs, so they have none);
-without CPU accounting the CPU terms are left out; the random choices come from the
+without CPU accounting the CPU terms are left out; ``random``'s choices come from the
 policy's stream (`ClusterView.rng`), so they depend on the seed, not on Go's generator.
 """
 
@@ -88,30 +89,42 @@ class TypicalJob:
     share: float
 
 
+Shape = tuple[int, int, int, tuple[str, ...]]
+"""A job's (milli-CPUs, milli-GPUs per GPU, GPU count, allowed GPU types or ())."""
+
+
+def job_shape(spec: JobSpec) -> Shape:
+    """The shape FGD counts a job by."""
+    return (spec.cpu_milli, spec.gpu_milli, spec.num_gpus, spec.gpu_constraint or ())
+
+
 def typical_jobs(
-    specs: Sequence[JobSpec], threshold: float = TYPICAL_SHARE
+    shapes: Sequence[Shape], threshold: float = TYPICAL_SHARE
 ) -> tuple[TypicalJob, ...]:
-    """The most frequent job shapes of `specs`, most frequent first (ties: the larger shape
-    first), taken until they cover `threshold` of the jobs, with normalised shares (the
-    authors' ``GetTypicalPods``)."""
-    counts = Counter(
-        (spec.cpu_milli, spec.gpu_milli, spec.num_gpus, spec.gpu_constraint or ()) for spec in specs
-    )
+    """The most frequent of `shapes` (one per job; `job_shape`), most frequent first (ties:
+    the larger shape first), taken until they cover `threshold` of the jobs, with their
+    shares renormalised to sum to 1 (the authors' ``GetTypicalPods``, its arithmetic
+    included). A shape with no GPUs stands for a CPU-only job."""
+    counts = Counter(shapes)
     if not counts:
         return ()
     ordered = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
-    total = sum(counts.values())
+    total = float(sum(counts.values()))
     kept = []
-    covered = 0
+    covered = 0.0
     for shape, count in ordered:
         if covered >= threshold * total:
             break
         kept.append((shape, count))
         covered += count
     return tuple(
-        TypicalJob(cpu, milli, gpus, types or None, count / covered)
+        TypicalJob(cpu, milli, gpus, types or None, (count / total) / (covered / total))
         for (cpu, milli, gpus, types), count in kept
     )
+
+
+# Fragmentation categories of the authors' ``frag.go``, in its order; all but Q3 count.
+_Q1, _Q2, _Q3, _Q4, _XL, _XR, _NA = range(7)
 
 
 def node_fragmentation(
@@ -121,19 +134,30 @@ def node_fragmentation(
     gpu_type: str | None = None,
 ) -> float:
     """FGD's fragmentation of one node, in milli-GPUs: the expected unallocated GPU a typical
-    job could not use there (`lefts`: milli-GPUs left on each GPU of the node)."""
-    left = sorted((v for v in lefts if v > 0), reverse=True)
-    total = sum(left)
-    usable = 0.0
+    job could not use there (`lefts`: milli-GPUs left on each GPU of the node). Summed as
+    the authors do (``NodeGpuShareFragAmount``, then all categories but Q3 in order), so
+    that equal states give bit-equal values and scores tie where theirs do."""
+    total = sum(lefts)
+    data = [0.0] * 7
     for job in typical:
-        if job.gpu_milli <= 0 or job.num_gpus <= 0 or job.cpu_milli > cpu_left:
+        share = job.share
+        if job.gpu_milli <= 0 or job.num_gpus <= 0:  # a CPU-only job uses no GPU anywhere
+            data[_XL if job.cpu_milli <= cpu_left else _XR] += share * total
             continue
         if job.gpu_types is not None and gpu_type not in job.gpu_types:
+            data[_NA] += share * total
             continue
-        fitting = [v for v in left if v >= job.gpu_milli]
-        if len(fitting) >= job.num_gpus:
-            usable += job.share * sum(fitting)
-    return total - usable
+        cpu_ok = job.cpu_milli <= cpu_left
+        if sum(1 for v in lefts if v >= job.gpu_milli) >= job.num_gpus:
+            if not cpu_ok:
+                data[_Q4] += share * total
+                continue
+            stranded = sum(v for v in lefts if v < job.gpu_milli)
+            data[_Q2] += share * stranded
+            data[_Q3] += share * (total - stranded)
+        else:
+            data[_Q2 if cpu_ok else _Q1] += share * total
+    return data[_Q1] + data[_Q2] + data[_Q4] + data[_XL] + data[_XR] + data[_NA]
 
 
 def _sigmoid(x: float) -> float:
@@ -165,10 +189,11 @@ class _Node:
 
 class SharingPlacer:
     """The mechanism every GPU-sharing strategy shares: the nodes that fit, their scores,
-    the random choice among the best, and the GPUs inside the chosen node.
+    the choice among the best, and the GPUs inside the chosen node.
 
-    Nodes whose GPUs are all free are scored once per (pool, GPU count, CPU, memory) class;
-    nodes in use one by one. Subclasses give `score` and may override `pick_gpu`.
+    Nodes whose GPUs are all free are scored once per (pool, GPU count, CPU, memory) class
+    (for its lowest node); nodes in use one by one. Subclasses give `score` and may
+    override `pick_gpu` and `_choose`.
     """
 
     job_aware = True
@@ -290,20 +315,9 @@ class SharingPlacer:
         return tuple(ledger.node_free[state.node][:n_gpus])
 
     def _choose(self, tied: list[tuple[_Node, AbstractSet[int] | None]]) -> _Node:
-        """A node uniformly at random among the best (one draw, only when there is a choice)."""
-        total = sum(1 if members is None else len(members) for _, members in tied)
-        if total == 1:
-            return tied[0][0]
-        pick = int(self.rng.integers(total))
-        for state, members in tied:
-            count = 1 if members is None else len(members)
-            if pick < count:
-                if members is None:
-                    return state
-                node = sorted(members)[pick]
-                return _Node(node, state.gpu_type, state.size, state.lefts, state.cpu_left, [])
-            pick -= count
-        raise AssertionError("the draw is below the number of tied nodes")
+        """The node of the lowest index among the best (the authors' ``selectHost`` takes
+        the smallest node name among equal scores, "for reproducibility")."""
+        return min(tied, key=lambda item: item[0].node)[0]
 
     def _partial_by_node(
         self, pool: Pool, milli: int
@@ -366,6 +380,22 @@ class RandomFit(SharingPlacer):
 
     def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
         return 0
+
+    def _choose(self, tied: list[tuple[_Node, AbstractSet[int] | None]]) -> _Node:
+        """A node uniformly at random among all that fit (one draw)."""
+        total = sum(1 if members is None else len(members) for _, members in tied)
+        pick = int(self.rng.integers(total)) if total > 1 else 0
+        for state, members in tied:
+            if members is None:
+                if pick == 0:
+                    return state
+                pick -= 1
+            elif pick < len(members):
+                node = sorted(members)[pick]
+                return _Node(node, state.gpu_type, state.size, state.lefts, state.cpu_left, [])
+            else:
+                pick -= len(members)
+        raise AssertionError("the draw is below the number of nodes that fit")
 
     def pick_gpu(self, state: _Node, spec: JobSpec, cpu: int) -> int:
         milli = spec.gpu_milli
@@ -455,9 +485,15 @@ def _kind(milli: int, n_gpus: int) -> tuple[int, int]:
 class FGD(SharingPlacer):
     """``fgd``: fragmentation gradient descent (``FGDScore``); see the module docstring."""
 
-    def __init__(self, context: PlacementContext) -> None:
+    def __init__(
+        self, context: PlacementContext, typical: Sequence[TypicalJob] | None = None
+    ) -> None:
         super().__init__(context)
-        self.typical = typical_jobs(context.specs)
+        self.typical = (
+            tuple(typical)
+            if typical is not None
+            else typical_jobs([job_shape(spec) for spec in context.specs])
+        )
         self._by_type = any(job.gpu_types is not None for job in self.typical)
         self._cpu_steps = sorted({job.cpu_milli for job in self.typical})
         self._frag: dict[tuple, float] = {}
@@ -521,3 +557,20 @@ class FGD(SharingPlacer):
         if WHOLE in values:
             options.append(self.ledger.node_free[state.node][0])
         return min(options)
+
+
+class FGDWith:
+    """A job-aware strategy: ``fgd`` with the given typical jobs instead of the run's (a
+    trace's, say, CPU-only jobs included). Register it under a name of your own:
+    ``STRATEGIES.add("fgd-mine", FGDWith(typical_jobs(shapes)))``."""
+
+    job_aware = True
+
+    def __init__(self, typical: Sequence[TypicalJob]) -> None:
+        self.typical = tuple(typical)
+
+    def __call__(self, context: PlacementContext) -> FGD:
+        return FGD(context, self.typical)
+
+    def __repr__(self) -> str:
+        return f"FGDWith({len(self.typical)} typical jobs)"

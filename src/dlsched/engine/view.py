@@ -69,7 +69,7 @@ class ClusterView:
         self._ranked: dict[object, tuple[str, ...]] = {}
         self._owning_vcs = ledger.owning_vcs
         self._failed: dict[tuple[Pool, int, object], int] = {}
-        self._job_placers: dict[str, JobPlacer] = {}  # job-aware strategies, built for this run
+        self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
 
     @property
     def now(self) -> float:
@@ -222,7 +222,7 @@ class ClusterView:
         self,
         job: JobSpec | JobState,
         gpu_type: str | None = None,
-        strategy: str = "consolidated",
+        strategy: str | Placer | JobStrategy = "consolidated",
         n_gpus: int | None = None,
     ) -> tuple[int, ...] | None:
         """GPU ids for the job on free GPUs of one type, or None if it does not fit now.
@@ -234,6 +234,8 @@ class ClusterView:
         strategies, `dlsched.engine.sharing`) is given the job and all its types at once;
         a pool placer (``consolidated``, ``best_fit``, ...) is tried type by type, and a
         fractional job then takes the fullest shared GPU it fits on (`fraction`).
+        `strategy` is a registered name (`dlsched.engine.placement.STRATEGIES`) or a strategy
+        object of either kind (`sharing.FGDWith(...)`, say).
         """
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
@@ -249,9 +251,9 @@ class ClusterView:
             types = self.rank_types(spec)
         else:
             types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
-        placer = get_placer(strategy)
+        placer = get_placer(strategy) if isinstance(strategy, str) else strategy
         if is_job_aware(placer):
-            chosen = self._job_placer(strategy, placer)  # type: ignore[arg-type]
+            chosen = self._job_placer(placer)  # type: ignore[arg-type]
             return chosen.place(spec, n, [(t, owner) for t in types])
         pool_placer: Placer = placer  # type: ignore[assignment]
         free_by_pool = ledger.free_by_pool
@@ -279,14 +281,14 @@ class ClusterView:
                 return gpus
         return None
 
-    def _job_placer(self, name: str, strategy: JobStrategy) -> JobPlacer:
+    def _job_placer(self, strategy: JobStrategy) -> JobPlacer:
         """The run's placer of a job-aware strategy (built at its first use in the run)."""
-        placer = self._job_placers.get(name)
+        placer = self._job_placers.get(strategy)
         if placer is None:
             context = PlacementContext(
                 self._ledger, tuple(state.spec for state in self._jobs.states), self.rng
             )
-            placer = self._job_placers[name] = strategy(context)
+            placer = self._job_placers[strategy] = strategy(context)
         return placer
 
     def _whole(self, ledger: Ledger, n: int, pool: Pool, placer: Placer) -> tuple[int, ...] | None:
