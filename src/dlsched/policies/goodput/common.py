@@ -1,0 +1,126 @@
+"""What Pollux and Sia share: the goodput a policy estimates, the restart factor, the
+scheduling clock and the step from per-node GPU counts to GPU ids.
+
+Goodput source. Both policies ask `view.estimator.throughput(job, type, GPUs, nodes)` and
+read the answer as the job's *goodput*: under the goodput truth
+(`dlsched.perf.goodput`) that is progress per second at the per-GPU batch size that
+maximises goodput on that allocation — the rule the job side runs by, so policy and job
+agree on the batch size; under any other throughput model (`duration`, `gavel`, `scaling`)
+it is plain throughput, i.e. goodput with statistical efficiency 1. Which estimator answers
+(oracle, noisy, learned) is the run's choice, as for every policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from dlsched.engine.view import ClusterView
+from dlsched.errors import UnknownModelError
+from dlsched.jobs import JobSpec, JobState
+
+
+def restart_factor(age_s: float, restarts: int, penalty_s: float) -> float:
+    """The share of a job's life not lost to re-allocations, if it is re-allocated once more:
+    ``max(age − restarts × penalty, 0) / (age + penalty)`` (Pollux §4.2.1; the artifacts'
+    ``simulator/pollux.py`` and Sia's ``sia.py``). 1 when re-allocating costs nothing."""
+    if penalty_s <= 0:
+        return 1.0
+    return max(age_s - restarts * penalty_s, 0.0) / (age_s + penalty_s)
+
+
+def goodput(view: ClusterView, spec: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
+    """The estimator's goodput of `spec` on `n_gpus` GPUs of `gpu_type` over `n_nodes` nodes
+    (0 when it cannot run there)."""
+    if n_gpus <= 0:
+        return 0.0
+    try:
+        rate = view.estimator.throughput(spec, gpu_type, n_gpus, n_nodes)
+    except UnknownModelError:
+        return 0.0
+    return rate if rate > 0 and math.isfinite(rate) else 0.0
+
+
+class Ticker:
+    """A fixed scheduling interval on the grid 0, Δ, 2Δ, ...: `due(view)` is True once per
+    grid instant, and asks the engine to call again at the next one."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._last: int | None = None
+
+    def due(self, view: ClusterView) -> bool:
+        """Whether this call is on a grid instant not yet served."""
+        now, interval = view.now, self.interval_s
+        tick = round(now / interval)
+        on_grid = abs(now - tick * interval) <= 1e-6 * max(1.0, interval)
+        if not on_grid or tick == self._last:
+            view.wake_at((math.floor(now / interval + 1e-9) + 1) * interval)
+            return False
+        self._last = tick
+        return True
+
+    def next(self, view: ClusterView) -> None:
+        """Ask for a call at the next grid instant."""
+        view.wake_at((round(view.now / self.interval_s) + 1) * self.interval_s)
+
+
+def node_counts(view: ClusterView, gpus: tuple[int, ...]) -> dict[int, int]:
+    """GPUs per node of a GPU set."""
+    node_of = view.cluster.gpu_node
+    counts: dict[int, int] = {}
+    for gpu in gpus:
+        node = node_of[gpu]
+        counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
+def apply_plan(
+    view: ClusterView,
+    plan: Mapping[JobState, Mapping[int, int]],
+    fractional_type: Mapping[JobState, str] | None = None,
+) -> set[JobState]:
+    """Make `plan` (job → GPUs per node; empty or absent: no GPUs) the allocation.
+
+    A running job whose GPUs per node are unchanged keeps its GPUs; the others give theirs
+    back first, then take free GPUs of the planned nodes in job order (their former GPUs
+    first where still free). A fractional job (`fractional_type` names its planned GPU type)
+    is placed last by `view.place`, which shares a GPU with other fractions. A job whose
+    plan does not fit (the free GPUs or its VC quota) gets nothing. Returns the jobs given a
+    new, non-empty GPU set."""
+    alloc = view.allocation()
+    fractional_type = fractional_type or {}
+    kept: set[JobState] = set()
+    for job in list(view.running.values()):
+        want = {node: n for node, n in plan.get(job, {}).items() if n > 0}
+        if want and node_counts(view, job.gpus) == want:
+            kept.add(job)
+            continue
+        if job.job_id in alloc:
+            del alloc[job]
+    placed: set[JobState] = set()
+    ordered = sorted(plan.items(), key=lambda item: item[0].spec.index)
+    for job, planned in ordered:
+        if job in kept or job in fractional_type or not any(n > 0 for n in planned.values()):
+            continue
+        gpus: list[int] = []
+        own = set(job.gpus)
+        for node, n in sorted(planned.items()):
+            if n <= 0:
+                continue
+            free = view.free_gpus_on_node(node)
+            if len(free) < n:
+                gpus = []
+                break
+            gpus.extend(sorted(free, key=lambda g: (g not in own, g))[:n])
+        if gpus and view.fits_quota(job.spec, len(gpus)):
+            alloc[job] = tuple(sorted(gpus))
+            placed.add(job)
+    for job, gpu_type in sorted(fractional_type.items(), key=lambda item: item[0].spec.index):
+        if job in kept or not plan.get(job):
+            continue
+        gpus_or_none = view.place(job.spec, gpu_type=gpu_type, n_gpus=1)
+        if gpus_or_none is not None:
+            alloc[job] = gpus_or_none
+            placed.add(job)
+    return placed

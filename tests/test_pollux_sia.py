@@ -1,0 +1,234 @@
+"""Pollux and Sia: the genetic search and the MILP by hand on tiny inputs, their knowledge
+rules (exploration cap, Sia's bootstrapping), and runs through the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from truths import Linear
+
+import dlsched
+from dlsched.policies.goodput.common import restart_factor
+from dlsched.policies.goodput.pollux import Pollux, Problem, SpeedupTable, repair, search
+from dlsched.policies.goodput.sia import Choice, Config, Sia, config_cost, configurations, solve
+
+OPENS = ("start", "restart", "migrate", "rescale")
+
+
+class Sublinear(Linear):
+    """n GPUs of V100 run n^0.8 steps/s (K80: a third of that), 10% less over nodes."""
+
+    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+        if colocated:
+            return 0.0
+        rate = n_gpus**0.8 * (0.9 if n_nodes > 1 else 1.0)
+        return rate / 3 if gpu_type == "k80" else rate
+
+
+def cluster(*groups):
+    """Nodes of (type, count, GPUs per node)."""
+    return dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": t, "count": count, "gpus_per_node": per} for t, count, per in groups
+            ],
+        }
+    )
+
+
+def problem(speedups, low, high, capacity, base=None, avoid=True):
+    """A Pollux search problem on one GPU type with `speedups[j](n, k)`."""
+    jobs, nodes = len(speedups), len(capacity)
+    table = SpeedupTable(jobs, 1, max(high), nodes, lambda j, t, n, k: float(speedups[j](n, k)))
+    return Problem(
+        allowed=np.ones((jobs, nodes), dtype=bool),
+        capacity=np.asarray(capacity, dtype=np.int64),
+        node_type=np.zeros(nodes, dtype=int),
+        low=np.asarray(low, dtype=np.int64),
+        high=np.asarray(high, dtype=np.int64),
+        base=np.zeros((jobs, nodes), dtype=np.int64) if base is None else np.asarray(base),
+        factor=np.ones(jobs),
+        scale=nodes / sum(capacity),
+        p=-1.0,
+        speedups=table,
+        avoid_interference=avoid,
+    )
+
+
+# ---- Pollux by hand ------------------------------------------------------------------------
+
+
+def test_restart_factor_by_hand():
+    """(age − restarts·δ) / (age + δ), floored at 0, and 1 when re-allocating is free."""
+    assert restart_factor(100.0, 1, 30.0) == pytest.approx(70 / 130)
+    assert restart_factor(50.0, 2, 30.0) == 0.0
+    assert restart_factor(10.0, 5, 0.0) == 1.0
+
+
+def test_search_gives_the_scalable_job_the_gpus_the_flat_one_cannot_use():
+    """2 jobs on 2 nodes × 2 GPUs: a linear job (n/2) and a flat one (1 from 1 GPU on): the
+    power mean is best with 3 GPUs for the first and 1 for the second."""
+    prob = problem([lambda n, k: n / 2, lambda n, k: min(n, 1)], [1, 1], [4, 4], [2, 2])
+    best, _ = search(prob, prob.base[None], np.random.default_rng(0), 40, 40)
+    assert best.sum(axis=1).tolist() == [3, 1]
+
+
+def test_search_prefers_the_fairer_split_at_p_minus_one():
+    """Two identical linear jobs on one 4-GPU node: 2 + 2 (harmonic mean 1) beats 3 + 1."""
+    prob = problem([lambda n, k: n / 2, lambda n, k: n / 2], [1, 1], [4, 4], [4])
+    best, _ = search(prob, prob.base[None], np.random.default_rng(1), 40, 40)
+    assert best.sum(axis=1).tolist() == [2, 2]
+
+
+def test_repair_keeps_one_distributed_job_per_node():
+    """Interference avoidance: two jobs spread over both nodes — the later job loses both
+    nodes (and then its minimum), the earlier keeps its GPUs."""
+    prob = problem([lambda n, k: n, lambda n, k: n], [1, 2], [4, 4], [2, 2])
+    state = np.array([[[1, 1], [1, 1]]])
+    fixed = repair(prob, state, np.random.default_rng(0))
+    assert fixed[0].tolist() == [[1, 1], [0, 0]]
+    prob.avoid_interference = False
+    assert repair(prob, state, np.random.default_rng(0))[0].tolist() == [[1, 1], [1, 1]]
+
+
+def test_repair_caps_jobs_and_fills_nodes_in_job_order():
+    """A row above the job's cap is cut to it; a node's GPUs go to earlier jobs first, and a
+    rigid job cut below its count gets nothing."""
+    prob = problem([lambda n, k: n, lambda n, k: n], [1, 2], [3, 2], [4])
+    fixed = repair(prob, np.array([[[4], [2]]]), np.random.default_rng(0))
+    assert fixed[0].tolist() == [[3], [0]]  # job 1 would get 1 of its 2: nothing
+
+
+def test_pollux_grows_a_new_job_by_doubling():
+    """The exploration cap: an elastic job alone on 8 GPUs holds 1, then 2, 4, 8 GPUs."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "duration": [3000.0],
+            "min_gpus": [1],
+            "max_gpus": [8],
+        }
+    )
+    result = dlsched.simulate(
+        jobs, cluster(("V100", 1, 8)), Pollux(generations=20), throughput=Sublinear()
+    )
+    sizes = _stints(result, 0)
+    assert sizes[:4] == [1, 2, 4, 8]
+
+
+def _stints(result, job_id):
+    """GPU counts of the job's stints, in order."""
+    events = result.events
+    opens = events[(events["job_id"] == job_id) & events["event"].isin(OPENS)]
+    return opens["num_gpus"].tolist()
+
+
+def test_pollux_runs_a_rigid_job_on_its_count_and_is_deterministic():
+    """A rigid 2-GPU job beside elastic ones holds exactly 2 GPUs; two runs agree."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0, 1, 2],
+            "submit_time": [0.0, 0.0, 30.0],
+            "num_gpus": [2, 1, 1],
+            "duration": [600.0, 900.0, 400.0],
+            "min_gpus": [None, 1, 1],
+            "max_gpus": [None, 4, 4],
+        }
+    )
+    runs = [
+        dlsched.simulate(
+            jobs, cluster(("V100", 2, 2)), Pollux(generations=20), throughput=Sublinear(), seed=3
+        )
+        for _ in range(2)
+    ]
+    pd.testing.assert_frame_equal(runs[0].jobs, runs[1].jobs)
+    assert set(_stints(runs[0], 0)) == {2}
+
+
+# ---- Sia by hand ---------------------------------------------------------------------------
+
+
+def test_configurations_follow_the_artifact():
+    """4-GPU nodes: 1, 2, 4 then whole nodes; 8-GPU nodes: 1, 2, 4, 8 then whole nodes."""
+    assert [n for _, n in configurations(4, 3)] == [1, 2, 4, 8, 12]
+    assert configurations(8, 2) == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 16)]
+
+
+def test_milp_picks_the_configuration_a_hand_calculation_says():
+    """4 GPUs; job A's speedups on 1/2/4 GPUs are 1, 1.9, 3.5, job B's 1, 1.2, 1.3. Costs
+    round(s^-0.5, 2) − 1.1: A −0.1/−0.37/−0.57, B −0.1/−0.19/−0.22; the best total is A on
+    4 GPUs alone (−0.57), just ahead of 2 + 2 (−0.56)."""
+    a, b = object.__new__(_FakeJob), object.__new__(_FakeJob)
+    configs = [Config("v100", None, 1, n) for n in (1, 2, 4)]
+    choices = [
+        Choice(a, configs, [config_cost(s, -0.5, 1.1) for s in (1.0, 1.9, 3.5)]),
+        Choice(b, configs, [config_cost(s, -0.5, 1.1) for s in (1.0, 1.2, 1.3)]),
+    ]
+    assert [c.costs for c in choices] == [[-0.1, -0.37, -0.57], [-0.1, -0.19, -0.22]]
+    chosen = solve(choices, {("v100", None): 4})
+    assert chosen == {a: Config("v100", None, 1, 4)}
+    chosen = solve(choices, {("v100", None): 5})  # one more GPU: 4 + 1
+    assert chosen == {a: Config("v100", None, 1, 4), b: Config("v100", None, 1, 1)}
+
+
+class _FakeJob:
+    """Stands in for a JobState in `solve` (which reads only the spec's VC and share)."""
+
+    class spec:  # noqa: N801
+        gpu_milli = 1000
+        vc = None
+
+
+def test_lambda_a_keeps_a_running_job_on_its_configuration():
+    """Two configurations one hundredth apart: λ_a = 0.01 on the change tips the choice to
+    the current one, λ_a = 0 lets the (rounded) better one win."""
+    job = object.__new__(_FakeJob)
+    configs = [Config("v100", None, 1, 1), Config("v100", None, 1, 2)]
+    stay = config_cost(1.0, -0.5, 1.1)
+    move = [config_cost(1.03, -0.5, 1.1, la) for la in (0.02, 0.0)]  # 0.99 − 1.1
+    assert solve([Choice(job, configs, [stay, move[0]])], {("v100", None): 2})[job].gpus == 1
+    assert solve([Choice(job, configs, [stay, move[1]])], {("v100", None): 2})[job].gpus == 2
+
+
+def test_sia_offers_a_new_job_its_smallest_configuration_only():
+    """Bootstrapping: a never-run elastic job starts on 1 GPU though 8 are free, then grows
+    by doubling."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [4],
+            "duration": [3000.0],
+            "min_gpus": [1],
+            "max_gpus": [8],
+        }
+    )
+    result = dlsched.simulate(jobs, cluster(("V100", 1, 8)), Sia(), throughput=Sublinear())
+    assert _stints(result, 0)[:3] == [1, 2, 4]
+
+
+def test_sia_puts_a_rigid_job_on_its_fastest_type():
+    """A rigid 2-GPU job with a V100 node and a K80 node free takes the V100s (valued 2 × 3
+    against 2)."""
+    jobs = pd.DataFrame({"job_id": [0], "submit_time": [0.0], "num_gpus": [2], "duration": [600.0]})
+    result = dlsched.simulate(
+        jobs, cluster(("K80", 1, 4), ("V100", 1, 4)), Sia(), throughput=Sublinear()
+    )
+    opens = result.events[result.events["event"].isin(OPENS)]
+    assert opens["gpu_type"].tolist() == ["V100"]
+
+
+def test_parameters_are_checked():
+    """Out-of-range parameters fail with a sentence naming them."""
+    with pytest.raises(ValueError, match="lambda_n"):
+        Sia(lambda_n=0.5)
+    with pytest.raises(ValueError, match="p must be < 0"):
+        Sia(p=1.0)
+    with pytest.raises(ValueError, match="interval_s"):
+        Pollux(interval_s=0)
+    assert dlsched.policies.get("pollux").round_s == 60.0
+    assert dlsched.policies.get("sia").round_s == 60.0
