@@ -162,18 +162,6 @@ def test_gavel_generated_with_an_infinite_rate_puts_every_job_at_zero():
 
 
 @needs_shared
-@pytest.mark.parametrize("policy", ["gavel_gandiva", "min_total_duration_perf"])
-def test_static_makespan_at_100_jobs_is_within_10_percent_of_the_authors(policy):
-    """gavel-static: mean makespan over seeds 0-2 at 100 jobs within 10 % (Gandiva 166.6 h,
-    Gavel 161.2 h)."""
-    from dlsched.reproduce import gavel_static
-
-    (point,) = [p for p in gavel_static.plan(SHARED, True) if p.series == policy and p.x == 100]
-    ours = gavel_static.measure(point.task.spec, SHARED)["makespan_h"]
-    assert point.tolerance.allows(ours, point.published), (ours, point.published)
-
-
-@needs_shared
 @pytest.mark.parametrize(
     ("policy", "authors"),
     [
@@ -192,4 +180,27 @@ def test_low_load_rho_against_isolated_is_within_10_percent_of_the_authors(polic
     from dlsched.reproduce import gavel
 
     out = gavel.run_point(policy, 0.4, window=(100, 160), tail_jobs=20, with_rho=True)
+    assert out["mean_ftf_rho"] == pytest.approx(authors, rel=0.10)
+
+
+@needs_shared
+@pytest.mark.parametrize(
+    ("policy", "authors"),
+    [("max_min_fairness_perf", 0.80), ("gavel_gandiva", 0.80)],
+)
+def test_low_load_multi_gpu_rho_is_within_10_percent_of_the_authors(policy, authors):
+    """continuous-multiple (Figure 9's multi-GPU jobs, one node per type) at 0.2 jobs/h:
+    mean ρ vs gavel_isolated within 10 % of the authors' (jobs 100-159, as above; we get
+    0.76 for both)."""
+    from dlsched.reproduce import gavel
+
+    out = gavel.run_point(
+        policy,
+        0.2,
+        window=(100, 160),
+        tail_jobs=20,
+        multi_gpu=True,
+        cluster=gavel.CONSOLIDATED,
+        with_rho=True,
+    )
     assert out["mean_ftf_rho"] == pytest.approx(authors, rel=0.10)

@@ -343,3 +343,18 @@ def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
     )
     (point,) = outcome.points
     assert point.within, (point.ours, point.point.published)
+
+
+@needs_shared
+def test_gavel_static_quick_subset_is_within_its_tolerance(tmp_path):
+    """gavel-static --quick (Gandiva and Gavel's makespan LP at 100 jobs, seeds 0-2) is
+    within 10 % of the authors' mean makespan; its quick plan is part of the full one."""
+    import dlsched.reproduce.gavel_static  # noqa: F401  (registers gavel-static)
+
+    repro = REPRODUCTIONS.get("gavel-static")
+    quick, full = repro.plan(SHARED, True), repro.plan(SHARED, False)
+    assert {p.label for p in quick} < {p.label for p in full}
+    outcome = run_reproduction(repro, SHARED, tmp_path, quick=True, workers=1)
+    assert outcome.points and all(p.within for p in outcome.points), [
+        (p.point.label, p.ours, p.point.published) for p in outcome.points
+    ]
