@@ -370,3 +370,56 @@ def test_goodput_estimator_names_are_registered():
     assert type(make_estimator("goodput:learned")).__name__ == "LearnedGoodputEstimator"
     with pytest.raises(ValueError, match="goodput:"):
         make_estimator("goodput:psychic")
+
+
+@needs_profiles
+def test_fixed_batch_run_matches_pollux_throughput_in_the_engine(tmp_path):
+    """FIFO on the Pollux truth and on goodput-pollux (per-epoch re-rating) ends jobs at the
+    same times when each job's GPUs divide its batch."""
+    import dlsched
+    from dlsched.perf.convergence import pollux_workload
+    from dlsched.perf.ps_speed import PolluxThroughput
+
+    rows = [("cifar10-0", 0, 8, 2048), ("bert-1", 30, 4, 96), ("cifar10-2", 60, 8, 1024)]
+    work = dlsched.load_trace(_sia_csv(tmp_path, rows))
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "t4", "nodes": [{"gpu_type": "T4", "count": 3, "gpus_per_node": 4}]}
+    )
+    steps_truth = PolluxThroughput(PROFILES, applications=("cifar10", "bert"))
+    ours = dlsched.simulate(work, cluster, "fifo", throughput=_model("pollux"))
+    theirs = dlsched.simulate(
+        pollux_workload(work, steps_truth), cluster, "fifo", throughput=steps_truth
+    )
+    assert ours.jobs["finish_time"].tolist() == pytest.approx(
+        theirs.jobs["finish_time"].tolist(), rel=1e-12
+    )
+
+
+def test_barycentric_matches_scipy_linear_nd_interpolator():
+    """The step-time grid interpolates exactly as SciPy's LinearNDInterpolator does."""
+    from scipy.interpolate import LinearNDInterpolator
+
+    from dlsched.perf.goodput import Barycentric
+
+    rng = np.random.default_rng(3)
+    points = np.column_stack(
+        [rng.integers(1, 4, 60), rng.integers(1, 17, 60), rng.uniform(8, 512, 60)]
+    ).astype(float)
+    values = rng.uniform(0.01, 1.0, (60, 2))
+    queries = np.column_stack(
+        [rng.uniform(1, 3, 200), rng.uniform(1, 16, 200), rng.uniform(8, 512, 200)]
+    )
+    expected = LinearNDInterpolator(points, values)(queries)
+    ours = Barycentric(points, values)(queries)
+    assert np.array_equal(np.isnan(expected), np.isnan(ours))
+    assert np.allclose(expected[~np.isnan(expected)], ours[~np.isnan(ours)], rtol=1e-9)
+
+
+def test_barycentric_drops_a_coordinate_all_points_share():
+    """Points on one node interpolate in the other coordinates; other node counts are NaN."""
+    from dlsched.perf.goodput import Barycentric
+
+    points = np.array([[1, 1, 10], [1, 1, 20], [1, 4, 10], [1, 4, 20]], dtype=float)
+    values = np.array([[1.0], [2.0], [3.0], [4.0]])
+    out = Barycentric(points, values)(np.array([[1, 2.5, 15], [2, 2.5, 15]], dtype=float))
+    assert out[0, 0] == pytest.approx(2.5) and np.isnan(out[1, 0])

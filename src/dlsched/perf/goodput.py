@@ -259,6 +259,78 @@ class Convergence:
 # ---------------------------------------------------------------------------------------
 
 
+class Barycentric:
+    """``scipy.interpolate.LinearNDInterpolator`` on scattered points, as the artifacts use
+    it (same Delaunay triangulation, same simplex search, NaN outside the hull), with two
+    changes. The barycentric transform of every simplex is computed here, batched, instead
+    of by SciPy's per-simplex LAPACK calls, which on a busy machine take seconds for one
+    table (OpenBLAS threads per 3 × 3 matrix); degenerate simplices (1-norm reciprocal
+    condition < machine epsilon) are NaN as in SciPy. A coordinate every point shares (the
+    Quadro profile has one node only) is dropped, where SciPy cannot triangulate at all:
+    queries must match it."""
+
+    def __init__(self, points: np.ndarray, values: np.ndarray) -> None:
+        from scipy.interpolate import LinearNDInterpolator
+        from scipy.spatial import Delaunay
+
+        points = np.asarray(points, dtype=float)
+        values = np.asarray(values, dtype=float)
+        self.keep = [j for j in range(points.shape[1]) if len(np.unique(points[:, j])) > 1]
+        self.fixed = {j: float(points[0, j]) for j in range(points.shape[1]) if j not in self.keep}
+        self.width = values.shape[1]
+        points = points[:, self.keep]
+        self._line: tuple[np.ndarray, np.ndarray] | None = None
+        self._f: Any = None
+        if points.shape[1] == 1:
+            frame = pd.DataFrame(values).groupby(points[:, 0]).mean()
+            self._line = (frame.index.to_numpy(float), frame.to_numpy(float))
+        elif points.shape[1] >= 2:
+            tri = Delaunay(points)
+            if hasattr(tri, "_transform"):
+                tri._transform = _barycentric_transforms(tri.points, tri.simplices)
+            self._f = LinearNDInterpolator(tri, values)
+
+    def __call__(self, points: np.ndarray) -> np.ndarray:
+        points = np.atleast_2d(np.asarray(points, dtype=float))
+        out = np.full((len(points), self.width), np.nan)
+        match = np.ones(len(points), dtype=bool)
+        for j, value in self.fixed.items():
+            match &= points[:, j] == value
+        if not match.any():
+            return out
+        query = points[match][:, self.keep]
+        if self._f is not None:
+            out[match] = self._f(query)
+        elif self._line is not None:
+            x, y = self._line
+            q = query[:, 0]
+            inside = (x[0] <= q) & (q <= x[-1])
+            rows = np.flatnonzero(match)[inside]
+            for c in range(self.width):
+                out[rows, c] = np.interp(q[inside], x, y[:, c])
+        return out
+
+
+def _barycentric_transforms(points: np.ndarray, simplices: np.ndarray) -> np.ndarray:
+    """SciPy's ``Delaunay.transform``: per simplex, T⁻¹ (rows 0..d−1) and the last vertex
+    (row d), so that c = T⁻¹ (x − r); NaN for degenerate simplices."""
+    corners = points[simplices]  # (simplices, d + 1, d)
+    last = corners[:, -1, :]
+    t = np.transpose(corners[:, :-1, :] - last[:, None, :], (0, 2, 1))
+    ndim = t.shape[1]
+    out = np.full((len(t), ndim + 1, ndim), np.nan)
+    out[:, ndim, :] = last
+    det = np.linalg.det(t)
+    ok = np.abs(det) > 0
+    inverse = np.linalg.inv(t[ok])
+    norm = np.abs(t[ok]).sum(axis=1).max(axis=1)
+    norm_inv = np.abs(inverse).sum(axis=1).max(axis=1)
+    good = 1.0 / (norm * norm_inv) >= np.finfo(float).eps
+    index = np.flatnonzero(ok)[good]
+    out[index, :ndim, :] = inverse[good]
+    return out
+
+
 class StepTimes:
     """The measured (step, sync) seconds of one model on one GPU type."""
 
@@ -293,16 +365,14 @@ class StepTimes:
         self._largest_by_replicas = (
             self.placements.groupby("num_replicas")["local_bsz"].max().astype(int).to_dict()
         )
-        self._grid: Any = None
+        self._grid: Barycentric | None = None
 
-    def _interpolator(self) -> Any:
+    def _interpolator(self) -> Barycentric:
         if self._grid is None:
-            from scipy.interpolate import LinearNDInterpolator
-
             xs, ys = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
             grid = self.placements.groupby(xs)[ys].mean().reset_index()
             grid = pd.concat([grid, self.scalability[xs + ys]], ignore_index=True)
-            self._grid = LinearNDInterpolator(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
+            self._grid = Barycentric(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
         return self._grid
 
     @staticmethod
