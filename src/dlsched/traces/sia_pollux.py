@@ -13,8 +13,11 @@ Mapping: ``job_id`` = ``name``; ``submit_time`` = ``time`` (s from the window st
 The files have **no run time**: a job runs until its model reaches its target metric
 (Pollux's and Sia's simulators integrate the per-GPU-type throughput profiles and the
 statistical-efficiency tables of ``sia/traces/<model>/``). The workload therefore has
-neither ``duration`` nor ``total_steps``; ``provenance["work"]`` says so, and a throughput
-model that knows each model's convergence must supply the work before simulation.
+neither ``duration`` nor ``total_steps``; ``provenance["work"]`` says so. `dlsched.simulate`
+supplies the work: such a workload runs on the goodput model by default
+(`dlsched.perf.goodput.GoodputModel.workload`: model ``<application>@<batch_size>``, work in
+progress units to the model's last epoch), or `dlsched.perf.convergence.pollux_workload`
+converts it to steps at the traced batch for `PolluxThroughput`.
 """
 
 from __future__ import annotations
