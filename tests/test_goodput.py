@@ -7,8 +7,10 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+import dlsched
 from dlsched.errors import ConfigError
 from dlsched.perf.goodput import GoodputModel, PerfParams, fit_perf_params, profile_type
 
@@ -142,16 +144,12 @@ class Alternate:
 
 
 def _one_gpu():
-    import dlsched
-
     return dlsched.Cluster.from_dict(
         {"name": "one", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 1}]}
     )
 
 
 def _jobs(*steps: float):
-    import pandas as pd
-
     return pd.DataFrame(
         {
             "job_id": [f"j{i}" for i in range(len(steps))],
@@ -164,16 +162,12 @@ def _jobs(*steps: float):
 
 def test_piecewise_rate_completes_at_the_exact_time():
     """40 steps at 1, 2 then 0.5 steps/s take 10 + 10 + 20 = 40 s."""
-    import dlsched
-
     result = dlsched.simulate(_jobs(40.0), _one_gpu(), "fifo", throughput=Piecewise(), audit=True)
     assert result.jobs["finish_time"].tolist() == [40.0]
 
 
 def test_piecewise_rate_keeps_work_across_preemptions():
     """Two 15-step jobs swapped every 5 s: j0 ends at 22.5, j1 at 25 (work conserved)."""
-    import dlsched
-
     result = dlsched.simulate(
         _jobs(15.0, 15.0), _one_gpu(), Alternate(), throughput=Piecewise(), audit=True
     )
@@ -183,8 +177,6 @@ def test_piecewise_rate_keeps_work_across_preemptions():
 
 def test_piecewise_rate_waits_out_an_overhead():
     """With a 3 s restart the second stint of j0 starts its clock after the overhead."""
-    import dlsched
-
     # Each restart runs 2 s of its 5 s turn. j0: 5 steps by 5, +2 (13..15), +2 (23..25),
     # 30..35: 1 step to 10 at 34, then 2/s: 12; 40..45: 3 steps at 2/s from 43: 44.5.
     # j1 (first start free): 5, 7, 9, 12; restarted when j0 ends: 3 steps from 47.5: 49.
@@ -202,8 +194,6 @@ def test_piecewise_rate_waits_out_an_overhead():
 
 def test_a_model_without_rate_from_takes_the_plain_path():
     """Without `rate_from` the rate is `throughput` throughout: 40 steps take 40 s."""
-    import dlsched
-
     result = dlsched.simulate(_jobs(40.0), _one_gpu(), "fifo", throughput=Flat())
     assert result.jobs["finish_time"].tolist() == [40.0]
 
@@ -221,8 +211,6 @@ def _sia_csv(tmp_path, rows):
 
 
 def _sia_cluster():
-    import dlsched
-
     return dlsched.Cluster.from_dict(
         {
             "name": "sia-small",
@@ -238,8 +226,6 @@ def _sia_cluster():
 @needs_profiles
 def test_sia_workload_runs_with_no_other_argument(tmp_path):
     """A Pollux/Sia CSV runs on the goodput model with the goodput oracle by default."""
-    import dlsched
-
     path = _sia_csv(tmp_path, [("cifar10-0", 0, 2, 256), ("bert-1", 10, 1, 12)])
     result = dlsched.simulate(dlsched.load_trace(path), _sia_cluster(), policy="fifo")
     assert result.meta["throughput"] == "goodput"
@@ -250,7 +236,6 @@ def test_sia_workload_runs_with_no_other_argument(tmp_path):
 @needs_profiles
 def test_adaptive_policy_gets_adaptive_batches(tmp_path):
     """A policy with adaptive_batch = True runs a lone job no slower than the traced batch."""
-    import dlsched
     from dlsched.policies.fifo import Fifo
 
     class AdaptiveFifo(Fifo):
@@ -265,7 +250,6 @@ def test_adaptive_policy_gets_adaptive_batches(tmp_path):
 @needs_profiles
 def test_unknown_model_in_a_workload_names_file_row_and_model(tmp_path):
     """A model without a profile: error naming the file, the row and the model."""
-    import dlsched
     from dlsched.errors import TraceError
 
     path = _sia_csv(tmp_path, [("cifar10-0", 0, 2, 256), ("resnet-1", 5, 1, 64)])
@@ -276,8 +260,6 @@ def test_unknown_model_in_a_workload_names_file_row_and_model(tmp_path):
 @needs_profiles
 def test_cluster_type_without_profile_is_named(tmp_path):
     """A cluster GPU type without a profile: error naming it (no silent rate 0)."""
-    import dlsched
-
     cluster = dlsched.Cluster.from_dict(
         {"name": "h", "nodes": [{"gpu_type": "H100", "count": 1, "gpus_per_node": 8}]}
     )
@@ -301,7 +283,6 @@ def test_scaling_fallback_runs_an_unprofiled_type_when_asked():
 @needs_profiles
 def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
     """The estimator's goodput is the best batch's, and speedup is over one GPU."""
-    import dlsched
     from dlsched.perf.goodput import GoodputEstimator
 
     seen = {}
@@ -331,7 +312,6 @@ def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
 @needs_profiles
 def test_learned_goodput_estimator_measures_what_jobs_run(tmp_path):
     """A job's stint adds its (nodes, GPUs, per-GPU batch) step to its model's fit."""
-    import dlsched
     from dlsched.perf.goodput import LearnedGoodputEstimator
 
     estimator = LearnedGoodputEstimator()
@@ -345,7 +325,6 @@ def test_learned_goodput_estimator_measures_what_jobs_run(tmp_path):
 @needs_profiles
 def test_learned_goodput_estimator_without_data_answers_as_the_oracle(tmp_path):
     """With no seed and nothing measured, the learned estimator gives the oracle's answer."""
-    import dlsched
     from dlsched.perf.goodput import GoodputEstimator, LearnedGoodputEstimator
 
     answers = []
@@ -376,7 +355,6 @@ def test_goodput_estimator_names_are_registered():
 def test_fixed_batch_run_matches_pollux_throughput_in_the_engine(tmp_path):
     """FIFO on the Pollux truth and on goodput-pollux (per-epoch re-rating) ends jobs at the
     same times when each job's GPUs divide its batch."""
-    import dlsched
     from dlsched.perf.convergence import pollux_workload
     from dlsched.perf.ps_speed import PolluxThroughput
 
@@ -423,3 +401,52 @@ def test_barycentric_drops_a_coordinate_all_points_share():
     values = np.array([[1.0], [2.0], [3.0], [4.0]])
     out = Barycentric(points, values)(np.array([[1, 2.5, 15], [2, 2.5, 15]], dtype=float))
     assert out[0, 0] == pytest.approx(2.5) and np.isnan(out[1, 0])
+
+
+@needs_profiles
+def test_fitted_batch_choice_runs_near_the_measured_best():
+    """batch_choice='fitted' picks with Pollux's fitted form: within 15 % of the best."""
+    fitted = GoodputModel(PROFILES, adaptive=True, batch_choice="fitted")
+    best = _model(adaptive=True)
+    for k in (1, 4, 8):
+        ours = fitted.goodput("cifar10@128", "rtx", k)
+        assert (
+            0.85 * best.goodput("cifar10@128", "rtx", k)
+            <= ours
+            <= best.goodput("cifar10@128", "rtx", k)
+        )
+
+
+@needs_profiles
+def test_goodput_estimator_reports_progress_epoch_and_target(tmp_path):
+    """progress, epoch and target follow the job's work in progress units."""
+    seen = []
+
+    class Probe(dlsched.policies.fifo.Fifo):
+        round_s = 600.0
+
+        def schedule(self, view):
+            est = view.estimator
+            for state in view.running.values():
+                seen.append(
+                    (
+                        est.progress(state, view.now),
+                        est.epoch(state, view.now),
+                        est.target(state.spec),
+                    )
+                )
+            return super().schedule(view)
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("cifar10-0", 0, 1, 128)]))
+    dlsched.simulate(work, _sia_cluster(), Probe())
+    conv = _model().convergence("cifar10")
+    assert seen and all(t == conv.target for _, _, t in seen)
+    assert all(conv.bounds[e] <= p < conv.bounds[e + 1] for p, e, _ in seen)
+    assert seen[-1][1] > seen[0][1]
+
+
+def test_goodput_estimator_needs_the_goodput_truth():
+    """The goodput estimator on another truth is a clear error, not wrong numbers."""
+    jobs = pd.DataFrame({"job_id": ["a"], "submit_time": [0.0], "num_gpus": [1], "duration": [5.0]})
+    with pytest.raises(ConfigError, match="GoodputModel"):
+        dlsched.simulate(jobs, _one_gpu(), "fifo", estimator="goodput")

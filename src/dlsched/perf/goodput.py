@@ -59,9 +59,12 @@ YOLOv3 per-GPU batch ≤ 8, no calibration); ``flavor="sia"`` the Sia simulator 
 DeepSpeech2 ≤ 57 per GPU on RTX, per-placement largest per-GPU batch, and its calibration:
 goodput ÷ ``SIA_SLOWDOWNS`` [model], fitted by the authors to their testbed).
 
-Simplified: the engine gives a GPU count and a node count, not the per-node split, so the
-placement is taken as `ps_speed.placement_for` builds it (packed when it spans the fewest
-nodes, else even); the artifacts use the real split. The artifacts advance time in whole
+Simplified: the agents' learning phase is not part of the truth — the artifacts' jobs run
+their first interval at the smallest batch (no profile yet) and then pick with a fit of what
+they measured; ``batch_choice="measured"`` picks with full knowledge, ``"fitted"`` with the
+fit of the whole profile. The engine gives a GPU count and a node count, not the per-node
+split, so the placement is taken as `ps_speed.placement_for` builds it (packed when it spans
+the fewest nodes, else even); the artifacts use the real split. The artifacts advance time in whole
 seconds at epoch ends (``round(delta)``); dlsched keeps exact times. GPT pipeline jobs
 (``gpt_pmp``) are not modelled (no workload uses them).
 """
@@ -208,9 +211,6 @@ class Convergence:
         # (epochs, batches) matrices, so np.interp over a row interpolates in batch size
         self._sqr = np.array([tables[b]["grad_sqr"].to_numpy(float)[:epochs] for b in batches]).T
         self._var = np.array([tables[b]["grad_var"].to_numpy(float)[:epochs] for b in batches]).T
-        self._iterations = np.array(
-            [tables[b]["iteration"].to_numpy(float)[:epochs] for b in batches]
-        ).T
 
     def epoch_of(self, work: float) -> int:
         """The epoch in which a job that has done `work` progress units is (capped at the
@@ -245,10 +245,6 @@ class Convergence:
         gain / (B / B0) (the artifacts' ``GoodputFunction.efficiency``)."""
         x = np.asarray(batch, dtype=float)
         return self.gain(x, epoch) / (x / self.init_batch_size)
-
-    def iterations(self, batch: float, epoch: int) -> float:
-        """Validated iterations after `epoch` at global batch `batch` (``get_iteration``)."""
-        return float(np.interp(batch, self.batches, self._iterations[epoch]))
 
     def __repr__(self) -> str:
         return f"Convergence({self.name!r}, epochs={self.max_epochs}, target={self.target:g})"
