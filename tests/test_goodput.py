@@ -381,11 +381,11 @@ def test_barycentric_matches_scipy_linear_nd_interpolator():
 
     rng = np.random.default_rng(3)
     points = np.column_stack(
-        [rng.integers(1, 4, 60), rng.integers(1, 17, 60), rng.uniform(8, 512, 60)]
+        [rng.integers(1, 4, 24), rng.integers(1, 17, 24), rng.uniform(8, 512, 24)]
     ).astype(float)
-    values = rng.uniform(0.01, 1.0, (60, 2))
+    values = rng.uniform(0.01, 1.0, (24, 2))
     queries = np.column_stack(
-        [rng.uniform(1, 3, 200), rng.uniform(1, 16, 200), rng.uniform(8, 512, 200)]
+        [rng.uniform(1, 3, 100), rng.uniform(1, 16, 100), rng.uniform(8, 512, 100)]
     )
     expected = LinearNDInterpolator(points, values)(queries)
     ours = Barycentric(points, values)(queries)
