@@ -145,6 +145,7 @@ def build_specs(
     millis = [1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)]
     cpu_millis = _demands(df, "cpu_milli")
     memory_mibs = _demands(df, "memory_mib")
+    demanding = "cpu_milli" in df.columns or "memory_mib" in df.columns
     rows: list = column("source_row")
     if "source_row" in df.columns and df["source_row"].dtype.kind not in "iu":
         rows = [None if row is None else int(row) for row in rows]
@@ -243,7 +244,7 @@ def build_specs(
                     spec.gpu_milli,
                     model,
                 )
-                if spec.cpu_milli or spec.memory_mib:
+                if demanding and (spec.cpu_milli or spec.memory_mib):
                     why_key += (spec.num_gpus, spec.cpu_milli, spec.memory_mib)
                 if why_key not in blocked:
                     blocked[why_key] = why_not(spec)
