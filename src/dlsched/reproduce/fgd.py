@@ -238,7 +238,7 @@ def trace_fgd(pods: pd.DataFrame) -> Any:
     return FGDWith(typical_jobs(shapes))
 
 
-def run_inflation(shared: Path, placement: str, seed: int) -> pd.DataFrame:
+def run_inflation(shared: Path, placement: str, seed: int, audit: bool = False) -> pd.DataFrame:
     """One inflation run: the allocation curve of `placement` for `seed` (``fgd`` with the
     trace's typical jobs, `trace_fgd`)."""
     import dlsched
@@ -254,6 +254,7 @@ def run_inflation(shared: Path, placement: str, seed: int) -> pd.DataFrame:
             cluster,
             ArrivalOrder(strategy),
             seed=seed,
+            audit=audit,
             max_time_s=float(len(jobs)) + 0.5,
         )
     return allocation_curve(result, jobs, cluster.num_gpus)
