@@ -456,3 +456,28 @@ def test_goodput_estimator_needs_the_goodput_truth():
     jobs = pd.DataFrame({"job_id": ["a"], "submit_time": [0.0], "num_gpus": [1], "duration": [5.0]})
     with pytest.raises(ConfigError, match="GoodputModel"):
         dlsched.simulate(jobs, _one_gpu(), "fifo", estimator="goodput")
+
+
+@needs_profiles
+def test_noisy_goodput_estimator_scales_goodput_by_a_seeded_factor(tmp_path):
+    """'goodput:noisy:<sigma>' gives the oracle's goodput × one factor per (model, type)."""
+    from dlsched.perf import make_estimator
+
+    answers = []
+
+    class Probe(dlsched.policies.fifo.Fifo):
+        def schedule(self, view):
+            for state in view.pending.values():
+                est = view.estimator
+                answers.append([est.goodput(state.spec, "t4", k) for k in (1, 2, 4)])
+            return super().schedule(view)
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("cifar10-0", 0, 1, 256)]))
+    for spec in ("goodput", "goodput:noisy:0.5", "goodput:noisy:0.5", "goodput:noisy:0"):
+        dlsched.simulate(work, _sia_cluster(), Probe(), estimator=make_estimator(spec), seed=7)
+    oracle, noisy, again, zero = (np.array(a) for a in answers)
+    ratio = noisy / oracle
+    assert np.allclose(ratio, ratio[0]) and not np.isclose(ratio[0], 1.0)
+    assert np.array_equal(noisy, again) and np.allclose(zero, oracle)
+    with pytest.raises(ValueError, match="goodput:"):
+        make_estimator("goodput:noisy:-1")

@@ -122,7 +122,20 @@ def _goodput_estimator(spec: str, arg: str) -> OracleEstimator:
         return goodput.GoodputEstimator()
     if arg == "learned":
         return goodput.LearnedGoodputEstimator()
-    raise ValueError(f"estimator {spec!r}: after 'goodput:' give 'oracle' or 'learned'")
+    kind, _, sigma = arg.partition(":")
+    if kind == "noisy":
+        try:
+            return (
+                goodput.NoisyGoodputEstimator(float(sigma))
+                if sigma
+                else goodput.NoisyGoodputEstimator()
+            )
+        except ValueError:
+            pass
+    raise ValueError(
+        f"estimator {spec!r}: after 'goodput:' give 'oracle', 'learned' or 'noisy[:<sigma>]' "
+        "(sigma a number >= 0)"
+    )
 
 
 ESTIMATORS.add("goodput", _goodput_estimator)
@@ -143,8 +156,9 @@ def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
 
 def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
-    `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), a plugin's name
-    (`ESTIMATORS`), or as given."""
+    `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), `"goodput"`,
+    `"goodput:learned"`, `"goodput:noisy[:<sigma>]"` (for the goodput truth), a plugin's
+    name (`ESTIMATORS`), or as given."""
     from dlsched.perf.estimator import OracleEstimator
 
     if isinstance(spec, OracleEstimator):

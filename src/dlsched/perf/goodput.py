@@ -72,6 +72,7 @@ seconds at epoch ends (``round(delta)``); dlsched keeps exact times. GPT pipelin
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import math
 import os
@@ -85,7 +86,7 @@ import pandas as pd
 
 from dlsched.errors import ConfigError, TraceError, UnknownModelError, did_you_mean
 from dlsched.jobs import JobSpec, JobState
-from dlsched.perf.estimator import OracleEstimator
+from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
 from dlsched.perf.ps_speed import POLLUX_MAX_EPOCHS, placement_for
 from dlsched.traces.workload import Workload
 
@@ -1071,6 +1072,38 @@ class GoodputEstimator(OracleEstimator):
         if not denominator > 0:
             return 0.0
         return self.goodput(job, gpu_type, n_gpus, n_nodes, work_done) / denominator
+
+
+class NoisyGoodputEstimator(GoodputEstimator, NoisyEstimator):
+    """The goodput oracle × seeded log-normal errors, as `NoisyEstimator` draws them: each
+    job's work × exp(N(0, `sigma`²)), each (model, GPU type) goodput and throughput ×
+    exp(N(0, `sigma_throughput`²)) (default: `sigma`), drawn once per run from its seed."""
+
+    name = "goodput-noisy"
+
+    def __init__(self, sigma: float = 0.5, sigma_throughput: float | None = None) -> None:
+        NoisyEstimator.__init__(
+            self, sigma, sigma if sigma_throughput is None else sigma_throughput
+        )
+
+    def best_batch(
+        self,
+        job: JobSpec,
+        gpu_type: str,
+        n_gpus: int,
+        n_nodes: int | None = None,
+        work_done: float = 0.0,
+    ) -> BatchChoice:
+        true = super().best_batch(job, gpu_type, n_gpus, n_nodes, work_done)
+        factor = self._rate_factor(job, gpu_type)
+        return dataclasses.replace(
+            true, goodput=true.goodput * factor, throughput=true.throughput * factor
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"NoisyGoodputEstimator(sigma={self.sigma}, sigma_throughput={self.sigma_throughput})"
+        )
 
 
 class LearnedGoodputEstimator(GoodputEstimator):
