@@ -481,3 +481,19 @@ def test_noisy_goodput_estimator_scales_goodput_by_a_seeded_factor(tmp_path):
     assert np.array_equal(noisy, again) and np.allclose(zero, oracle)
     with pytest.raises(ValueError, match="goodput:"):
         make_estimator("goodput:noisy:-1")
+
+
+@needs_profiles
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("oracle", "GoodputEstimator()"),
+        ("noisy:0.3", "NoisyGoodputEstimator(sigma=0.3, sigma_throughput=0.0)"),
+        ("learned", "LearnedGoodputEstimator()"),
+    ],
+)
+def test_plain_estimators_become_goodput_aware(tmp_path, given, used):
+    """On a Pollux/Sia workload the oracle, noisy and learned estimators answer goodput."""
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("bert-0", 0, 1, 12)]))
+    result = dlsched.simulate(work, _sia_cluster(), "fifo", estimator=given)
+    assert result.meta["estimator"] == used

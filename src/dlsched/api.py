@@ -53,7 +53,8 @@ def simulate(
       policy declares ``adaptive_batch = True`` and its traced batch otherwise; its cluster's
       GPU types must have profiles (``T4``, ``V100``, ``A100``, ``RTX6000``, ``RTX2080Ti``).
     - `estimator`: what the policy sees — `"oracle"`, `"noisy"`, `"noisy:<sigma>"` or an
-      estimator instance (with the goodput model, `"oracle"` is `GoodputEstimator`).
+      estimator instance (with the goodput model, the oracle, noisy and learned estimators
+      are their goodput-aware counterparts, `dlsched.perf.goodput.goodput_estimator_for`).
     - `restart_overhead_s`: seconds without progress when a preempted job resumes (and,
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
@@ -90,11 +91,11 @@ def simulate(
                 "policy instance; configure the instance instead"
             )
         chosen = policy
+    estimate = make_estimator(estimator)
     if _needs_goodput(work, throughput):
-        work, truth, estimator = _goodput_defaults(work, hardware, chosen, throughput, estimator)
+        work, truth, estimate = _goodput_defaults(work, hardware, chosen, throughput, estimate)
     else:
         truth = make_throughput(throughput)
-    estimate = make_estimator(estimator)
     if overheads is None and restart_overhead_s == 0.0:
         # A policy may name the overheads its paper assumes (Gandiva: suspend/resume and
         # migration costs); any overheads the user gives win.
@@ -226,16 +227,16 @@ def _goodput_defaults(
     hardware: Cluster,
     chosen: Any,
     throughput: str | ThroughputModel,
-    estimator: str | OracleEstimator,
-) -> tuple[Workload, ThroughputModel, str | OracleEstimator]:
+    estimator: OracleEstimator,
+) -> tuple[Workload, ThroughputModel, OracleEstimator]:
     """The goodput truth for a run (batch adaptive when the policy declares
     ``adaptive_batch = True``), the workload with its work in progress units, and the
-    goodput oracle as the estimator when the plain oracle was asked for."""
+    goodput-aware counterpart of the estimator (`goodput_estimator_for`)."""
     from dlsched.errors import ConfigError
     from dlsched.perf.goodput import (
-        GoodputEstimator,
         GoodputModel,
         default_flavor,
+        goodput_estimator_for,
         goodput_model,
         is_goodput_workload,
         profiles_near,
@@ -259,9 +260,7 @@ def _goodput_defaults(
         raise ConfigError(f"cluster {hardware.source or hardware.name}: {exc}") from None
     if is_goodput_workload(work):
         work = truth.workload(work)
-    if isinstance(estimator, str) and estimator.strip().lower() == "oracle":
-        estimator = GoodputEstimator()
-    return work, truth, estimator
+    return work, truth, goodput_estimator_for(estimator)
 
 
 def _plain(value: Any) -> Any:

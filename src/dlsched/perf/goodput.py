@@ -1243,6 +1243,23 @@ class LearnedGoodputEstimator(GoodputEstimator):
         return found
 
 
+def goodput_estimator_for(estimator: OracleEstimator) -> OracleEstimator:
+    """The goodput-aware counterpart of a plain estimator: the oracle → `GoodputEstimator`,
+    `NoisyEstimator` → `NoisyGoodputEstimator` with the same sigmas, `LearnedEstimator` →
+    `LearnedGoodputEstimator` (its prior and noise do not apply); any other as it is."""
+    from dlsched.perf.learned import LearnedEstimator
+
+    kind = type(estimator)
+    if kind is OracleEstimator:
+        return GoodputEstimator()
+    if kind is NoisyEstimator:
+        noisy: Any = estimator
+        return NoisyGoodputEstimator(noisy.sigma, noisy.sigma_throughput)
+    if kind is LearnedEstimator:
+        return LearnedGoodputEstimator()
+    return estimator
+
+
 def is_goodput_workload(workload: Workload) -> bool:
     """Whether a workload is a Pollux/Sia trace that needs the goodput model for its work."""
     provenance = workload.provenance
