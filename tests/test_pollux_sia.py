@@ -3,6 +3,8 @@ rules (exploration cap, Sia's bootstrapping), and runs through the engine."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +14,7 @@ import dlsched
 from dlsched.policies.goodput.common import restart_factor
 from dlsched.policies.goodput.pollux import Pollux, Problem, SpeedupTable, repair, search
 from dlsched.policies.goodput.sia import Choice, Config, Sia, config_cost, configurations, solve
+from dlsched.traces.workload import Workload
 
 OPENS = ("start", "restart", "migrate", "rescale")
 
@@ -232,3 +235,39 @@ def test_parameters_are_checked():
         Pollux(interval_s=0)
     assert dlsched.policies.get("pollux").round_s == 60.0
     assert dlsched.policies.get("sia").round_s == 60.0
+
+
+# ---- real Pollux/Sia workloads (../shared) -------------------------------------------------
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+WORKLOADS = SHARED / "traces" / "sia_pollux"
+needs_shared = pytest.mark.skipif(
+    not (WORKLOADS / "sia" / "traces").is_dir(), reason="needs ../shared/traces/sia_pollux"
+)
+
+
+def excerpt(path: Path, jobs: int) -> Workload:
+    """The first `jobs` jobs of a Pollux/Sia workload file."""
+    work = dlsched.load_trace(path)
+    return Workload(work.jobs.iloc[:jobs].copy(), work.provenance)
+
+
+@needs_shared
+def test_pollux_runs_a_pollux_workload_excerpt_and_adapts_gpu_counts():
+    """The first 10 jobs of Pollux's workload 6 on 4 × 4 T4 with no other argument: every
+    job finishes, and some job is grown beyond one GPU."""
+    work = excerpt(WORKLOADS / "pollux" / "workloads" / "workload-6.csv.gz", 10)
+    result = dlsched.simulate(work, cluster(("T4", 4, 4)), "pollux", overheads="pollux")
+    assert (result.jobs["status"] == "finished").all()
+    assert result.events[result.events["event"].isin(OPENS)]["num_gpus"].max() > 1
+
+
+@needs_shared
+def test_sia_runs_a_saturn_workload_excerpt_on_three_gpu_types():
+    """The first 10 jobs of Sia's Saturn workload 1 on T4 + RTX2080Ti + A100 nodes: every
+    job finishes, on more than one GPU type."""
+    work = excerpt(WORKLOADS / "sia" / "workloads" / "saturn" / "workload-1.csv.gz", 10)
+    hardware = cluster(("T4", 1, 4), ("RTX2080Ti", 1, 8), ("A100", 1, 8))
+    result = dlsched.simulate(work, hardware, "sia", overheads="sia")
+    assert (result.jobs["status"] == "finished").all()
+    assert result.events[result.events["event"].isin(OPENS)]["gpu_type"].nunique() > 1

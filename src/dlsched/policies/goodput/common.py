@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from dlsched.engine.view import ClusterView
 from dlsched.errors import UnknownModelError
-from dlsched.jobs import JobSpec, JobState
+from dlsched.jobs import JobState
 
 
 def restart_factor(age_s: float, restarts: int, penalty_s: float) -> float:
@@ -29,13 +29,23 @@ def restart_factor(age_s: float, restarts: int, penalty_s: float) -> float:
     return max(age_s - restarts * penalty_s, 0.0) / (age_s + penalty_s)
 
 
-def goodput(view: ClusterView, spec: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
-    """The estimator's goodput of `spec` on `n_gpus` GPUs of `gpu_type` over `n_nodes` nodes
-    (0 when it cannot run there)."""
+def goodput(view: ClusterView, job: JobState, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
+    """The estimated goodput of `job` on `n_gpus` GPUs of `gpu_type` over `n_nodes` nodes,
+    at its progress now (0 when it cannot run there).
+
+    A goodput estimator (`dlsched.perf.goodput.GoodputEstimator` and its learned variant)
+    answers with progress/s at the best batch size for the job's current epoch; any other
+    estimator with its throughput (statistical efficiency 1)."""
     if n_gpus <= 0:
         return 0.0
+    estimator = view.estimator
     try:
-        rate = view.estimator.throughput(spec, gpu_type, n_gpus, n_nodes)
+        if hasattr(estimator, "goodput"):
+            rate = estimator.goodput(
+                job.spec, gpu_type, n_gpus, n_nodes, job.steps_done_at(view.now)
+            )
+        else:
+            rate = estimator.throughput(job.spec, gpu_type, n_gpus, n_nodes)
     except UnknownModelError:
         return 0.0
     return rate if rate > 0 and math.isfinite(rate) else 0.0

@@ -267,6 +267,8 @@ class Pollux(BasePolicy):
     speedups."""
 
     name = "pollux"
+    #: the engine runs each job at the batch size that maximises its goodput (goodput truth)
+    adaptive_batch = True
 
     def __init__(
         self,
@@ -349,7 +351,7 @@ class Pollux(BasePolicy):
             if counts:
                 t = self._types[int(problem.node_type[next(iter(counts))])]
                 k, n = len(counts), sum(counts.values())
-                if goodput(view, job.spec, t, n, k) <= 0:
+                if goodput(view, job, t, n, k) <= 0:
                     counts = {}  # no estimated progress there: do not hold the GPUs
                 elif job.spec.fractional:
                     fractional[job] = t
@@ -423,7 +425,7 @@ class Pollux(BasePolicy):
         def fill(j: int, t: int, n: int, k: int) -> float:
             if n < lows[j] or n > highs[j] or baselines[j] <= 0:
                 return 0.0
-            return goodput(view, jobs[j].spec, types[t], n, k) / baselines[j]
+            return goodput(view, jobs[j], types[t], n, k) / baselines[j]
 
         table = SpeedupTable(count, len(types), max_gpus, n_nodes, fill)
         vc_index = {name: i for i, name in enumerate(vc_names)}
@@ -453,7 +455,7 @@ class Pollux(BasePolicy):
         fastest type), or of the largest count below it that runs."""
         per_node = view.cluster.max_gpus_per_node(gpu_type) or 1
         for n in range(fair, low - 1, -1):
-            rate = goodput(view, job.spec, gpu_type, n, -(-n // per_node))
+            rate = goodput(view, job, gpu_type, n, -(-n // per_node))
             if rate > 0:
                 return rate
         return 0.0

@@ -203,6 +203,8 @@ class Sia(BasePolicy):
     fairness-weighted sum of normalised goodputs."""
 
     name = "sia"
+    #: the engine runs each job at the batch size that maximises its goodput (goodput truth)
+    adaptive_batch = True
 
     def __init__(
         self,
@@ -345,17 +347,17 @@ class Sia(BasePolicy):
                     options = options[:1]  # only profiled on its smallest configuration
             for k, n in options:
                 if rigid or not self.bootstrap or not ran:
-                    value = goodput(view, spec, gpu_type, n, k)
+                    value = goodput(view, job, gpu_type, n, k)
                     if not rigid and self.bootstrap and value > 0:
                         value = 1.0  # never run: every type looks the same to Sia
                 elif gpu_type in ran:
-                    value = goodput(view, spec, gpu_type, n, k)
+                    value = goodput(view, job, gpu_type, n, k)
                 else:  # projected from a type it ran on, by the 1-GPU throughput ratio
                     source = ran[0]
                     source_per_node = view.cluster.max_gpus_per_node(source) or 1
-                    one_here = goodput(view, spec, gpu_type, 1, 1)
-                    one_there = goodput(view, spec, source, 1, 1)
-                    base = goodput(view, spec, source, n, -(-n // source_per_node))
+                    one_here = goodput(view, job, gpu_type, 1, 1)
+                    one_there = goodput(view, job, source, 1, 1)
+                    base = goodput(view, job, source, n, -(-n // source_per_node))
                     value = base * one_here / one_there if one_there > 0 else 0.0
                 if value > 0:
                     configs.append(Config(gpu_type, pool[1], k, n))
