@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dlsched
 from dlsched.errors import ConfigError
@@ -497,3 +499,26 @@ def test_plain_estimators_become_goodput_aware(tmp_path, given, used):
     work = dlsched.load_trace(_sia_csv(tmp_path, [("bert-0", 0, 1, 12)]))
     result = dlsched.simulate(work, _sia_cluster(), "fifo", estimator=given)
     assert result.meta["estimator"] == used
+
+
+@given(
+    st.lists(st.floats(0.1, 50.0), min_size=1, max_size=5),
+    st.lists(st.floats(0.1, 10.0), min_size=6, max_size=6),
+    st.floats(0.5, 300.0),
+)
+@settings(max_examples=40, deadline=None)
+def test_piecewise_completion_is_the_sum_of_its_segments(widths, rates, total):
+    """A lone job finishes at Σ segment work / segment rate, its work exactly its total."""
+
+    class Random(Piecewise):
+        BOUNDS = (*np.cumsum(widths).tolist(), math.inf)
+        RATES = tuple(rates[: len(widths) + 1])
+
+    expected, done = 0.0, 0.0
+    for bound, rate in zip(Random.BOUNDS, Random.RATES, strict=True):
+        step = min(bound, total) - done
+        if step > 0:
+            expected += step / rate
+            done += step
+    result = dlsched.simulate(_jobs(total), _one_gpu(), "fifo", throughput=Random(), audit=True)
+    assert result.jobs["finish_time"].iloc[0] == pytest.approx(expected, rel=1e-9)
