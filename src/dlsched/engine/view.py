@@ -70,6 +70,8 @@ class ClusterView:
         self._owning_vcs = ledger.owning_vcs
         self._failed: dict[tuple[Pool, int, object], int] = {}
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
+        # strategy (name or object) → (placer, whether job-aware), looked up once per run
+        self._strategies: dict[object, tuple[Placer | JobStrategy, bool]] = {}
 
     @property
     def now(self) -> float:
@@ -251,8 +253,12 @@ class ClusterView:
             types = self.rank_types(spec)
         else:
             types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
-        placer = get_placer(strategy) if isinstance(strategy, str) else strategy
-        if is_job_aware(placer):
+        resolved = self._strategies.get(strategy)
+        if resolved is None:
+            found = get_placer(strategy) if isinstance(strategy, str) else strategy
+            resolved = self._strategies[strategy] = (found, is_job_aware(found))
+        placer, job_aware = resolved
+        if job_aware:
             chosen = self._job_placer(placer)  # type: ignore[arg-type]
             return chosen.place(spec, n, [(t, owner) for t in types])
         pool_placer: Placer = placer  # type: ignore[assignment]
