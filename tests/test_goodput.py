@@ -522,3 +522,66 @@ def test_piecewise_completion_is_the_sum_of_its_segments(widths, rates, total):
             done += step
     result = dlsched.simulate(_jobs(total), _one_gpu(), "fifo", throughput=Random(), audit=True)
     assert result.jobs["finish_time"].iloc[0] == pytest.approx(expected, rel=1e-9)
+
+
+@needs_profiles
+def test_unmeasured_placement_is_interpolated_on_the_grid():
+    """A placement nobody measured gets step times from the (nodes, GPUs, batch) grid."""
+    steps = _model().step_times("cifar10", "t4")
+    placement = next(
+        p for p in ((2,) * n for n in range(2, 17)) if steps.placement_id(p) not in steps._measured
+    )
+    step, sync = steps.times(placement, [64.0])
+    points = np.array([[len(placement), sum(placement), 64.0]])
+    assert step[0] > sync[0] > 0
+    assert np.allclose([step[0], sync[0]], steps._interpolator()(points)[0])
+    assert steps.largest_local_bsz(placement) >= steps.min_local_bsz
+
+
+@needs_profiles
+def test_efficiency_is_one_at_the_initial_batch_and_falls_with_batch():
+    """Statistical efficiency is 1 at B0 and below 1 for larger batches (Pollux §3.1)."""
+    conv = _model().convergence("cifar10")
+    b0 = conv.init_batch_size
+    eff = conv.efficiency(np.array([b0, 4 * b0, 16 * b0], dtype=float), 0)
+    assert eff[0] == pytest.approx(1.0) and eff[0] > eff[1] > eff[2] > 0
+
+
+def test_barycentric_in_one_free_coordinate_is_linear():
+    """Points that differ in one coordinate only interpolate linearly along it."""
+    from dlsched.perf.goodput import Barycentric
+
+    points = np.array([[1, 4, 10], [1, 4, 30], [1, 4, 20]], dtype=float)
+    values = np.array([[1.0], [3.0], [2.0]])
+    out = Barycentric(points, values)(np.array([[1, 4, 25], [1, 4, 40]], dtype=float))
+    assert out[0, 0] == pytest.approx(2.5) and np.isnan(out[1, 0])
+
+
+@needs_profiles
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"flavor": "x"}, "flavor"),
+        ({"batch_choice": "x"}, "batch_choice"),
+        ({"fallback": "x"}, "fallback"),
+    ],
+)
+def test_goodput_model_refuses_unknown_options(kwargs, match):
+    """Misspelt options are errors that name the option."""
+    with pytest.raises(ValueError, match=match):
+        GoodputModel(PROFILES, **kwargs)
+
+
+@needs_profiles
+def test_goodput_model_names_bad_model_names():
+    """Unknown applications, bad batch suffixes and fixed jobs without a batch are named."""
+    from dlsched.errors import UnknownModelError
+
+    model = _model()
+    with pytest.raises(UnknownModelError, match="'resnet50'.*profiled: bert"):
+        model.target("resnet50")
+    with pytest.raises(UnknownModelError, match="'cifar10@big'"):
+        model.target("cifar10@big")
+    with pytest.raises(UnknownModelError, match="fixed-batch"):
+        model.throughput("cifar10", "t4", 1)
+    assert _model(adaptive=True).throughput("cifar10", "t4", 1) > 0
