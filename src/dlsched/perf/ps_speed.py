@@ -33,7 +33,12 @@ else linearly over (nodes, GPUs, local batch). Its job work (`total_steps`) inte
 artifact's progress-per-epoch and gradient-noise tables (see `dlsched.perf.convergence`).
 Simplified: the engine gives a GPU count and a node count, not the per-node split, so a
 placement is taken as packed (4, 4, …, rest) when it spans the fewest nodes and as an even
-split otherwise; the artifact uses the actual split.
+split otherwise; the artifact uses the actual split. Work is fixed in steps, so statistical
+progress per step is taken at the traced batch M; the artifact takes it at the batch the
+job really runs (k × atomic × (accum + 1), which differs from M when k does not divide it:
+up to ±7 % in run time, YOLOv3 at M = 128 on 24 GPUs). `dlsched.perf.goodput.GoodputModel`
+(``flavor="pollux"``) counts work in progress units and follows the artifact there; where k
+divides M the two give identical run times.
 """
 
 from __future__ import annotations
