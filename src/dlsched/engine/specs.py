@@ -237,8 +237,9 @@ def build_specs(
             if per_type:
                 found = why_not(spec)
             else:  # what why_not reads of a job without per-type durations
+                fewest = min_sizes[index]  # spec.gpu_range[0], without a property call per job
                 why_key: tuple = (
-                    spec.gpu_range[0],
+                    n if fewest is None else fewest,
                     spec.vc,
                     spec.gpu_constraint,
                     spec.gpu_milli,
