@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -208,18 +209,21 @@ def _needs_goodput(work: Workload, throughput: str | ThroughputModel) -> bool:
     """Whether the run takes the goodput defaults: a Pollux/Sia workload (work implied by
     its models) with the throughput left at its default or named ``goodput[-pollux]``, or
     any workload with a `GoodputModel` given."""
-    from dlsched.perf.goodput import GoodputModel, is_goodput_workload
-
-    if isinstance(throughput, GoodputModel):
-        return True
+    # Other runs must not pay for importing the goodput model (SciPy's interpolation): an
+    # object can only be a GoodputModel once its module is loaded.
     if not isinstance(throughput, str):
-        return False
+        module = sys.modules.get("dlsched.perf.goodput")
+        return module is not None and isinstance(throughput, module.GoodputModel)
     name = throughput.strip().lower()
     if name in ("goodput", "goodput-pollux"):
         return True
     # "duration" cannot run a workload without durations: the goodput model is the only
     # meaning such a run can have
-    return name == "duration" and is_goodput_workload(work)
+    if name != "duration" or work.provenance.get("format") != "sia-pollux":
+        return False
+    from dlsched.perf.goodput import is_goodput_workload
+
+    return is_goodput_workload(work)
 
 
 def _goodput_defaults(
