@@ -47,6 +47,17 @@ statistical efficiency 1); ``bootstrap=False`` reads it for every type and count
 Defaults: `interval_s` 60 s, `p` −0.5, `lambda_n` 1.1, `lambda_a` 0.01
 (``simulator_config.py``: ``sia_default_p_val``, ``sia_default_lambda_n``,
 ``sia_default_lambda_a``; ``run_experiment.sh``).
+
+Fidelity (not yet within the issue's 15 %): Helios-Saturn ``workload-1.csv.gz`` on the Sia
+simulator's 6 × 4 T4 + 3 × 8 RTX 2080Ti + 2 × 8 A100 with the `sia` overhead preset and the
+goodput truth (Sia flavour): average JCT 1,615.5 s with the goodput oracle, 1,647.3 s with
+the learned goodput estimator, 1,608.2 s with ``lambda_a=0``, against the artifact's
+2,091.1 s (−23 %); 7–10 CPU s. Likely causes, not yet measured: the artifact re-places every
+job each round (``alloc_to_placement_fast``) and restarts a job whenever its per-node shape
+changes, where this placement keeps unchanged jobs in place; the artifact's jobs each fit
+their own throughput model from scratch; it charges a job's first start its model's restart
+time (the `sia` preset charges nothing). `pollux` on the same run: 1,665.4 s (Sia < Pollux,
+as the paper's Table 3).
 """
 
 from __future__ import annotations
