@@ -19,8 +19,10 @@ over handed to entries of priority 0), which is how the authors compared them wi
   once), a pair sharing its GPUs at the pair rates of the throughput table. A pair is
   broken at a solve when a member has finished or its normalised packed throughput,
   summed over all types as Gavel sums it, is below 1 — so, as in Gavel, a pair that fits
-  on one type only (ResNet-50 on K80) is kept. Types in the fixed order fastest first
-  (Gavel shuffles only policies without "Perf" or "Packing" in their name).
+  on one type only (ResNet-50 on K80) is kept; a job left alone is drawn into the
+  pairing again at the next solve (Gavel rates a lone job's "combination" 0 and drops it).
+  Types in the fixed order fastest first (Gavel shuffles only policies without "Perf" or
+  "Packing" in their name).
 - `gavel_allox` (Gavel's `allox`, "AlloX_Perf"): at each solve, the jobs without a type
   are matched to (free GPU, position from the end of its queue) slots by the Hungarian
   method at cost (position + 1) × remaining steps / throughput (a job that cannot run on a
@@ -137,10 +139,13 @@ class GavelGandiva(_PackedPolicy):
             if job not in combination:
                 continue
             other = combination[job]
+            # a job left alone counts as a combination of normalised throughput 0 in Gavel,
+            # so it is dropped too and drawn into the pairing again
             if (
-                job not in active
-                or (other is not None and other not in active)
-                or (other is not None and self._normalised_sum(view, job, other) < 1.0)
+                other is None
+                or job not in active
+                or other not in active
+                or self._normalised_sum(view, job, other) < 1.0
             ):
                 del combination[job]
                 if other is not None:
