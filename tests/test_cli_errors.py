@@ -144,6 +144,14 @@ def test_unknown_names_get_a_did_you_mean(option, typo, meant, capsys):
     assert f"(did you mean {meant!r}?)" in one_line_error(capsys)
 
 
+def test_estimator_option_takes_every_registered_estimator():
+    """`--estimator goodput:learned` (registered, with an argument) passes the option check."""
+    from dlsched.cli import _estimator
+
+    assert _estimator("goodput:learned") == "goodput:learned"
+    assert _estimator("noisy:0.3") == "noisy:0.3"
+
+
 def test_unknown_policy_in_compare_gets_a_did_you_mean(capsys):
     """`compare --policies fifo,srtff` names the typo before any run."""
     assert main(["compare", *TINY, "--policies", "fifo,srtff"]) == 2

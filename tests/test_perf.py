@@ -173,3 +173,19 @@ def test_overhead_presets_by_name():
     assert make_overheads(None, 12.0).restart_s == 12.0
     with pytest.raises(ValueError, match="pollux"):
         make_overheads("nope")
+
+
+def test_sia_preset_charges_each_models_restart_from_the_first_start():
+    """Sia's per-model restart applies to goodput jobs ('<model>@<batch>') and to first starts."""
+    from dlsched.overheads import make_overheads
+
+    sia = make_overheads("sia")
+    bert = JobSpec(
+        index=0, job_id="a", submit_time=0.0, num_gpus=1, total_steps=1.0, model="bert@12"
+    )
+    other = JobSpec(
+        index=1, job_id="b", submit_time=0.0, num_gpus=1, total_steps=1.0, model="resnet50"
+    )
+    assert (sia.restart(bert), sia.first_start(bert)) == (120.0, 120.0)
+    assert (sia.restart(other), sia.first_start(other)) == (30.0, 30.0)
+    assert make_overheads("pollux").first_start(bert) == 30.0

@@ -22,8 +22,10 @@ class OverheadModel:
     """Seconds of no progress charged on (re)starts, moves and re-scalings.
 
     `restart_by_gpus` is ascending (up to n GPUs, seconds) tiers; a job larger than the last
-    tier pays the last one. `restart_by_model` maps model names (case-insensitive) to seconds;
-    other models pay `restart_s`. The model table wins over the size tiers."""
+    tier pays the last one. `restart_by_model` maps model names (case-insensitive; a goodput
+    job's ``<model>@<batch>`` is looked up by its model) to seconds; other models pay
+    `restart_s`. The model table wins over the size tiers. `first_start_as_restart` charges
+    a job's first start what a restart costs it (Sia's simulator does), else `first_start_s`."""
 
     restart_s: float = 0.0
     migration_s: float | None = None
@@ -31,6 +33,7 @@ class OverheadModel:
     rescale_s: float | None = None
     restart_by_gpus: tuple[tuple[int, float], ...] = ()
     restart_by_model: tuple[tuple[str, float], ...] = ()
+    first_start_as_restart: bool = False
 
     def __post_init__(self) -> None:
         for name in ("restart_s", "migration_s", "first_start_s", "rescale_s"):
@@ -54,12 +57,13 @@ class OverheadModel:
 
     def first_start(self, job: JobSpec) -> float:
         """Cost of a job's very first start."""
-        return self.first_start_s
+        return self.restart(job) if self.first_start_as_restart else self.first_start_s
 
     def restart(self, job: JobSpec) -> float:
         """Cost of resuming after a preemption (checkpoint restore)."""
         if self.restart_by_model and job.model is not None:
-            seconds = self._by_model.get(job.model.lower())  # type: ignore[attr-defined]
+            model = job.model.lower().partition("@")[0].strip()
+            seconds = self._by_model.get(model)  # type: ignore[attr-defined]
             if seconds is not None:
                 return seconds
         if self.restart_by_gpus:
@@ -93,11 +97,13 @@ _BUILTIN_PRESETS: dict[str, OverheadModel] = {
     # 7 s for 1 GPU, 30 s up to 8 GPUs, 60 s beyond (`Policy.ckpt_overhead` in
     # S-Lab-System-Group/HeliosArtifact, framework/QSSF Service/policies/policy.py).
     "helios": OverheadModel(restart_by_gpus=((1, 7.0), (8, 30.0)) + ((2**31 - 1, 60.0),)),
-    # Sia (Jayaram Subramanya et al., SOSP 2023) simulator: re-allocation costs a per-model
-    # restart time, 30 s for others (`Application.rescale_time` in siasosp23/artifacts,
-    # sia-simulator/applications.py, commit 37c68be).
+    # Sia (Jayaram Subramanya et al., SOSP 2023) simulator: every change of placement, the
+    # first start included, costs a per-model restart time, 30 s for others
+    # (`Application.rescale_time` in siasosp23/artifacts, sia-simulator/applications.py,
+    # commit 37c68be; charged in `Job.reallocate`, sia-simulator/job.py, commit aaf7a0d).
     "sia": OverheadModel(
         restart_s=30.0,
+        first_start_as_restart=True,
         restart_by_model=(
             ("cifar10", 50.0),
             ("deepspeech2", 25.0),
