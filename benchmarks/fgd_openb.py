@@ -11,6 +11,7 @@ never leave) per strategy, with the unallocated GPU share at 100 % arrived.
 
     python benchmarks/fgd_openb.py                       # fgd, then the baselines
     python benchmarks/fgd_openb.py --strategies fgd --no-inflation
+    python benchmarks/fgd_openb.py --no-replay --plot fig9a.png   # the curves, as Fig. 9a
 """
 
 from __future__ import annotations
@@ -42,13 +43,17 @@ def main() -> None:
     parser.add_argument("--strategies", default=DEFAULT)
     parser.add_argument("--shared", default=None, help="the shared data folder (../shared)")
     parser.add_argument("--no-inflation", action="store_true")
+    parser.add_argument("--no-replay", action="store_true")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--plot", default=None, help="write the inflation curves here (PNG)")
     args = parser.parse_args()
     shared = shared_folder(args.shared)
     trace = dlsched.load_trace(shared / reproduction.PODS)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    print(f"openb replay, FIFO, {len(trace)} GPU pods, alibaba-openb-2023 (CPU seconds)")
+    if not args.no_replay:
+        print(f"openb replay, FIFO, {len(trace)} GPU pods, alibaba-openb-2023 (CPU seconds)")
     first = None
-    for placement in strategies:
+    for placement in [] if args.no_replay else strategies:
         cpu_s, calls = replay(trace, placement)
         first = first or cpu_s
         mark = (
