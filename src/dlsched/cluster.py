@@ -2,7 +2,9 @@
 
 A `Cluster` is immutable: it describes hardware. What is allocated to whom lives in the
 engine's ledger (`dlsched.engine.ledger`). GPU type names match case-insensitively; the
-spelling of the first occurrence in the cluster file is the one shown in results.
+spelling of the first occurrence in the cluster file is the one shown in results. A node
+group may declare its nodes' CPU cores (`cpus`) and host memory (`host_memory_gb`; a group's
+`memory_gb` is its GPUs' memory); the ledger then accounts jobs' CPU and memory demands.
 """
 
 from __future__ import annotations
