@@ -12,7 +12,14 @@ from truths import Linear
 
 import dlsched
 from dlsched.policies.goodput.common import restart_factor
-from dlsched.policies.goodput.pollux import Pollux, Problem, SpeedupTable, repair, search
+from dlsched.policies.goodput.pollux import (
+    Pollux,
+    Problem,
+    SpeedupTable,
+    evaluate,
+    repair,
+    search,
+)
 from dlsched.policies.goodput.sia import Choice, Config, Sia, config_cost, configurations, solve
 from dlsched.traces.workload import Workload
 
@@ -152,6 +159,53 @@ def test_pollux_runs_a_rigid_job_on_its_count_and_is_deterministic():
     assert set(_stints(runs[0], 0)) == {2}
 
 
+def test_fitness_is_the_power_mean_of_scaled_speedups():
+    """One node of 4 GPUs (scale 1/4), speedups 2 and 8 on 2 GPUs each: harmonic mean at
+    p = −1, geometric at p = 0 (+10⁻³ offset in the harmonic one)."""
+    prob = problem([lambda n, k: 2.0, lambda n, k: 8.0], [1, 1], [4, 4], [4])
+    state = np.array([[[2], [2]]])
+    assert evaluate(prob, state)[0] == pytest.approx(2 / (1 / 0.501 + 1 / 2.001))
+    prob.p = 0.0
+    assert evaluate(prob, state)[0] == pytest.approx((0.5 * 2.0) ** 0.5)
+
+
+def test_repair_keeps_a_vc_within_its_quota_in_job_order():
+    """Two jobs of a VC with a 2-GPU quota asking 2 GPUs each: the second gets nothing."""
+    prob = problem([lambda n, k: n, lambda n, k: n], [2, 2], [2, 2], [4])
+    prob.vc_of, prob.share, prob.quota = np.array([0, 0]), np.ones(2), np.array([2.0])
+    fixed = repair(prob, np.array([[[2], [2]]]), np.random.default_rng(0))
+    assert fixed[0].tolist() == [[2], [0]]
+
+
+@pytest.mark.parametrize("policy", ["pollux", "sia"])
+def test_quotas_and_fractional_jobs_run_through_the_engine(policy):
+    """A VC with a 1-GPU quota and a half-GPU job: the auditor finds no quota or capacity
+    breach and every job finishes."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0, 1, 2, 3],
+            "submit_time": [0.0, 0.0, 0.0, 5.0],
+            "num_gpus": [1, 1, 1, 2],
+            "duration": [200.0, 300.0, 100.0, 400.0],
+            "vc": ["a", "a", None, None],
+            "gpu_milli": [1000, 1000, 500, 1000],
+            "min_gpus": [None, None, None, 1],
+            "max_gpus": [None, None, None, 3],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}],
+            "vcs": [{"name": "a", "gpus": 1}],
+        }
+    )
+    result = dlsched.simulate(jobs, hardware, policy, throughput=Sublinear(), audit=True)
+    assert (result.jobs["status"] == "finished").all()
+    starts = result.events[result.events["event"].isin(OPENS)]
+    assert set(starts[starts["job_id"].isin([0, 1])]["num_gpus"]) == {1}
+
+
 # ---- Sia by hand ---------------------------------------------------------------------------
 
 
@@ -184,6 +238,23 @@ class _FakeJob:
     class spec:  # noqa: N801
         gpu_milli = 1000
         vc = None
+
+
+def test_milp_keeps_a_vc_within_its_quota():
+    """Two one-GPU jobs of a VC with a 1-GPU quota and 4 free GPUs: only one is chosen."""
+    a, b = object.__new__(_VcJob), object.__new__(_VcJob)
+    one = [Config("v100", None, 1, 1)]
+    choices = [Choice(a, one, [-0.1]), Choice(b, one, [-0.1])]
+    assert len(solve(choices, {("v100", None): 4}, {"a": 1.0})) == 1
+    assert len(solve(choices, {("v100", None): 4})) == 2
+
+
+class _VcJob:
+    """A stand-in job of VC "a"."""
+
+    class spec:  # noqa: N801
+        gpu_milli = 1000
+        vc = "a"
 
 
 def test_lambda_a_keeps_a_running_job_on_its_configuration():
