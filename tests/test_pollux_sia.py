@@ -296,6 +296,16 @@ def test_sia_puts_a_rigid_job_on_its_fastest_type():
     assert opens["gpu_type"].tolist() == ["V100"]
 
 
+@pytest.mark.parametrize(("policy", "seconds"), [("pollux", 30.0), ("sia", 30.0)])
+def test_the_artifacts_overheads_apply_when_none_are_given(policy, seconds):
+    """With no overheads given, a job's first start costs what the artifact charges (30 s
+    for a model neither table names)."""
+    jobs = pd.DataFrame({"job_id": [0], "submit_time": [0.0], "num_gpus": [1], "duration": [90.0]})
+    result = dlsched.simulate(jobs, cluster(("V100", 1, 1)), policy, throughput=Sublinear())
+    start = result.events[result.events["event"] == "start"]
+    assert start["overhead_s"].tolist() == [seconds]
+
+
 def test_parameters_are_checked():
     """Out-of-range parameters fail with a sentence naming them."""
     with pytest.raises(ValueError, match="lambda_n"):

@@ -47,7 +47,8 @@ estimator's job (oracle, noisy or learned).
 
 Defaults: `interval_s` 60 s (artifact ``--interval``; §5.3), `p` −1 (``pollux.py``),
 `population` 100 and `generations` 100 (``pollux.py`` NSGA2 settings), interference
-avoidance on (the artifact's default; Fig. 8c ``avoid``). `patience` 10 (not the artifact's:
+avoidance on (the artifact's default; Fig. 8c ``avoid``); overheads: the `pollux` preset
+when `simulate` is given none (`default_overheads`). `patience` 10 (not the artifact's:
 it always runs 100 generations): the search stops after 10 generations without a better
 allocation, which costs 6× less CPU; ``patience=None`` runs every generation.
 
@@ -69,6 +70,7 @@ import numpy as np
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
+from dlsched.overheads import make_overheads
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.goodput.common import Ticker, apply_plan, goodput, restart_factor
 from dlsched.policies.registry import register
@@ -282,6 +284,8 @@ class Pollux(BasePolicy):
     speedups."""
 
     name = "pollux"
+    #: with no overheads given, `simulate` charges the artifact's 30 s on every (re)allocation
+    default_overheads = make_overheads("pollux")
     #: the engine runs each job at the batch size that maximises its goodput (goodput truth)
     adaptive_batch = True
 

@@ -48,7 +48,8 @@ efficiency 1); ``bootstrap=False`` reads it for every type and count directly.
 
 Defaults: `interval_s` 60 s, `p` −0.5, `lambda_n` 1.1, `lambda_a` 0.01
 (``simulator_config.py``: ``sia_default_p_val``, ``sia_default_lambda_n``,
-``sia_default_lambda_a``; ``run_experiment.sh``).
+``sia_default_lambda_a``; ``run_experiment.sh``); overheads: the `sia` preset when
+`simulate` is given none (`default_overheads`).
 
 Fidelity: Helios-Saturn ``workload-1.csv.gz`` on the Sia simulator's 6 × 4 T4 + 3 × 8
 RTX 2080Ti + 2 × 8 A100 with the `sia` overhead preset and the goodput truth (Sia flavour):
@@ -71,6 +72,7 @@ from scipy.sparse import coo_matrix
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
+from dlsched.overheads import make_overheads
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.goodput.common import (
     Ticker,
@@ -238,6 +240,9 @@ class Sia(BasePolicy):
     fairness-weighted sum of normalised goodputs."""
 
     name = "sia"
+    #: with no overheads given, `simulate` charges the artifact's per-model restart times
+    #: (first start included)
+    default_overheads = make_overheads("sia")
     #: the engine runs each job at the batch size that maximises its goodput (goodput truth)
     adaptive_batch = True
 
