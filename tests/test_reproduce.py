@@ -347,8 +347,8 @@ def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
 
 @needs_shared
 def test_gavel_static_quick_subset_is_within_its_tolerance(tmp_path):
-    """gavel-static --quick (Gandiva and Gavel's makespan LPs at 100 jobs, seeds 0-2) is
-    within 10 % of the authors' mean makespan; its quick plan is part of the full one."""
+    """gavel-static --quick (FIFO, Gandiva and Gavel's makespan LPs at 100 jobs, seeds 0-2)
+    is within 10 % of the authors' mean makespan; its quick plan is part of the full one."""
     import dlsched.reproduce.gavel_static  # noqa: F401  (registers gavel-static)
 
     repro = REPRODUCTIONS.get("gavel-static")
