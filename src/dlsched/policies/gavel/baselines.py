@@ -213,7 +213,8 @@ class GavelAlloX(GavelPolicy):
     def solve(self, problem: Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         n, m = problem.shape
         x = np.zeros((n, m))
-        given = {job: k for job, k in self._given.items() if job in set(jobs)}
+        active = set(jobs)
+        given = {job: k for job, k in self._given.items() if job in active}
         free = problem.capacities.astype(np.int64).copy()
         waiting = []
         for i, job in enumerate(jobs):
