@@ -37,10 +37,10 @@ fewer GPUs unallocated than published — at 100 %: BestFit 6.17 vs 7.09, Packin
 missing CPU-only pods are what strands their GPUs: Packing and Clustering put a CPU-only pod
 on the first node with room, Random anywhere, and its CPU is then missing beside that node's
 free GPUs; FGD puts it where it strands least. Driving the same placers on a ledger with the
-CPU-only pods placed as each policy places them (a diagnostic outside `simulate`; seed 42)
-gives, at 100 %: Random 13.95, DotProd 9.00, Clustering 9.61, Packing 9.69, BestFit 6.92,
-FGD 4.91: Random, DotProd, BestFit and FGD within 5 % of the paper, Clustering and Packing
-14 % and 18 % above it.
+CPU-only pods placed as each policy places them (a diagnostic outside `simulate`; median of
+seeds 42-44) gives, at 100 %: Random 13.95, DotProd 9.95, Clustering 9.61, Packing 9.30,
+BestFit 7.11, FGD 4.91: Random, DotProd, BestFit and FGD within 6 % of the paper,
+Clustering and Packing 14 % above it.
 
 Tolerance: 10 % of the published unallocated share at x ≥ 95 % (issue 15's bar), where the
 policies differ; below saturation every policy allocates all that arrives. FGD's points meet
