@@ -192,8 +192,10 @@ class SharingPlacer:
     the choice among the best, and the GPUs inside the chosen node.
 
     Nodes whose GPUs are all free are scored once per (pool, GPU count, CPU, memory) class
-    (for its lowest node); nodes in use one by one. Subclasses give `score` and may
-    override `pick_gpu` and `_choose`.
+    (for its lowest node): such a node holds no job, so its CPU and memory are all free too
+    (a job holds CPU and memory only on the nodes of its GPUs). Nodes in use are scored one
+    by one. A call costs set operations over the free-GPU buckets plus a score per node in
+    use. Subclasses give `score` and may override `pick_gpu` and `_choose`.
     """
 
     job_aware = True
