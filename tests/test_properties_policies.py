@@ -77,6 +77,8 @@ CASES: dict[str, Case] = {
     "gandiva": Case(packs=True),
     "fifo_packed": Case(packs=True),
     "max_min_fairness_packed": Case(packs=True),
+    "min_total_duration_packed": Case(packs=True),
+    "gavel_gandiva": Case(packs=True),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).
