@@ -64,17 +64,22 @@ def main() -> None:
         print(f"  {placement:18s} {cpu_s:6.2f} s  ×{cpu_s / first:4.2f}  {calls} calls{mark}")
     if args.no_inflation:
         return
-    print("workload inflation to 130 % (seed 42; unallocated GPU % at 100 % arrived)")
+    print(f"workload inflation to 130 % (seed {args.seed}; unallocated GPU % at 100 % arrived)")
+    names = {strategy: policy for policy, strategy in reproduction.STRATEGY.items()}
+    curves = {}
     for placement in strategies:
-        if placement not in reproduction.STRATEGY.values():
+        if placement not in names:
             continue
         start = time.process_time()
-        curve = reproduction.run_inflation(shared, placement, 42)
+        curve = reproduction.run_inflation(shared, placement, args.seed)
         cpu_s = time.process_time() - start
         value = reproduction.unallocated_at(curve, [100])[100]
         print(
             f"  {placement:18s} {cpu_s:6.2f} s  {len(curve)} arrivals  unallocated {value:5.2f} %"
         )
+        curves[names[placement]] = curve
+    if args.plot:
+        print(f"plot: {reproduction.plot_curves(curves, args.plot)}")
 
 
 if __name__ == "__main__":
