@@ -253,6 +253,13 @@ class ClusterView:
             types = self.rank_types(spec)
         else:
             types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
+        free_by_pool = ledger.free_by_pool
+        if spec.gpu_milli >= 1000:
+            for t in types:
+                if free_by_pool.get((t, owner), 0) >= n:
+                    break
+            else:  # no pool has n free GPUs: no strategy can place the job (a cheap no)
+                return None
         resolved = self._strategies.get(strategy)
         if resolved is None:
             found = get_placer(strategy) if isinstance(strategy, str) else strategy
@@ -262,7 +269,6 @@ class ClusterView:
             chosen = self._job_placer(placer)  # type: ignore[arg-type]
             return chosen.place(spec, n, [(t, owner) for t in types])
         pool_placer: Placer = placer  # type: ignore[assignment]
-        free_by_pool = ledger.free_by_pool
         if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
             for t in types:
                 pool = (t, owner)
