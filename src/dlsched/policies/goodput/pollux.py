@@ -54,11 +54,14 @@ better allocation, 3–7× less CPU than all 100; ``patience=None`` runs every g
 
 Fidelity (the artifact's setting: 16 × 4 T4, 60 s, the `pollux` overhead preset, the goodput
 truth and oracle; ``dlsched.simulate(load_trace(".../pollux/workloads/workload-<k>.csv.gz"),
-cluster, "pollux", overheads="pollux")``): average JCT over the 8 load-1.0 workloads
-2,709.2 s against the artifact's 2,751.1 s (−1.5 %; per workload −4.8 % … +3.8 %), 9–15 CPU s
-each; workload 6: 2,442.0 s against 2,446.1 s (−0.2 %), with ``patience=None`` 2,337.5 s
-(−4.4 %, 72 CPU s). On the Sia simulator's heterogeneous cluster (Helios-Saturn workload 1,
-see `sia`): 3,052.3 s (22.8 CPU s), 1,665.4 s with ``heterogeneity_aware=True``.
+cluster, "pollux")``), average JCT over the 8 workloads against the artifact's
+(``results-jobload/pollux-<load>``): load 1.0 2,676.6 s vs 2,751.1 s (−2.7 %; per workload
+−4.3 % … +1.6 %, 11–25 CPU s each), load 1.5 3,816.9 s vs 3,685.4 s (+3.6 %; −3.0 % …
++7.2 %, 26–53 CPU s). Workload 6 at load 1.0: 2,399.1 s vs 2,446.1 s; with
+``patience=None`` (all 100 generations) 2,337.5 s, 72 CPU s; at load 1.5 the fixed patience
+of 10 gave +11.5 %, max(10, jobs) +3.8 %, all generations +2.1 % (118 CPU s). On the Sia
+simulator's heterogeneous cluster (Helios-Saturn workload 1, see `sia`): 2,898.8 s (32 CPU s),
+2,255.2 s with ``heterogeneity_aware=True``.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ average JCT 1,833.8 s with the goodput oracle, 1,836.7 s with the learned goodpu
 1,842.9 s with ``lambda_a=0``, against the artifact's 2,091.1 s (−12.3 %, within the issue's
 15 %); 6–7 CPU s. With δ from the overhead preset instead (cifar10 50 s rather than 30 s)
 it was 1,615.5 s (−23 %): the restart factor's δ matters more than λ_a. `pollux`
-(heterogeneity-unaware, as the paper runs it) on the same run: 3,052.3 s, so Sia < Pollux
+(heterogeneity-unaware, as the paper runs it) on the same run: 2,898.8 s, so Sia < Pollux
 as in the paper's Table 3.
 """
 
