@@ -22,7 +22,7 @@ from dlsched.jobs import JobState
 
 def restart_factor(age_s: float, restarts: int, penalty_s: float) -> float:
     """The share of a job's life not lost to re-allocations, if it is re-allocated once more:
-    ``max(age − restarts × penalty, 0) / (age + penalty)`` (Pollux §4.2.1; the artifacts'
+    ``max(age − restarts × penalty, 0) / (age + penalty)`` (Pollux §4.2; the artifacts'
     ``simulator/pollux.py`` and Sia's ``sia.py``). 1 when re-allocating costs nothing."""
     if penalty_s <= 0:
         return 1.0

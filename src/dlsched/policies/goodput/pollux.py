@@ -12,7 +12,7 @@ Faithful to the artifact:
 
 - speedup s_j = goodput(A_j) / goodput(fair share), the fair share being ⌈GPUs / jobs⌉ GPUs,
   scaled by nodes / GPUs (the artifact's dominant share × nodes); a job whose row changes is
-  multiplied by the restart factor ``max(age − restarts·δ, 0) / (age + δ)`` (§4.2.1, δ the
+  multiplied by the restart factor ``max(age − restarts·δ, 0) / (age + δ)`` (§4.2, δ the
   re-allocation penalty: 30 s, the artifact's constant ``delay``, which is also what the
   `pollux` overhead preset charges);
 - the search: population 100, 100 generations; single-point crossover over jobs; mutation

@@ -5,7 +5,7 @@ ML-cluster scheduling", SOSP 2023). Artifact: ``siasosp23/artifacts``, ``sia-sim
 policy knows of each job; ``run_experiment.sh``: the settings of the paper's runs).
 
 Every `interval_s` Sia picks at most one *configuration* per job — (GPU type, nodes, GPUs) —
-by an integer program over all jobs (§3.3, ``sia.py`` ``__solve_mip_rescaled``):
+by an integer program over all jobs (``sia.py`` ``__solve_mip_rescaled``):
 
     minimise  Σ_j Σ_c x_jc · (r_jc · G_jc)^p  +  λ_n · (J − Σ x)  +  λ_a · Σ_{c ≠ c_j} x_jc
     s.t.      Σ_c x_jc ≤ 1 per job;  Σ_j Σ_c GPUs_c · x_jc ≤ GPUs of each type (pool);  x ∈ {0,1}
@@ -20,7 +20,7 @@ relative gap 10⁻⁴, the artifact's ``sia_solver_thresh``).
 Faithful to the artifact: the configurations (1, 2, 4, … GPUs up to a node, then whole
 nodes: ``CONFIGS_4GPU``/``CONFIGS_8GPU``, generalised to any node size); (G^p) rounded to 2
 decimals and clipped at 3000; the goodput estimates as Sia bootstraps them
-(``bootstrap=True``, the paper's §3.2 and ``cluster.py``): a job that has never run is only
+(``bootstrap=True``; ``cluster.py`` and ``sia.py``): a job that has never run is only
 offered its smallest configuration on each type, valued 1 (Sia has profiled it on one GPU
 only); once it has run on a type, that type's configurations take the job's own goodput
 there and every other type's are projected from it by the ratio of the job's 1-GPU
