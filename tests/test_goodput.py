@@ -585,3 +585,20 @@ def test_goodput_model_names_bad_model_names():
     with pytest.raises(UnknownModelError, match="fixed-batch"):
         model.throughput("cifar10", "t4", 1)
     assert _model(adaptive=True).throughput("cifar10", "t4", 1) > 0
+
+
+def test_srtf_still_preempts_a_job_that_was_re_rated():
+    """A re-rated running job stays preemptible: B (5 steps, at 15) preempts A at once."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["A", "B"],
+            "submit_time": [0.0, 15.0],
+            "num_gpus": 1,
+            "total_steps": [100.0, 5.0],
+        }
+    )
+    # A passes its bound at 10 steps (t = 10, re-rated to 2 steps/s); B arrives at 15 and,
+    # shorter, preempts it; B's 5 steps run at 1 step/s (its work is below 10): done at 20.
+    result = dlsched.simulate(jobs, _one_gpu(), "srtf", throughput=Piecewise(), audit=True)
+    finish = dict(zip(result.jobs["job_id"], result.jobs["finish_time"], strict=True))
+    assert finish["B"] == 20.0

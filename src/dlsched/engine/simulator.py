@@ -628,7 +628,9 @@ class Simulator:
             )
         self._until[index] = until
         state._rate = rate
-        state.version += 1
+        # The allocation is unchanged, so the version is too: policies key their view of a
+        # running job on it (SRTF's heap lost re-rated jobs when it was bumped here), and the
+        # one event planned next carries it.
         self._plan_segment(state)
         if self._observe_stint is not None:
             self._tell_stint(state, self._where[index][0])
