@@ -92,6 +92,25 @@ def test_search_prefers_the_fairer_split_at_p_minus_one():
     assert best.sum(axis=1).tolist() == [2, 2]
 
 
+def test_a_large_speedup_table_is_kept_in_a_dictionary():
+    """Past the dense limit the table answers the same values from a dictionary."""
+    calls = []
+
+    def fill(j, t, n, k):
+        calls.append((j, t, n, k))
+        return n / 2
+
+    class Sparse(SpeedupTable):
+        DENSE_LIMIT = 0
+
+    table, sparse = SpeedupTable(2, 1, 4, 3, fill), Sparse(2, 1, 4, 3, fill)
+    assert not hasattr(sparse, "table")
+    index = np.array([0, 1, 1, 0])
+    args = (index, np.zeros(4, int), np.array([2, 4, 4, 0]), np.array([1, 1, 1, 0]))
+    assert sparse.value(*args).tolist() == table.value(*args).tolist() == [1.0, 2.0, 2.0, 0.0]
+    assert len(calls) == 4  # (0,2) and (1,4) once per table
+
+
 def test_repair_keeps_one_distributed_job_per_node():
     """Interference avoidance: two jobs spread over both nodes — the later job loses both
     nodes (and then its minimum), the earlier keeps its GPUs."""

@@ -115,15 +115,26 @@ class Problem:
 
 class SpeedupTable:
     """Per job, its speedup on (type, GPUs, nodes), filled on first use: ``value(j, t, n, k)``
-    for arrays of indices. `fill(j, t, n, k) → speedup` computes a missing entry."""
+    for arrays of indices. `fill(j, t, n, k) → speedup` computes a missing entry. A dense
+    array while it stays small (nodes ≤ GPUs, so at most max_gpus + 1 node counts), else a
+    dictionary."""
+
+    DENSE_LIMIT = 20_000_000  # entries (160 MB of float64)
 
     def __init__(self, jobs: int, types: int, max_gpus: int, max_nodes: int, fill) -> None:
-        self.table = np.full((jobs, types, max_gpus + 1, max_nodes + 1), np.nan)
-        self.table[:, :, 0, :] = 0.0
+        shape = (jobs, types, max_gpus + 1, min(max_nodes, max_gpus) + 1)
         self._fill = fill
+        self._sparse: dict[tuple[int, int, int, int], float] | None = None
+        if math.prod(shape) > self.DENSE_LIMIT:
+            self._sparse = {}
+            return
+        self.table = np.full(shape, np.nan)
+        self.table[:, :, 0, :] = 0.0
 
     def value(self, j: np.ndarray, t: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Speedups at the given (job, type, GPUs, nodes) index arrays."""
+        if self._sparse is not None:
+            return self._sparse_value(j, t, n, k)
         out = self.table[j, t, n, k]
         missing = np.isnan(out)
         if missing.any():
@@ -131,6 +142,19 @@ class SpeedupTable:
             for jj, tt, nn, kk in keys.T:
                 self.table[jj, tt, nn, kk] = self._fill(int(jj), int(tt), int(nn), int(kk))
             out = self.table[j, t, n, k]
+        return out
+
+    def _sparse_value(
+        self, j: np.ndarray, t: np.ndarray, n: np.ndarray, k: np.ndarray
+    ) -> np.ndarray:
+        cache = self._sparse
+        assert cache is not None
+        out = np.zeros(len(j))
+        for i, key in enumerate(zip(j.tolist(), t.tolist(), n.tolist(), k.tolist(), strict=True)):
+            value = cache.get(key)
+            if value is None:
+                value = cache[key] = 0.0 if key[2] == 0 else float(self._fill(*key))
+            out[i] = value
         return out
 
 
