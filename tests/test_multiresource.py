@@ -323,6 +323,19 @@ def test_leniently_such_a_job_is_counted_unschedulable(tmp_path):
     assert summary["jobs_unschedulable"] == 1 and summary["jobs_completed"] == 1
 
 
+def test_cpu_room_of_two_gpu_types_is_not_added_up():
+    """16 cores over 8 GPUs: one 8-core V100 node and one 8-core K80 node never hold it."""
+    cluster = _cluster(
+        {"gpu_type": "V100", "gpus_per_node": 8, "cpus": 8},
+        {"gpu_type": "K80", "gpus_per_node": 8, "cpus": 8},
+    )
+    work = validate_jobs(
+        _jobs(("a", 0, 8, 10, 16), ("b", 0, 8, 10, 8)), "x", lenient=True, fmt="canonical"
+    )
+    _, unschedulable = build_specs(work, cluster, make_throughput("duration"), lenient=True)
+    assert list(unschedulable) == [0] and "16 CPUs" in unschedulable[0]
+
+
 def test_a_demand_that_fits_only_when_split_over_nodes_is_schedulable():
     """12 cores over 4 GPUs fit two 8-core nodes of 2 GPUs (6 + 6), so the job is kept."""
     cluster = _cluster({"gpu_type": "V100", "count": 2, "gpus_per_node": 2, "cpus": 8})

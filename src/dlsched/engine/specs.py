@@ -267,7 +267,7 @@ def resource_shortfall(
 ) -> tuple[str, str] | None:
     """(reason, ``cpu_milli`` or ``memory_mib``) when no pool of the `allowed` GPU types
     (of `vc`'s nodes, or the unowned ones) can ever hold the job's CPU or memory demand on
-    `n` GPUs, else None.
+    `n` GPUs of one type, else None.
 
     A node whose `g` GPUs could take `k` of the job's holds at least
     ``floor(demand × k / n)`` of it (`Ledger.node_demands`); the pool can run the job only
@@ -279,7 +279,9 @@ def resource_shortfall(
         cpu, mem = -(-cpu * n // num), -(-mem * n // num)
     cpu_cap = ledger.cpu_capacity if cpu else None
     mem_cap = ledger.mem_capacity if mem else None
-    room_cpu = room_both = 0
+    # A job runs on one GPU type (as the GPU-count check above assumes): room per type.
+    room_cpu: dict[str, int] = {}
+    room_both: dict[str, int] = {}
     most_cpu = most_mem = 0
     for node, pool in enumerate(ledger.node_pool):
         if pool[1] != vc or pool[0] not in allowed:
@@ -292,12 +294,12 @@ def resource_shortfall(
         if mem_cap is not None:
             most_mem = max(most_mem, mem_cap[node])
             k_mem = min(gpus, ((mem_cap[node] + 1) * n - 1) // mem)
-        room_cpu += k_cpu
-        room_both += min(k_cpu, k_mem)
-    if room_both >= n:
+        room_cpu[pool[0]] = room_cpu.get(pool[0], 0) + k_cpu
+        room_both[pool[0]] = room_both.get(pool[0], 0) + min(k_cpu, k_mem)
+    if max(room_both.values(), default=0) >= n:
         return None
     where = f"VC {vc!r}'s nodes" if vc else "the nodes no VC owns"
-    if room_cpu < n:
+    if max(room_cpu.values(), default=0) < n:
         return (
             f"asks for {cpu / 1000:g} CPUs over {n} GPUs, more than {where} of its allowed "
             f"GPU types in cluster {ledger.cluster.name!r} can hold (at most "
