@@ -519,3 +519,34 @@ def test_clusters_whose_inventories_list_no_cpus_declare_none(name):
     """Philly and Helios inventories give no per-node CPU or memory: nothing is invented."""
     ledger = Ledger(dlsched.load_cluster(name))
     assert ledger.cpu_free is None and ledger.mem_free is None
+
+
+class _TriesABadMove(BasePolicy):
+    """Starts each job on GPU 0; at each round tries to move it to GPU 2 (a node without
+    cores for it), catches the refusal and goes on."""
+
+    name = "tries-a-bad-move"
+    round_s = 5.0
+
+    def schedule(self, view):
+        alloc = view.allocation()
+        for job in list(view.pending.values()):
+            alloc[job.job_id] = (0,)
+        for job in list(view.running.values()):
+            try:
+                alloc[job.job_id] = (2,)
+            except SchedulingError:
+                pass
+        return alloc
+
+
+def test_a_refused_move_leaves_the_job_holding_what_it_held():
+    """After a move refused for want of cores, the job keeps GPU 0 and its cores (audited)."""
+    cluster = _cluster(
+        {"gpu_type": "V100", "gpus_per_node": 2, "cpus": 8},
+        {"gpu_type": "V100", "gpus_per_node": 2, "cpus": 2},
+    )
+    work = validate_jobs(_jobs(("a", 0, 1, 12, 4)), "x", lenient=False, fmt="canonical")
+    result = dlsched.simulate(work, cluster, _TriesABadMove(), audit=True)
+    assert result.jobs["finish_time"].tolist() == [12.0]
+    assert result.jobs["migrations"].tolist() == [0]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
+from dlsched.engine.ledger import FREE, WHOLE
 from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, JobState
 
@@ -111,13 +112,27 @@ class Allocation(MutableMapping):
             raise SchedulingError(
                 f"job {state.job_id!r} of VC {spec.vc!r} cannot run there: {wrong}"
             )
+        held = ledger.reserved.get(spec.index) if current else None
         if current:
             ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
+        try:
+            self._take(state, gpus, pack)
+        except SchedulingError:
+            if current:  # the job keeps what it held: a caller may catch this and go on
+                packed = spec.gpu_milli == WHOLE and any(ledger.owner[g] != FREE for g in current)
+                ledger.take(spec.index, current, spec.gpu_milli, spec.vc, pack=packed, demands=held)
+            raise
+        self._set(state, current, gpus)
+
+    def _take(self, state: JobState, gpus: tuple[int, ...], pack: bool) -> None:
+        """Take `gpus` (and the job's CPU/memory on their nodes) in the ledger, or raise."""
+        spec = state.spec
+        ledger = self._ledger
         vc = spec.vc
         if (
             vc is not None
             and vc in ledger.vc_quota
-            and not ledger.fits_quota(vc, n * spec.gpu_milli / 1000)
+            and not ledger.fits_quota(vc, len(gpus) * spec.gpu_milli / 1000)
         ):
             quota = ledger.vc_quota[vc]
             raise SchedulingError(
@@ -131,7 +146,6 @@ class Allocation(MutableMapping):
             ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack, demands=demands)
         else:
             ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack)
-        self._set(state, current, gpus)
 
     def __delitem__(self, job: object) -> None:
         state = self._state(job)
