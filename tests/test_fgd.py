@@ -467,3 +467,17 @@ def test_openb_replays_under_fgd():
         dlsched.load_trace(trace), "alibaba-openb-2023", "fifo", placement="fgd", audit=False
     )
     assert (result.jobs["status"] == "finished").all()
+
+
+@pytest.mark.parametrize("kind", [WeightedBestFit, DotProduct])
+def test_a_node_that_declares_no_cores_is_not_scored_as_infinitely_roomy(kind):
+    """Node 1 declares no cores: it is scored on its GPUs alone (and wins: node 0 would keep
+    64 of its 128 cores idle), not as a node with 2^62 milli-CPUs free, never chosen."""
+    ledger = Ledger(
+        _cluster(
+            {"gpu_type": "T4", "gpus_per_node": 2, "cpus": 128},
+            {"gpu_type": "T4", "gpus_per_node": 2},
+        )
+    )
+    spec = _spec(0, gpus=2, cpu=64_000)
+    assert _placer(kind, ledger, [spec]).place(spec, 2, _pools(ledger)) == (2, 3)

@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from dlsched.engine.ledger import FREE, PACKED, SHARED, WHOLE, Ledger, Pool
+from dlsched.engine.ledger import FREE, PACKED, SHARED, UNLIMITED, WHOLE, Ledger, Pool
 from dlsched.engine.placement import (
     PlacementContext,
     consolidated,
@@ -282,7 +282,7 @@ class SharingPlacer:
                     pool[0],
                     size,
                     (WHOLE,) * size,
-                    cpu_cap if cpu_free is not None else _INF,
+                    cpu_cap if cpu_free is not None and cpu_cap < UNLIMITED else _INF,
                     [],
                 )
                 value = self.score(state, spec, n_gpus, cpu)
@@ -342,12 +342,14 @@ class SharingPlacer:
         free = len(ledger.node_free[node])
         lefts = (WHOLE,) * free + tuple(sorted((left for _, left in partial), reverse=True))
         cpu_free = ledger.cpu_free
+        # A node that declares no cores is not scored as one with 2^62 of them free.
+        declared = cpu_free is not None and ledger.cpu_capacity[node] < UNLIMITED  # type: ignore[index]
         return _Node(
             node,
             pool[0],
             len(self._gpus[node]),
             lefts,
-            cpu_free[node] if cpu_free is not None else _INF,
+            cpu_free[node] if declared else _INF,  # type: ignore[index]
             partial,
         )
 
