@@ -374,10 +374,13 @@ def test_a_table_without_demands_gets_no_demand_columns():
         ("cpu_milli", "1.5", "must be a whole number >= 0"),
         ("memory_gb", "inf", "must be a finite number >= 0"),
         ("memory_mib", "-3", "must be a whole number >= 0"),
+        ("num_cpus", "1e16", "below 4.61e+15"),
+        ("memory_gb", "1e300", "must be a finite number >= 0 and below"),
     ],
 )
 def test_a_bad_demand_is_an_error_naming_file_row_and_field(tmp_path, column, value, reason):
-    """Negative, non-numeric or fractional milli demands are refused with file, row, field."""
+    """Negative, non-numeric, huge or fractional milli demands: an error naming file, row,
+    field (a huge one used to become no demand at all)."""
     path = _write(
         tmp_path, f"job_id,submit_time,num_gpus,duration,{column}\na,0,1,10,1\nb,0,1,10,{value}\n"
     )

@@ -338,7 +338,12 @@ def _task_gpus(
         [
             RowCheck("inst_num", "inst_num must be >= 1", raw_inst < 1, tasks["inst_num"]),
             *(
-                RowCheck(c, f"{c} must be >= 0", ~(raw[c] >= 0) & ~np.isnan(raw[c]), tasks[c])
+                RowCheck(
+                    c,
+                    f"{c} must be a finite number >= 0",
+                    ~((raw[c] >= 0) & (raw[c] < np.inf)) & ~np.isnan(raw[c]),
+                    tasks[c],
+                )
                 for c in ("plan_gpu", "plan_cpu", "plan_mem")
             ),
         ],

@@ -453,12 +453,15 @@ def validate_jobs(
                 continue
             source_column = given[0]
             values = number(source_column, required=False)
-            valid = np.isfinite(values) & (values >= 0)
+            factor = 1 if source_column == column else scale
+            # Beyond 2^62 canonical units a demand is not a number the ledger can hold.
+            limit = 2.0**62 / factor
+            valid = np.isfinite(values) & (values >= 0) & (values < limit)
             if source_column == column:  # already in milli-CPUs or MiB: whole numbers
                 valid &= np.floor(values) == values
-                unit = "a whole number >= 0"
+                unit = f"a whole number >= 0 and below {limit:.3g}"
             else:
-                unit = "a finite number >= 0"
+                unit = f"a finite number >= 0 and below {limit:.3g}"
             bad_demand = ~np.isnan(values) & ~valid
             check(
                 source_column,
@@ -466,7 +469,7 @@ def validate_jobs(
                 bad_demand,
                 raw(source_column),
             )
-            demands[column] = _demand_units(values, 1 if source_column == column else scale)
+            demands[column] = _demand_units(values, factor)
             demand_fields[column] = name(source_column)
 
     bad = nowhere.copy()
