@@ -204,3 +204,16 @@ def test_low_load_multi_gpu_rho_is_within_10_percent_of_the_authors(policy, auth
         with_rho=True,
     )
     assert out["mean_ftf_rho"] == pytest.approx(authors, rel=0.10)
+
+
+def test_the_rho_reference_cache_tells_clusters_of_one_name_and_size_apart():
+    """Two clusters of one name, node count and GPUs but other nodes share no ρ reference."""
+    from dlsched.reproduce.gavel import _cluster_key
+
+    def cluster(cpus: float) -> dlsched.Cluster:
+        group = {"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "cpus": cpus}
+        return dlsched.Cluster.from_dict({"name": "same", "nodes": [group]})
+
+    assert repr(cluster(8)) == repr(cluster(64))
+    assert _cluster_key(cluster(8)) != _cluster_key(cluster(64))
+    assert _cluster_key(cluster(8)) == _cluster_key(cluster(8))

@@ -247,7 +247,7 @@ def isolated_reference(
     """The `RHO_REFERENCE` run (Gavel's `isolated`) of the jobs `run_point` simulates, as
     Gavel's notebooks take it for ρ; None if it gave up. Kept per process (the last two):
     every policy's ρ at one rate divides by the same run."""
-    key = (rate, multi_gpu, tuple(window), tail_jobs, seed, repr(cluster), budget_s)
+    key = (rate, multi_gpu, tuple(window), tail_jobs, seed, _cluster_key(cluster), budget_s)
     if key not in _REFERENCES:
         jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed)
         result, gave_up, _, _ = window_run(
@@ -257,6 +257,15 @@ def isolated_reference(
             del _REFERENCES[next(iter(_REFERENCES))]
         _REFERENCES[key] = None if gave_up else result
     return _REFERENCES[key]
+
+
+def _cluster_key(cluster: Any) -> Any:
+    """What makes two clusters the same run: every node (GPUs, rack, capacities) and VC of a
+    `Cluster` — its repr names only its size and types — else the name or mapping given."""
+    nodes = getattr(cluster, "nodes", None)
+    if nodes is None:
+        return repr(cluster)
+    return (cluster.name, tuple(nodes), repr(getattr(cluster, "vcs", ())))
 
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
