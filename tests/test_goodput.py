@@ -334,10 +334,11 @@ def test_learned_goodput_estimator_measures_what_jobs_run(tmp_path):
 def test_learned_goodput_estimator_without_data_answers_as_the_oracle(tmp_path):
     """With no seed and nothing measured, the learned estimator gives the oracle's answer."""
     from dlsched.perf.goodput import GoodputEstimator, LearnedGoodputEstimator
+    from dlsched.policies.fifo import Fifo
 
     answers = []
 
-    class Probe(dlsched.policies.fifo.Fifo):
+    class Probe(Fifo):
         def schedule(self, view):
             for state in view.pending.values():
                 answers.append(view.estimator.goodput(state.spec, "t4", 2))
@@ -347,6 +348,25 @@ def test_learned_goodput_estimator_without_data_answers_as_the_oracle(tmp_path):
     for estimator in (GoodputEstimator(), LearnedGoodputEstimator(bootstrap=False)):
         dlsched.simulate(work, _sia_cluster(), Probe(), estimator=estimator)
     assert answers[0] == answers[1] > 0
+
+
+@needs_profiles
+def test_learned_goodput_estimator_says_when_its_seed_profiles_are_missing(tmp_path):
+    """A seed folder that is not there is a warning (the bootstrap is off), not silence."""
+    from dlsched.perf.goodput import LearnedGoodputEstimator
+    from dlsched.policies.fifo import Fifo
+
+    class Probe(Fifo):
+        def schedule(self, view):
+            for state in view.pending.values():
+                view.estimator.goodput(state.spec, "t4", 2)
+            return super().schedule(view)
+
+    work = dlsched.load_trace(_sia_csv(tmp_path, [("bert-0", 0, 1, 12)]))
+    estimator = LearnedGoodputEstimator(seed_folder=tmp_path / "nowhere")
+    with pytest.warns(UserWarning, match="no Sia 1-GPU seed profiles"):
+        result = dlsched.simulate(work, _sia_cluster(), Probe(), estimator=estimator)
+    assert result.summary()["jobs_completed"] == 1 and estimator.bootstrap is False
 
 
 def test_goodput_estimator_names_are_registered():
@@ -464,10 +484,11 @@ def test_goodput_estimator_needs_the_goodput_truth():
 def test_noisy_goodput_estimator_scales_goodput_by_a_seeded_factor(tmp_path):
     """'goodput:noisy:<sigma>' gives the oracle's goodput × one factor per (model, type)."""
     from dlsched.perf import make_estimator
+    from dlsched.policies.fifo import Fifo
 
     answers = []
 
-    class Probe(dlsched.policies.fifo.Fifo):
+    class Probe(Fifo):
         def schedule(self, view):
             for state in view.pending.values():
                 est = view.estimator

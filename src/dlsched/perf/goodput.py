@@ -76,6 +76,7 @@ import dataclasses
 import functools
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1170,7 +1171,22 @@ class LearnedGoodputEstimator(GoodputEstimator):
         if app not in self._seeds:
             folder = self.seed_folder
             if folder is None:
-                folder = self.model.folder.parents[3] / "anchors" / "sia_physical_testbed" / "seed"
+                # profiles in <shared>/traces/sia_pollux/sia/traces: the seeds are in
+                # <shared>/anchors/sia_physical_testbed/seed
+                parents = self.model.folder.parents
+                shared = parents[3] if len(parents) > 3 else self.model.folder
+                folder = shared / "anchors" / "sia_physical_testbed" / "seed"
+            if not folder.is_dir():
+                # Without it the fit starts from the oracle: say so, once per estimator.
+                warnings.warn(
+                    f"goodput:learned: no Sia 1-GPU seed profiles in {folder}; types without "
+                    "a measurement use the oracle (pass seed_folder=, or bootstrap=False)",
+                    stacklevel=2,
+                )
+                self.seed_folder = folder
+                self.bootstrap = False
+                self._seeds[app] = None
+                return None
             path = folder / f"{app}.csv"
             self._seeds[app] = pd.read_csv(path) if path.exists() else None
         return self._seeds[app]
