@@ -2,11 +2,12 @@
 
 Clusters: 1–3 of the GPU types every throughput model knows (V100, P100, K80), 1–4 node
 groups of 1–4 nodes with 1–8 GPUs per node, a price per GPU type, optionally 1–2 virtual
-clusters that own nodes and/or have a GPU quota. Workloads: 1–25 jobs that can all run on
+clusters that own nodes and/or have a GPU quota, optionally CPU cores and host memory
+declared on some node groups. Workloads: 1–25 jobs that can all run on
 the cluster (each fits a GPU pool its VC may use, and asks only for GPU counts the chosen
 throughput model has a rate for), submit times 0–500 s with ties, durations 1–1000 s, integer
 or text job ids; optional columns on request: model, user, VC, deadline, priority weight,
-elastic bounds, fractional `gpu_milli`.
+elastic bounds, fractional `gpu_milli`, CPU/memory demands (`cpu_milli`, `memory_mib`).
 """
 
 from __future__ import annotations
@@ -69,10 +70,13 @@ def models_for(throughput: str) -> tuple[str | None, ...]:
 
 
 @st.composite
-def clusters(draw: st.DrawFn, vcs: bool = False, always_vcs: bool = False) -> dlsched.Cluster:
+def clusters(
+    draw: st.DrawFn, vcs: bool = False, always_vcs: bool = False, resources: bool = False
+) -> dlsched.Cluster:
     """1–4 node groups over 1–3 of V100/P100/K80, 1–4 nodes of 1–8 GPUs each; with `vcs`,
     maybe (with `always_vcs`, always) 1–2 virtual clusters, each owning up to 3 nodes
-    and/or holding a GPU quota."""
+    and/or holding a GPU quota; with `resources`, maybe CPU cores (1–8 per GPU) and host
+    memory (4–64 GB per GPU) on some node groups (a group without them is unlimited)."""
     types = draw(st.lists(st.sampled_from(GPU_TYPES), min_size=1, max_size=3, unique=True))
     groups = draw(
         st.lists(
@@ -87,6 +91,12 @@ def clusters(draw: st.DrawFn, vcs: bool = False, always_vcs: bool = False) -> dl
             max_size=4,
         )
     )
+    if resources and draw(st.booleans()):
+        for group in groups:
+            if draw(st.booleans()):
+                group["cpus"] = group["gpus_per_node"] * draw(st.integers(1, 8))
+            if draw(st.booleans()):
+                group["host_memory_gb"] = group["gpus_per_node"] * draw(st.integers(4, 64))
     data: dict = {
         "name": "random",
         "gpu_types": {t: {"cost_per_hour": PRICES[t]} for t in types},
@@ -126,6 +136,21 @@ def pool_room(hardware: dlsched.Cluster, vc: str | None) -> dict[str, int]:
     return room
 
 
+def demand_room(hardware: dlsched.Cluster, vc: str | None) -> tuple[int, int]:
+    """(milli-CPUs, MiB) that every node a job of `vc` may use holds (0: the cluster declares
+    no such resource): a whole-job demand no larger fits any placement on idle nodes, since
+    a node's share of a job's demand never exceeds the whole."""
+    owners = {i: v.name for v in hardware.vcs for i in v.node_indices}
+    pool = vc if vc in set(owners.values()) else None
+    nodes = [node for node in hardware.nodes if owners.get(node.index) == pool]
+    cpu = mem = 0
+    if hardware.declares_cpus:
+        cpu = min(round(n.cpus * 1000) if n.cpus is not None else 64_000 for n in nodes)
+    if hardware.declares_memory:
+        mem = min(round(n.memory_gb * 1024) if n.memory_gb is not None else 1 << 19 for n in nodes)
+    return cpu, mem
+
+
 @st.composite
 def workloads(
     draw: st.DrawFn,
@@ -141,13 +166,16 @@ def workloads(
     users: bool = False,
     vcs: bool = False,
     priorities: bool = False,
+    resources: bool = False,
 ) -> pd.DataFrame:
     """1–`max_jobs` jobs that each fit a GPU pool of `hardware` they may use.
 
-    Optional columns, each only when asked for: `model` (always under `gavel`, whose
-    rates need one), `user`, `vc` (from the cluster's VCs, or none), `deadline` (submit +
-    0.5–5 × duration, some jobs without), `priority`, elastic `min_gpus`/`max_gpus`, and
-    fractional `gpu_milli` on some one-GPU jobs. `one_gpu`: every job asks for 1 GPU."""
+        Optional columns, each only when asked for: `model` (always under `gavel`, whose
+        rates need one), `user`, `vc` (from the cluster's VCs, or none), `deadline` (submit +
+        0.5–5 × duration, some jobs without), `priority`, elastic `min_gpus`/`max_gpus`, and
+        fractional `gpu_milli` on some one-GPU jobs, and `cpu_milli`/`memory_mib` (0 up to what
+    every node of the job's pool holds, `demand_room`) when the cluster declares CPU or memory.
+    `one_gpu`: every job asks for 1 GPU."""
     n = draw(st.integers(1, max_jobs))
     # A small pool of instants, so that several jobs often arrive together.
     instants = draw(
@@ -201,6 +229,11 @@ def workloads(
             low = draw(st.integers(1, gpus)) if bounded else gpus
             high = draw(st.integers(gpus, min(8, biggest))) if bounded else gpus
             row["min_gpus"], row["max_gpus"] = float(low), float(high)
+        if resources and (hardware.declares_cpus or hardware.declares_memory):
+            cpu, mem = demand_room(hardware, vc)
+            # Often the most a node holds, so that CPU or memory, not GPUs, binds.
+            row["cpu_milli"] = draw(st.one_of(st.just(cpu), st.integers(0, cpu)))
+            row["memory_mib"] = draw(st.one_of(st.just(mem), st.integers(0, mem)))
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame.insert(0, "job_id", draw(job_ids(n)))

@@ -64,6 +64,7 @@ class Case:
     packs: bool = False  # may put two whole-GPU jobs on one GPU (space sharing)
     may_leave_unfinished: str = ""  # why it may stop with jobs unfinished (with a warning)
     only_vcs: bool = False  # every cluster has VCs (for the known-bug parameters)
+    resources: bool = True  # nodes may declare CPU/memory, jobs demand them (issue 15)
 
 
 CASES: dict[str, Case] = {
@@ -137,7 +138,11 @@ def bug_parameters() -> list[Any]:
 def examples(draw: st.DrawFn, case: Case) -> tuple[pd.DataFrame, dlsched.Cluster, dict]:
     """(workload, cluster, keyword arguments of `simulate`) for a policy's case."""
     throughput = draw(st.sampled_from(case.throughputs))
-    hardware = draw(clusters(vcs=case.vcs, always_vcs=case.only_vcs) if case.vcs else clusters())
+    hardware = draw(
+        clusters(vcs=case.vcs, always_vcs=case.only_vcs, resources=case.resources)
+        if case.vcs
+        else clusters(resources=case.resources)
+    )
     jobs = draw(
         workloads(
             hardware,
@@ -150,6 +155,7 @@ def examples(draw: st.DrawFn, case: Case) -> tuple[pd.DataFrame, dlsched.Cluster
             users=True,
             vcs=case.vcs,
             priorities=True,
+            resources=case.resources,
         )
     )
     kwargs = {

@@ -41,7 +41,7 @@ from dlsched.engine.progress import Progress
 from dlsched.engine.recorder import Event, Recorder
 from dlsched.engine.state import Clock, JobIndex
 from dlsched.engine.view import ClusterView
-from dlsched.errors import SchedulingError
+from dlsched.errors import ConfigError, SchedulingError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.base import ThroughputModel
@@ -155,6 +155,18 @@ class Simulator:
         self.skip = skip or set()
         self.states = [JobState(spec) for spec in specs]
         self.ledger = Ledger(cluster)
+        if (
+            getattr(policy, "accounts_resources", True) is False
+            and self.ledger.tracks_resources
+            and any(spec.cpu_milli or spec.memory_mib for spec in specs)
+        ):
+            name = getattr(policy, "name", type(policy).__name__)
+            raise ConfigError(
+                f"policy {name!r} does not account CPU or host memory, but the workload asks "
+                f"for them (cpu_milli/memory_mib) on cluster {cluster.name!r}, whose nodes "
+                "declare them (cpus/host_memory_gb): use a cluster without those capacities "
+                "or drop the workload's cpu_milli and memory_mib columns"
+            )
         self.jobs = JobIndex(self.states)
         self.clock = Clock()
         self.recorder = Recorder(cluster)

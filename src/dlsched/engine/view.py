@@ -220,6 +220,38 @@ class ClusterView:
         n = job.num_gpus if n_gpus is None else n_gpus
         return self._ledger.fits_quota(job.vc, n * job.gpu_milli / 1000)
 
+    def fits_resources(
+        self, job: JobSpec | JobState, gpus: tuple[int, ...], *, idle: bool = False
+    ) -> bool:
+        """Whether the nodes of `gpus` have room now for the job's CPU and memory demand
+        (always, when no node declares them or the job demands none); with `idle`, whether
+        they would have once every other job left them (their whole capacity).
+
+        For a job that holds GPUs now (this call's changes included), what it holds is
+        counted as free: the question is whether moving, growing or shrinking it to `gpus`
+        would fit, as `Allocation` gives its old GPUs back before taking new ones. A policy
+        that picks GPU ids itself asks this before assigning them, and treats a no like GPUs
+        that are busy (`place` does this itself)."""
+        spec = job.spec if isinstance(job, JobState) else job
+        ledger = self._ledger
+        if not ledger.tracks_resources or not (spec.cpu_milli or spec.memory_mib):
+            return True
+        demands = ledger.node_demands(spec, gpus)
+        if idle:
+            cpu_cap, mem_cap = ledger.cpu_capacity, ledger.mem_capacity
+            return all(
+                (cpu_cap is None or cpu <= cpu_cap[node])
+                and (mem_cap is None or mem <= mem_cap[node])
+                for node, (cpu, mem) in demands.items()
+            )
+        held = ledger.reserved.get(spec.index)
+        if held:
+            demands = {
+                node: (cpu - held.get(node, (0, 0))[0], mem - held.get(node, (0, 0))[1])
+                for node, (cpu, mem) in demands.items()
+            }
+        return ledger.shortfall(demands) is None
+
     def place(
         self,
         job: JobSpec | JobState,

@@ -52,6 +52,10 @@ class BasePolicy:
     #: False: `schedule` is a no-op when no waiting job fits the free GPUs (see the module
     #: docstring), so the engine may skip such calls. True (the default) is always safe.
     call_when_nothing_fits: bool = True
+    #: False: the policy picks GPU ids without checking their nodes' CPU and host memory
+    #: (`ClusterView.fits_resources`), so `simulate` refuses, before the run, a workload
+    #: with CPU/memory demands on a cluster that declares them (rather than fail mid-run).
+    accounts_resources: bool = True
 
     def start(self, view: ClusterView) -> None:
         """Called by the engine at the beginning of every run: build per-run state here."""

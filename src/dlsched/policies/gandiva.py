@@ -194,6 +194,7 @@ class Gandiva(BasePolicy):
             for node in cluster.nodes
         ]
         self._gpu_server = [self._servers[n] for n in cluster.gpu_node]
+        self._node_gpus = [node.gpu_ids for node in cluster.nodes]
         self._pool_capacity = view.pool_capacity()
         self._pool_servers: dict[Pool, list[_Server]] = {}
         for server in self._servers:
@@ -364,8 +365,10 @@ class Gandiva(BasePolicy):
                 heapq.heappush(self._empty[(server.pool, server.size)], server.index)
         self._touched.clear()
 
-    def _empty_server(self, pool: Pool, size: int) -> _Server | None:
-        """The lowest-numbered empty server of the pool with at least `size` GPUs."""
+    def _empty_server(self, pool: Pool, size: int, job: JobState | None = None) -> _Server | None:
+        """The lowest-numbered empty server of the pool with at least `size` GPUs (with
+        `job`, one whose node also has room for the job's CPU and memory)."""
+        room = self._view.fits_resources
         for server_size in self._empty_sizes.get(pool, ()):
             if server_size < size:
                 continue
@@ -373,8 +376,21 @@ class Gandiva(BasePolicy):
             while heap:
                 server = self._servers[heap[0]]
                 if server.affinity is None and server.is_empty():
-                    return server
+                    break
                 heapq.heappop(heap)  # stale: the server has been used since
+            else:
+                continue
+            if job is None or room(job, server.first_free(size)):
+                return server
+            # the lowest one lacks CPU/memory for the job: the next empty ones, in order
+            for index in sorted(heap):
+                server = self._servers[index]
+                if (
+                    server.affinity is None
+                    and server.is_empty()
+                    and room(job, server.first_free(size))
+                ):
+                    return server
         return None
 
     # ---- reactive placement (§3.4) ------------------------------------------------------
@@ -408,13 +424,16 @@ class Gandiva(BasePolicy):
             self._run_since[job] = self._now
             return True
         options = [o for o in self._options(spec) if view.fits_quota(spec, o[2])]
+        room = view.fits_resources
         # 1. a server of the job's affinity with room: the least loaded
         for _, pool, size in options:
             best: _Server | None = None
             for server in self._class.get((pool, size), ()):
                 free = len(server.free)
-                if free >= size and (
-                    best is None or (free, -server.index) > (len(best.free), -best.index)
+                if (
+                    free >= size
+                    and (best is None or (free, -server.index) > (len(best.free), -best.index))
+                    and room(job, server.first_free(size))
                 ):
                     best = server
             if best is not None:
@@ -422,7 +441,7 @@ class Gandiva(BasePolicy):
                 return True
         # 2. an empty server, which takes the job's affinity
         for _, pool, size in options:
-            empty = self._empty_server(pool, size)
+            empty = self._empty_server(pool, size, job)
             if empty is not None:
                 self._start_on(empty, job, size)
                 return True
@@ -448,6 +467,8 @@ class Gandiva(BasePolicy):
                     server.size >= size
                     and (server.load + size <= self.oversubscription * server.size + _EPS)
                     and (best is None or (server.load, server.index) < (best.load, best.index))
+                    # a node too small for its CPU/memory demand would hold it forever
+                    and room(job, self._node_gpus[server.index][:size], idle=True)
                 ):
                     best = server
             if best is not None:
@@ -476,6 +497,8 @@ class Gandiva(BasePolicy):
                     spec.vc,
                     spec.gpu_constraint,
                     spec.gpu_milli,
+                    spec.cpu_milli,
+                    spec.memory_mib,
                 )
                 if spec.type_durations is None
                 else spec.index
@@ -498,8 +521,10 @@ class Gandiva(BasePolicy):
         return gpus
 
     def _resume(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> bool:
-        """Start or resume a waiting resident on `gpus` of its server."""
-        if not self._view.fits_quota(job.spec, len(gpus)):
+        """Start or resume a waiting resident on `gpus` of its server; False (it keeps
+        waiting) when its VC's quota or the node's CPU/memory has no room now."""
+        view = self._view
+        if not view.fits_quota(job.spec, len(gpus)) or not view.fits_resources(job, gpus):
             return False
         self._take(job, gpus, pack=pack)
         server = self._home[job]
@@ -538,7 +563,11 @@ class Gandiva(BasePolicy):
                 for other in others:
                     for job in list(other.waiting):
                         size = self._base[job]
-                        if size <= len(server.free) and size <= server.size:
+                        if (
+                            size <= len(server.free)
+                            and size <= server.size
+                            and self._view.fits_resources(job, server.first_free(size))
+                        ):
                             self._leave(other, job)
                             self._home_on(server, job, size, waiting=True)
                             if not self._resume(job, server.first_free(size)):
@@ -551,7 +580,9 @@ class Gandiva(BasePolicy):
             if server.free and self._guest:
                 for guest in [g for g in self._guest if self._home.get(g) is server]:
                     size = len(self._gpus[guest])
-                    if len(server.free) >= size:
+                    if len(server.free) >= size and self._view.fits_resources(
+                        guest, server.first_free(size)
+                    ):
                         self._unpair(guest)
                         self._take(guest, server.first_free(size))
                         self.stats["unpacked_to_free"] += 1
@@ -579,6 +610,14 @@ class Gandiva(BasePolicy):
             next_turn = taken
             for resident in chosen:
                 self._suspend(resident)
+            # Free GPUs are not enough when the node lacks CPU/memory for the job: the next
+            # turns yield too, until it fits (or nobody is left to yield).
+            while next_turn < len(turns) and not self._view.fits_resources(
+                job, server.first_free(size)
+            ):
+                for resident in turns[next_turn]:
+                    self._suspend(resident)
+                next_turn += 1
             if self._resume(job, server.first_free(size)):
                 self.stats["switches"] += 1
 
@@ -716,7 +755,10 @@ class Gandiva(BasePolicy):
                 (
                     s
                     for s in candidates
-                    if not s.waiting and s.size >= size and len(s.free) + mine.get(s, 0) >= size
+                    if not s.waiting
+                    and s.size >= size
+                    and len(s.free) + mine.get(s, 0) >= size
+                    and self._view.fits_resources(job, self._onto(s, gpus, size))
                 ),
                 None,
             )
@@ -724,13 +766,20 @@ class Gandiva(BasePolicy):
                 target = self._defragment(job, mine, size)
                 if target is None:
                     continue
-            own = tuple(g for g in gpus if self._gpu_server[g] is target)
-            new = tuple(sorted(own + target.first_free(size - len(own))))
+            new = self._onto(target, gpus, size)
+            if not self._view.fits_resources(job, new):
+                continue  # its CPU/memory does not fit there yet: it stays spread
             del self._spread[job]
             self._take(job, new)
             self._home_on(target, job, size, waiting=False)
             self._capacity_changed = True  # it left GPUs on other servers
             self.stats["consolidations"] += 1
+
+    def _onto(self, server: _Server, gpus: tuple[int, ...], size: int) -> tuple[int, ...]:
+        """The job's GPUs on `server` once consolidated there: those it holds there, plus
+        free ones."""
+        own = tuple(g for g in gpus if self._gpu_server[g] is server)
+        return tuple(sorted(own + server.first_free(size - len(own))))
 
     def _defragment(self, job: JobState, mine: Counter, size: int) -> _Server | None:
         """Empty enough of the server holding most of the job's GPUs by moving its residents
@@ -762,7 +811,11 @@ class Gandiva(BasePolicy):
         for n, _, resident in movable:
             if need <= 0:
                 break
-            fits = [(free, s.index, s) for s, free in room.items() if free >= n]
+            fits = [
+                (free, s.index, s)
+                for s, free in room.items()
+                if free >= n and self._view.fits_resources(resident, s.first_free(n))
+            ]
             if not fits:
                 continue
             *_, dest = min(fits, key=lambda f: f[:2])  # best fit
@@ -771,13 +824,18 @@ class Gandiva(BasePolicy):
             need -= n
         if need > 0:
             return None
+        complete = True
         for resident, dest in plan:
             base = self._base[resident]
+            gpus = dest.first_free(len(self._gpus[resident]))
+            if not self._view.fits_resources(resident, gpus):
+                complete = False  # an earlier move took the CPU/memory it needed there
+                continue
             self._leave(target, resident)
-            self._take(resident, dest.first_free(len(self._gpus[resident])))
+            self._take(resident, gpus)
             self._home_on(dest, resident, base, waiting=False)
             self.stats["defrag_moves"] += 1
-        return target
+        return target if complete else None
 
     # ---- grow-shrink (§3.3.4) -----------------------------------------------------------
     def _demand_pools(self) -> set[Pool]:
@@ -833,7 +891,10 @@ class Gandiva(BasePolicy):
             left = estimator.remaining_steps(job, now)
             if left / rate_now - left / rate_grown <= view.overheads.rescale(spec):
                 continue
-            self._take(job, tuple(sorted(gpus + server.first_free(target - current))))
+            grown = tuple(sorted(gpus + server.first_free(target - current)))
+            if not view.fits_resources(job, grown):
+                continue
+            self._take(job, grown)
             if target > self._base[job]:
                 self._grown[job] = None
             self.stats["grows"] += 1

@@ -429,9 +429,10 @@ class GpuQueuePolicy(BasePolicy):
         """Start on `gpu` the first job of its queue whose VC quota has room, and drop it from
         the queue. Plans place jobs only in their pools (`_plan_input`) but ignore quotas,
         which change as jobs start and end: a job of a full VC stays queued while the GPU
-        serves the next one (a run without quotas always starts the head)."""
+        serves the next one (a run without quotas always starts the head). CPU and memory
+        are handled alike: a job whose demand the GPU's node cannot hold now stays queued."""
         for k, job in enumerate(queue):
-            if view.fits_quota(job.spec, 1):
+            if view.fits_quota(job.spec, 1) and view.fits_resources(job, (gpu,)):
                 del queue[k]
                 alloc[job] = (gpu,)
                 del self._waiting[job.spec.index]
@@ -459,14 +460,25 @@ class GpuQueuePolicy(BasePolicy):
                 offset[g] = end
         # Estimates are read at every plan (a learned estimator may have improved them).
         estimator = view.estimator
-        groups: dict[tuple, list[int]] = {}  # (type, pool) → GPU ids
+        # (type, pool, node's CPU cores, host memory) → GPU ids: a job is planned only onto
+        # GPUs whose node could ever hold its CPU/memory demand (else it would wait forever).
+        nodes, gpu_node = view.cluster.nodes, view.cluster.gpu_node
+        keys = [
+            (types[g], view.pool_of_gpu(g), nodes[gpu_node[g]].cpus, nodes[gpu_node[g]].memory_gb)
+            for g in range(n_gpus)
+        ]
+        groups: dict[tuple, list[int]] = {}
         for g in range(n_gpus):
-            groups.setdefault((types[g], view.pool_of_gpu(g)), []).append(g)
+            groups.setdefault(keys[g], []).append(g)
         run_s = np.full((len(jobs), n_gpus), INF)
         for row, job in enumerate(jobs):
             allowed = view.rank_types(job.spec)
-            for (gpu_type, pool), members in groups.items():
-                if gpu_type in allowed and view.pool(job.spec, gpu_type) == pool:
+            for (gpu_type, pool, *_), members in groups.items():
+                if (
+                    gpu_type in allowed
+                    and view.pool(job.spec, gpu_type) == pool
+                    and view.fits_resources(job, (members[0],), idle=True)
+                ):
                     run_s[row, members] = estimator.remaining_time(job, now, gpu_type)
         # Columns are cached by group: two GPUs of a type in different pools differ.
         group_index = {key: i for i, key in enumerate(groups)}
@@ -480,9 +492,7 @@ class GpuQueuePolicy(BasePolicy):
             ),
             order=self._tie_order(jobs),
             gpus=gpus,
-            column_group=np.array(
-                [group_index[types[g], view.pool_of_gpu(g)] for g in range(n_gpus)], dtype=np.int64
-            ),
+            column_group=np.array([group_index[keys[g]] for g in range(n_gpus)], dtype=np.int64),
             offset_s=offset,
             now=now,
         )

@@ -622,6 +622,11 @@ class Optimus(BasePolicy):
                 self._record(job, 0, ())
                 continue
             gpus, ps_nodes = placed
+            if not view.fits_resources(job, gpus):
+                # The nodes lack the job's own CPU/memory demand (the engine's, not the PS
+                # model's virtual one): it waits, and its GPUs idle this pass.
+                self._record(job, 0, ())
+                continue
             alloc[job] = gpus
             self._record(job, len(ps_nodes), ps_nodes)
             assigned += 1

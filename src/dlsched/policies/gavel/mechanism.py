@@ -869,14 +869,17 @@ class GavelPolicy(BasePolicy):
     @staticmethod
     def _may_join(view: ClusterView, alloc, anchor: JobState, other: JobState) -> bool:
         """Whether `other` may be packed on the GPUs `anchor` holds: two whole-GPU jobs, the
-        GPUs in `other`'s pool, and `other`'s VC quota leaving room for them (a job that
-        already holds GPUs only trades them for these)."""
+        GPUs in `other`'s pool, `other`'s VC quota leaving room for them (a job that
+        already holds GPUs only trades them for these) and their nodes room for its CPU and
+        memory."""
         if anchor.spec.fractional or other.spec.fractional:
             return False
         gpus = alloc[anchor]
         if view.pool_of_gpu(gpus[0]) != view.pool(other.spec, view.gpu_type_of(gpus[0])):
             return False
-        return other in alloc or view.fits_quota(other.spec, len(gpus))
+        return (other in alloc or view.fits_quota(other.spec, len(gpus))) and view.fits_resources(
+            other, gpus
+        )
 
     def _start_on(self, view: ClusterView, alloc, job: JobState, gpu_type: str) -> bool:
         """Place a job that holds no GPUs on free GPUs of the type: fewest nodes, else any
