@@ -624,13 +624,28 @@ class Optimus(BasePolicy):
             gpus, ps_nodes = placed
             if not view.fits_resources(job, gpus):
                 # The nodes lack the job's own CPU/memory demand (the engine's, not the PS
-                # model's virtual one): it waits, and its GPUs idle this pass.
-                self._record(job, 0, ())
-                continue
+                # model's virtual one; an elastic job's grows with its GPUs): it runs on
+                # fewer of them if that fits, else waits, and the rest idle this pass.
+                gpus = self._fitting_part(view, job, gpus)
+                if not gpus:
+                    self._record(job, 0, ())
+                    continue
             alloc[job] = gpus
             self._record(job, len(ps_nodes), ps_nodes)
             assigned += 1
         return assigned
+
+    @staticmethod
+    def _fitting_part(view: ClusterView, job: JobState, gpus: tuple[int, ...]) -> tuple[int, ...]:
+        """The most of `gpus` (down to the job's fewest) whose nodes hold its CPU and memory
+        now and on which it can run; () when none."""
+        spec = job.spec
+        gpu_type = view.gpu_type_of(gpus[0])
+        for k in range(len(gpus) - 1, spec.gpu_range[0] - 1, -1):
+            part = gpus[:k]
+            if view.fits_resources(job, part) and view.estimator.throughput(spec, gpu_type, k) > 0:
+                return part
+        return ()
 
     def _record(self, job: JobState, ps: int, ps_nodes: tuple[int, ...]) -> None:
         if self.mode != "ps":
