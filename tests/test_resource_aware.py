@@ -168,3 +168,10 @@ def test_a_policy_unaware_of_resources_runs_without_demands():
         "A": (0.0, 100.0),
         "B": (0.0, 50.0),
     }
+
+
+def test_per_vc_declares_what_its_inner_policy_declares(monkeypatch):
+    """per-vc over a policy unaware of CPU/memory is refused before the run too."""
+    monkeypatch.setattr(Fifo, "accounts_resources", False)
+    with pytest.raises(ConfigError, match="'per-vc'"):
+        dlsched.simulate(two_jobs(), one_node(), "per-vc")

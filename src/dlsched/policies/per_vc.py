@@ -81,7 +81,10 @@ class PerVC(BasePolicy):
     def __init__(self, inner: str = "fifo", **inner_params: Any) -> None:
         self.inner = inner
         self.inner_params = inner_params
-        self.round_s = get(inner, **inner_params).round_s  # checks `inner` and its parameters
+        sample = get(inner, **inner_params)  # checks `inner` and its parameters
+        self.round_s = sample.round_s
+        # an inner policy that does not account CPU/memory makes the whole run refuse them
+        self.accounts_resources = getattr(sample, "accounts_resources", True) is not False
 
     def start(self, view: ClusterView) -> None:
         self._view = view
