@@ -96,7 +96,8 @@ def apply_plan(
     back first, then take free GPUs of the planned nodes in job order (their former GPUs
     first where still free). A fractional job (`fractional_type` names its planned GPU type)
     is placed last by `view.place`, which shares a GPU with other fractions. A job whose
-    plan does not fit (the free GPUs or its VC quota) gets nothing. Returns the jobs given a
+    plan does not fit (the free GPUs, its VC quota, or the CPU and memory its nodes have
+    left) gets nothing. Returns the jobs given a
     new, non-empty GPU set."""
     alloc = view.allocation()
     fractional_type = fractional_type or {}
@@ -123,6 +124,15 @@ def apply_plan(
                 gpus = []
                 break
             gpus.extend(sorted(free, key=lambda g: (g not in own, g))[:n])
+        if gpus and not _fits_resources(view, job, gpus):
+            # the planned nodes lack CPU or memory for it: the same count where they suffice
+            gpu_type, count = view.gpu_type_of(gpus[0]), len(gpus)
+            gpus = []
+            for strategy in ("consolidated", "spread"):
+                other = view.place(job.spec, gpu_type=gpu_type, strategy=strategy, n_gpus=count)
+                if other is not None:
+                    gpus = list(other)
+                    break
         if gpus and view.fits_quota(job.spec, len(gpus)):
             alloc[job] = tuple(sorted(gpus))
             placed.add(job)
@@ -134,3 +144,10 @@ def apply_plan(
             alloc[job] = gpus_or_none
             placed.add(job)
     return placed
+
+
+def _fits_resources(view: ClusterView, job: JobState, gpus: list[int]) -> bool:
+    """Whether the nodes of `gpus` have the CPU and memory the job demands there (the
+    searches plan GPUs only; a plan that does not fit is treated like busy GPUs)."""
+    fits = getattr(view, "fits_resources", None)
+    return True if fits is None else bool(fits(job, tuple(gpus)))
