@@ -58,7 +58,8 @@ cluster, "pollux")``), average JCT over the 8 workloads against the artifact's
 (``results-jobload/pollux-<load>``): load 1.0 2,676.6 s vs 2,751.1 s (−2.7 %; per workload
 −4.3 % … +1.6 %, 11–25 CPU s each), load 1.5 3,816.9 s vs 3,685.4 s (+3.6 %; −3.0 % …
 +7.2 %, 26–53 CPU s), load 2.0 5,629.4 s vs 5,289.2 s (+6.4 %; +2.9 % … +10.2 %, 70–140 CPU
-s); load 0.5 (measured with a fixed patience of 10) 1,443.5 s vs 1,534.0 s (−5.9 %). Workload 6 at load 1.0: 2,399.1 s vs 2,446.1 s; with
+s); load 0.5 (measured with a fixed patience of 10) 1,443.5 s vs 1,534.0 s (−5.9 %).
+Workload 6 at load 1.0: 2,399.1 s vs 2,446.1 s; with
 ``patience=None`` (all 100 generations) 2,337.5 s, 72 CPU s; at load 1.5 the fixed patience
 of 10 gave +11.5 %, max(10, jobs) +3.8 %, all generations +2.1 % (118 CPU s). On the Sia
 simulator's heterogeneous cluster (Helios-Saturn workload 1, see `sia`): 2,898.8 s (32 CPU s),
