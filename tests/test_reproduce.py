@@ -358,3 +358,43 @@ def test_gavel_static_quick_subset_is_within_its_tolerance(tmp_path):
     assert outcome.points and all(p.within for p in outcome.points), [
         (p.point.label, p.ours, p.point.published) for p in outcome.points
     ]
+
+
+@needs_shared
+def test_pollux_fig8a_plans_each_workload_and_the_mean_per_load():
+    """pollux-fig8a's full plan has 8 workloads and the artifact's 8-workload mean per load
+    (load 1.0: 2,751.1 s); its quick plan is workload 6 at load 1.0 only."""
+    import dlsched.reproduce.goodput  # noqa: F401  (registers pollux-fig8a and sia-saturn)
+
+    repro = REPRODUCTIONS.get("pollux-fig8a")
+    full = repro.plan(SHARED, False)
+    means = {p.x: p.published for p in full if p.metric == "mean_avg_jct_s"}
+    assert means[1.0] == pytest.approx(2751.1, abs=0.1) and len(means) == 4
+    assert len(full) == 4 * 9
+    (quick,) = repro.plan(SHARED, True)
+    assert (quick.series, quick.x) == ("load 1.0", 6.0)
+    assert quick.published == pytest.approx(2446.1, abs=0.1)
+
+
+@needs_shared
+def test_pollux_on_workload_6_at_load_1_is_within_10_percent_of_the_artifact(tmp_path):
+    """pollux-fig8a --quick (pollux on workload 6 at load 1.0) is within 10 % of 2,446.1 s."""
+    import dlsched.reproduce.goodput  # noqa: F401  (registers pollux-fig8a and sia-saturn)
+
+    outcome = run_reproduction(
+        REPRODUCTIONS.get("pollux-fig8a"), SHARED, tmp_path, quick=True, workers=1
+    )
+    (point,) = outcome.points
+    assert point.within, (point.ours, point.point.published)
+
+
+@needs_shared
+def test_sia_on_saturn_workload_1_is_within_15_percent_of_the_artifact(tmp_path):
+    """sia-saturn (sia on Saturn workload-1, sia-64) is within 15 % of the artifact's 2,091.1 s."""
+    import dlsched.reproduce.goodput  # noqa: F401  (registers pollux-fig8a and sia-saturn)
+
+    outcome = run_reproduction(
+        REPRODUCTIONS.get("sia-saturn"), SHARED, tmp_path, quick=True, workers=1
+    )
+    (point,) = outcome.points
+    assert point.within, (point.ours, point.point.published)
