@@ -80,14 +80,13 @@ CASES: dict[str, Case] = {
     "max_min_fairness_packed": Case(packs=True),
     "min_total_duration_packed": Case(packs=True),
     "gavel_gandiva": Case(packs=True),
+    # Known bug: with CPU/memory demands, Pollux's plan can keep choosing a node without room
+    # for a job and start nothing, round after round (the engine halts the run as stalled).
+    # Fewer generations keep its search affordable here (its default stops on patience).
+    "pollux": Case(resources=False, params={"generations": 20}),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).
-    # Pollux and Sia choose GPU ids without checking their nodes' CPU/memory: a run with
-    # demands on a cluster that declares them stops with a SchedulingError (issue 15; they
-    # are to declare `accounts_resources = False` or check `view.fits_resources`).
-    "pollux": Case(resources=False),
-    "sia": Case(resources=False),
     "tiresias": Case(may_leave_unfinished="sensitive job never consolidated"),
     "tiresias-gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
 }

@@ -330,7 +330,7 @@ def test_every_builtin_plans_its_quick_subset_from_the_shared_data(name):
     repro = REPRODUCTIONS.get(name)
     repro.check_data(SHARED)
     quick, full = repro.plan(SHARED, True), repro.plan(SHARED, False)
-    assert 0 < len(quick) < len(full)
+    assert 0 < len(quick) <= len(full)  # sia-saturn: one run is all there is
     assert {p.label for p in quick} <= {p.label for p in full}
     assert all(p.published == p.published for p in full)
 
