@@ -46,6 +46,8 @@ from dlsched.jobs import JobSpec, JobState
 from dlsched.traces.workload import Workload
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dlsched.perf.ps_speed import PolluxThroughput
 
 WINDOW_EPOCHS = 10  # LOSS_LITTLE_CHANGE_EPOCH_NUM, prototype params.py
@@ -391,21 +393,40 @@ def pollux_workload(workload: Workload, truth: PolluxThroughput) -> Workload:
         models.append(model)
         steps.append(app.total_steps(batch))
         highs.append(app.max_gpus(batch))
+    return elastic_workload(
+        workload,
+        jobs,
+        models,
+        steps,
+        highs,
+        note="steps at the traced global batch until the Pollux artifact's "
+        "last epoch (dlsched.perf.convergence.pollux_workload)",
+        transform={"name": "pollux_workload", "profiles": truth.folder},
+    )
+
+
+def elastic_workload(
+    workload: Workload,
+    jobs: pd.DataFrame,
+    models: Sequence[str],
+    work: Sequence[float],
+    highs: Sequence[float],
+    note: str,
+    transform: dict[str, object],
+) -> Workload:
+    """`jobs` (a copy of `workload.jobs`) given each job's model, work and elastic bounds
+    1..high (the traced GPU count clipped into them), with provenance saying where the work
+    came from (`note`) and which `transform` made it."""
     high = np.asarray(highs, dtype=float)
-    jobs["model"] = models
-    jobs["total_steps"] = np.asarray(steps, dtype=float)
+    jobs["model"] = list(models)
+    jobs["total_steps"] = np.asarray(work, dtype=float)
     jobs["duration"] = np.nan
     jobs["num_gpus"] = np.clip(jobs["num_gpus"].to_numpy(), 1, high).astype(int)
     jobs["min_gpus"] = 1.0
     jobs["max_gpus"] = high
     provenance = copy.deepcopy(workload.provenance)
-    provenance["work"] = (
-        "steps at the traced global batch until the Pollux artifact's "
-        "last epoch (dlsched.perf.convergence.pollux_workload)"
-    )
-    provenance.setdefault("transforms", []).append(
-        {"name": "pollux_workload", "profiles": truth.folder}
-    )
+    provenance["work"] = note
+    provenance.setdefault("transforms", []).append(transform)
     return Workload(jobs, provenance)
 
 

@@ -71,7 +71,6 @@ seconds at epoch ends (``round(delta)``); dlsched keeps exact times. GPT pipelin
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import math
@@ -87,6 +86,7 @@ import pandas as pd
 
 from dlsched.errors import ConfigError, TraceError, UnknownModelError, did_you_mean
 from dlsched.jobs import JobSpec, JobState
+from dlsched.perf.convergence import elastic_workload
 from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
 from dlsched.perf.ps_speed import POLLUX_MAX_EPOCHS, placement_for
 from dlsched.traces.workload import Workload
@@ -966,22 +966,20 @@ class GoodputModel:
             if self.flavor == "pollux" and name == "ncf":
                 high = 1
             highs.append(high)
-        high_arr = np.asarray(highs, dtype=float)
-        jobs["model"] = models
-        jobs["total_steps"] = np.asarray(work, dtype=float)
-        jobs["duration"] = np.nan
-        jobs["num_gpus"] = np.clip(jobs["num_gpus"].to_numpy(), 1, high_arr).astype(int)
-        jobs["min_gpus"] = 1.0
-        jobs["max_gpus"] = high_arr
-        provenance = copy.deepcopy(workload.provenance)
-        provenance["work"] = (
-            "progress units (steps at the model's initial batch) to the model's last "
-            "epoch, from the validation tables (dlsched.perf.goodput)"
+        return elastic_workload(
+            workload,
+            jobs,
+            models,
+            work,
+            highs,
+            note="progress units (steps at the model's initial batch) to the model's last "
+            "epoch, from the validation tables (dlsched.perf.goodput)",
+            transform={
+                "name": "goodput_workload",
+                "profiles": str(self.folder),
+                "flavor": self.flavor,
+            },
         )
-        provenance.setdefault("transforms", []).append(
-            {"name": "goodput_workload", "profiles": str(self.folder), "flavor": self.flavor}
-        )
-        return Workload(jobs, provenance)
 
     def __repr__(self) -> str:
         return (
