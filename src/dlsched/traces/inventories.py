@@ -10,9 +10,9 @@ grouped by (GPU type, GPUs per node) in sorted order; group ``name`` is
 GPU memory is given only where the type name states it (``V100M32`` → 32 GB) or the source
 lists it (Philly's machine list). A node's CPU cores (``cpus``) and host memory
 (``host_memory_gb``) are given only where the inventory lists them per machine (PAI 2020's
-``cap_cpu``/``cap_mem``, openb's ``cpu_milli``/``memory_mib``); nodes are then grouped by
-those too, and where one (GPU type, GPUs per node) has machines of several capacities, each
-group's name adds them: ``v100x8-c96-m384`` (96 cores, 384 GB).
+``cap_cpu``/``cap_mem``, openb's ``cpu_milli``/``memory_mib``, spot 2026's ``cpu_num``);
+nodes are then grouped by those too, and where one (GPU type, GPUs per node) has machines of
+several capacities, each group's name adds them: ``v100x8-c96-m384`` (96 cores, 384 GB).
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ def openb_cluster(node_list: str | os.PathLike[str]) -> dict[str, Any]:
 
 def spot_2026_cluster(node_info: str | os.PathLike[str]) -> dict[str, Any]:
     """Alibaba spot-GPU 2026 from ``node_info_df.csv`` (``gpu_model,gpu_capacity_num,
-    cpu_num,node_name``)."""
+    cpu_num,node_name``); a node's ``cpus`` are its ``cpu_num`` (vCPUs). The file lists no
+    host memory."""
     nodes = pd.read_csv(node_info, dtype=str)
     _require(nodes, ("gpu_model", "gpu_capacity_num"), node_info)
     table = pd.DataFrame(
@@ -172,6 +173,8 @@ def spot_2026_cluster(node_info: str | os.PathLike[str]) -> dict[str, Any]:
             "gpus": _counts(nodes["gpu_capacity_num"], node_info, allow_zero=True),
         }
     )
+    if "cpu_num" in nodes.columns:
+        table["cpus"] = _amounts(nodes["cpu_num"], node_info, "cpu_num")
     table = table[table["gpus"] > 0]
     return _cluster(
         "alibaba-spot-2026",
@@ -180,7 +183,8 @@ def spot_2026_cluster(node_info: str | os.PathLike[str]) -> dict[str, Any]:
         "Alibaba spot-GPU cluster from node_info_df (Duan et al., 'GFS: A Preemptive "
         "Scheduling Framework for GPU Clusters with Predictive Spot Management', ASPLOS "
         "2026; alibaba/clusterdata cluster-trace-v2026-spot-gpu, research or study use with "
-        "citation): 4,278 nodes, 10,412 GPUs. GPU-series-1/2 are undisclosed models.",
+        "citation): 4,278 nodes, 10,412 GPUs. GPU-series-1/2 are undisclosed models. CPU "
+        "cores (vCPUs) per node from cpu_num; the file lists no host memory.",
     )
 
 
