@@ -174,3 +174,23 @@ def test_gavel_fifo_never_gives_a_gang_a_type_too_small_for_it():
     job = result.jobs.iloc[0]
     assert job["status"] == "finished" and job["jct"] == 1.0
     assert result.events.loc[result.events["event"] == "start", "gpu_type"].tolist() == ["P100"]
+
+
+def test_gavel_fifo_starts_a_job_of_no_vc_when_vcs_own_the_type_it_would_give():
+    """The V100 (last listed) is all vc0's: a job of no VC gets the unowned P100 and runs,
+    instead of being given the V100 and passed over at every solve."""
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "owned-v100",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 1, "name": "own"},
+                {"gpu_type": "P100", "count": 1, "gpus_per_node": 1, "name": "free"},
+            ],
+            "vcs": [{"name": "vc0", "nodes": ["own-0"]}],
+        }
+    )
+    jobs = pd.DataFrame({"job_id": [0], "submit_time": [0.0], "num_gpus": [1], "duration": [100.0]})
+    result = dlsched.simulate(jobs, hardware, "gavel_fifo", audit=True)
+    job = result.jobs.iloc[0]
+    assert job["status"] == "finished" and job["jct"] == 100.0
+    assert result.events.loc[result.events["event"] == "start", "gpu_type"].tolist() == ["P100"]

@@ -104,12 +104,7 @@ for _name in GAVEL:
     # starts on a cluster with VC-owned nodes. Gavel runs every job at its requested size.
     CASES[_name] = replace(CASES.get(_name, Case()), elastic=False)
 
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("gavel_fifo", "vcs"): (
-        "a job of no VC never starts when VCs own every node of the type Gavel's FIFO gives "
-        "it (a 1-GPU job on a cluster whose V100 nodes are all VC-owned, one P100 unowned)"
-    ),
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 """(policy, feature) → the bug that makes it fail; each is a strict xfail parameter."""
 for _name, _feature in KNOWN_BUGS:
     CASES[_name] = replace(CASES.get(_name, Case()), **{_feature: False})

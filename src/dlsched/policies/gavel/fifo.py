@@ -133,7 +133,7 @@ class GavelFifo(GavelPolicy):
 
     def solve(self, problem: Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         if self.type_choice == "gavel":
-            return self._solve_as_gavel(problem, jobs)
+            return self._solve_as_gavel(problem, jobs, view)
         n, m = problem.shape
         x = np.zeros((n, m))
         room = problem.capacities.astype(float).copy()
@@ -160,7 +160,9 @@ class GavelFifo(GavelPolicy):
             room[k] -= problem.scale_factors[j]
         return x
 
-    def _solve_as_gavel(self, problem: Problem, jobs: list[JobState]) -> np.ndarray:
+    def _solve_as_gavel(
+        self, problem: Problem, jobs: list[JobState], view: ClusterView
+    ) -> np.ndarray:
         """X as Gavel's `FIFOPolicy.get_allocation` (mode `base`) computes it: steps 1 and 2
         of the module docstring, its quirks kept."""
         n, m = problem.shape
@@ -184,11 +186,18 @@ class GavelFifo(GavelPolicy):
         # Gavel's sorted list of types with free GPUs; the last one is the one it gives
         names = [t.lower() for t in self._types]
         listed = [k for k in sorted(range(m), key=names.__getitem__) if free[k] > 0]
-        holds = (
-            problem.scale_factors[:, None] <= problem.capacities[None, :]
-            if problem.allowed is None
-            else problem.allowed
-        )
+        pool_gpus = view.pool_capacity()
+
+        def holds(job: JobState, k: int) -> bool:
+            """Whether the job may ever run on type k: its pool there (its VC's nodes, or
+            the nodes of no VC) has GPUs for its gang and its constraint allows the type."""
+            if problem.allowed is not None and not problem.allowed[row[job], k]:
+                return False
+            allowed = job.spec.gpu_constraint
+            if allowed is not None and self._types[k] not in allowed:
+                return False
+            return pool_gpus.get(view.pool(job.spec, self._types[k]), 0) >= gang[job]
+
         while queue and listed:
             job = queue.pop(0)
             room = [i for i, k in enumerate(listed) if free[k] >= gang[job]]
@@ -196,11 +205,13 @@ class GavelFifo(GavelPolicy):
                 break
             drawn = room[self._gavel_rng.randrange(len(room))]
             k = listed[-1]
-            if not holds[row[job], k]:
-                # dlsched's guard, never met on Gavel's clusters (every type has more GPUs
-                # than any gang): a type whose GPUs (in the job's pool) are too few for the
-                # gang would hold the job forever, so it gets the last listed type that can.
-                large = [kk for kk in listed if holds[row[job], kk]]
+            if not holds(job, k):
+                # dlsched's guard, never met on Gavel's clusters (no VCs, no constraints,
+                # every type larger than any gang): a type the job may never run on (too few
+                # GPUs in its pool for the gang, all owned by VCs not its own, or excluded
+                # by its constraint) would be given to it at every solve and hold it
+                # forever, so it gets the last listed type that can hold it.
+                large = [kk for kk in listed if holds(job, kk)]
                 if not large:
                     continue
                 k = large[-1]
