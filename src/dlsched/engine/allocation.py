@@ -7,9 +7,12 @@ already handed out in this call; the engine turns the net change per job into st
 preemptions, moves and re-scalings when `schedule()` returns. An elastic job (one with
 `min_gpus`/`max_gpus`) may be given any GPU count within its bounds. Where the cluster
 accounts CPU and memory, a job also takes its demand on the nodes of its GPUs
-(`Ledger.node_demands`); GPUs whose nodes lack it are refused like GPUs already held. A
-policy may instead return any mapping of job id → GPU ids as its whole answer, and the
-engine diffs it against the current state.
+(`Ledger.node_demands`); GPUs whose nodes lack it are refused like GPUs already held.
+`assign(job, gpus, cpu_milli=, memory_mib=)` gives it another amount than its demand
+(Synergy); a job whose GPUs stay but whose amount changes is reported by `changes()` with
+equal old and new GPUs, and the engine re-rates it. A policy may instead return any
+mapping of job id → GPU ids as its whole answer, and the engine diffs it against the
+current state.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ class Allocation(MutableMapping):
         self._jobs = jobs
         self._clock = clock
         self._changed: dict[JobState, tuple[int, ...]] = {}
+        # CPU/memory a running job held when this call first touched it (resource-accounting
+        # clusters only): a job whose GPUs stay but whose amount changed is a change too.
+        self._before: dict[JobState, dict[int, tuple[int, int]] | None] = {}
 
     def _set(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         """Record the job's tentative GPUs; a job that gains or loses all its GPUs leaves or
@@ -83,7 +89,27 @@ class Allocation(MutableMapping):
         them (space sharing), each at the throughput model's measured pair rate."""
         self._assign(job, gpus, pack=True)
 
-    def _assign(self, job: object, gpus: tuple[int, ...], pack: bool = False) -> None:
+    def assign(
+        self,
+        job: object,
+        gpus: tuple[int, ...],
+        *,
+        cpu_milli: int | None = None,
+        memory_mib: int | None = None,
+    ) -> None:
+        """`alloc[job] = gpus` with the job holding `cpu_milli` milli-CPUs and `memory_mib`
+        MiB in all (split over its nodes like a demand) instead of its own demand; None keeps
+        the demand. The same GPUs with a new amount re-size the job's CPU/memory only."""
+        self._assign(job, gpus, cpu_milli=cpu_milli, memory_mib=memory_mib)
+
+    def _assign(
+        self,
+        job: object,
+        gpus: tuple[int, ...],
+        pack: bool = False,
+        cpu_milli: int | None = None,
+        memory_mib: int | None = None,
+    ) -> None:
         state = self._state(job)
         gpus = tuple(map(int, gpus))
         spec = state.spec
@@ -100,9 +126,12 @@ class Allocation(MutableMapping):
                 f"job {state.job_id!r} needs {wanted} distinct GPUs, the policy gave {gpus}"
             )
         current = self._changed.get(state, state.gpus)
-        if current == gpus:
-            return
         ledger = self._ledger
+        override = cpu_milli is not None or memory_mib is not None
+        if current == gpus:
+            if override and ledger.tracks_resources:
+                self._resize(state, gpus, cpu_milli, memory_mib)
+            return
         wrong = (
             ledger.misplaced(gpus, spec.vc, spec.gpu_constraint)
             if ledger.owning_vcs or spec.gpu_constraint is not None  # else nothing to check
@@ -113,10 +142,12 @@ class Allocation(MutableMapping):
                 f"job {state.job_id!r} of VC {spec.vc!r} cannot run there: {wrong}"
             )
         held = ledger.reserved.get(spec.index) if current else None
+        if current and ledger.tracks_resources and state.gpus and state not in self._before:
+            self._before[state] = held
         if current:
             ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
         try:
-            self._take(state, gpus, pack)
+            self._take(state, gpus, pack, cpu_milli, memory_mib)
         except SchedulingError:
             if current:  # the job keeps what it held: a caller may catch this and go on
                 packed = spec.gpu_milli == WHOLE and any(ledger.owner[g] != FREE for g in current)
@@ -124,7 +155,35 @@ class Allocation(MutableMapping):
             raise
         self._set(state, current, gpus)
 
-    def _take(self, state: JobState, gpus: tuple[int, ...], pack: bool) -> None:
+    def _resize(
+        self,
+        state: JobState,
+        gpus: tuple[int, ...],
+        cpu_milli: int | None,
+        memory_mib: int | None,
+    ) -> None:
+        """The job keeps `gpus` and holds the new CPU/memory amount on their nodes, or raise."""
+        ledger = self._ledger
+        index = state.spec.index
+        held = ledger.reserved.get(index)
+        if state.gpus and state not in self._before:
+            self._before[state] = held
+        demands = ledger.node_demands(state.spec, gpus, cpu_milli, memory_mib)
+        if {node: amount for node, amount in demands.items() if amount != (0, 0)} == (held or {}):
+            return
+        try:
+            ledger.rereserve(index, demands)
+        except SchedulingError as error:
+            raise SchedulingError(f"job {state.job_id!r} cannot be re-sized: {error}") from None
+
+    def _take(
+        self,
+        state: JobState,
+        gpus: tuple[int, ...],
+        pack: bool,
+        cpu_milli: int | None = None,
+        memory_mib: int | None = None,
+    ) -> None:
         """Take `gpus` (and the job's CPU/memory on their nodes) in the ledger, or raise."""
         spec = state.spec
         ledger = self._ledger
@@ -138,8 +197,10 @@ class Allocation(MutableMapping):
             raise SchedulingError(
                 f"job {state.job_id!r} would take VC {vc!r} past its quota of {quota} GPUs"
             )
-        if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
-            demands = ledger.node_demands(spec, gpus)
+        if ledger.tracks_resources and (
+            spec.cpu_milli or spec.memory_mib or cpu_milli is not None or memory_mib is not None
+        ):
+            demands = ledger.node_demands(spec, gpus, cpu_milli, memory_mib)
             problem = ledger.shortfall(demands)
             if problem is not None:
                 raise SchedulingError(f"job {state.job_id!r} cannot run there: {problem}")
@@ -152,6 +213,8 @@ class Allocation(MutableMapping):
         current = self._current(state)
         if not current:
             raise KeyError(job)
+        if self._ledger.tracks_resources and state.gpus and state not in self._before:
+            self._before[state] = self._ledger.reserved.get(state.spec.index)
         self._ledger.give_back(state.spec.index, current, state.spec.gpu_milli, state.spec.vc)
         self._set(state, current, ())
 
@@ -174,6 +237,8 @@ class Allocation(MutableMapping):
             current = self._current(state)
             if current and desired.get(state) != current:
                 spec = state.spec
+                if self._ledger.tracks_resources and state.gpus and state not in self._before:
+                    self._before[state] = self._ledger.reserved.get(spec.index)
                 self._ledger.give_back(spec.index, current, spec.gpu_milli, spec.vc)
                 self._set(state, current, ())
         for state, gpus in desired.items():
@@ -181,10 +246,22 @@ class Allocation(MutableMapping):
                 self[state] = gpus
 
     def changes(self) -> list[tuple[JobState, tuple[int, ...], tuple[int, ...]]]:
-        """(job, old GPUs, new GPUs) for every job whose GPUs differ, in job order."""
-        if not self._changed:
+        """(job, old GPUs, new GPUs) for every job whose GPUs differ, in job order; a running
+        job that keeps its GPUs but holds another CPU/memory amount comes with old == new."""
+        if not self._changed and not self._before:
             return []
         out = [(s, s.gpus, g) for s, g in self._changed.items() if g != s.gpus]
+        if self._before:
+            # The engine asks once per call, at its end: what was held before ends with it.
+            before_call, self._before = self._before, {}
+            reserved = self._ledger.reserved
+            for s, before in before_call.items():
+                if (
+                    s.gpus
+                    and self._changed.get(s, s.gpus) == s.gpus
+                    and reserved.get(s.spec.index) != before
+                ):
+                    out.append((s, s.gpus, s.gpus))
         if len(out) > 1:
             out.sort(key=lambda change: change[0].spec.index)
         return out

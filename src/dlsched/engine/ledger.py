@@ -146,13 +146,21 @@ class Ledger:
         return self.node_pool[self.gpu_node[gpu]]
 
     # ---- CPU and host memory ------------------------------------------------------------
-    def node_demands(self, spec: JobSpec, gpus: tuple[int, ...]) -> dict[int, tuple[int, int]]:
+    def node_demands(
+        self,
+        spec: JobSpec,
+        gpus: tuple[int, ...],
+        cpu_milli: int | None = None,
+        memory_mib: int | None = None,
+    ) -> dict[int, tuple[int, int]]:
         """Node index → (milli-CPUs, MiB) the job would hold on each node of `gpus`.
 
         The job's demand is split over its nodes in proportion to its GPUs there (integer
         shares, the remainder on the lowest node index). An elastic job on another GPU count
-        than it asked for holds its per-GPU demand times its GPUs, rounded up. Every node of
-        `gpus` has an entry, (0, 0) for a job without demands."""
+        than it asked for holds its per-GPU demand times its GPUs, rounded up. `cpu_milli` /
+        `memory_mib`, when given, replace the job's demand by a whole-job amount a policy
+        chose (Synergy's allocations), split the same way. Every node of `gpus` has an
+        entry, (0, 0) for a job without demands."""
         per_node: dict[int, int] = {}
         gpu_node = self.gpu_node
         for gpu in gpus:
@@ -160,11 +168,15 @@ class Ledger:
             per_node[node] = per_node.get(node, 0) + 1
         n = len(gpus)
         cpu, mem = spec.cpu_milli, spec.memory_mib
-        if not cpu and not mem:
-            return dict.fromkeys(per_node, (0, 0))
         asked = spec.num_gpus
         if n != asked and asked > 0:
             cpu, mem = -(-cpu * n // asked), -(-mem * n // asked)
+        if cpu_milli is not None:
+            cpu = cpu_milli
+        if memory_mib is not None:
+            mem = memory_mib
+        if not cpu and not mem:
+            return dict.fromkeys(per_node, (0, 0))
         if len(per_node) == 1:
             return {next(iter(per_node)): (cpu, mem)}
         out = {node: (cpu * k // n, mem * k // n) for node, k in per_node.items()}
@@ -201,6 +213,19 @@ class Ledger:
                     f"free, the job needs {mem} there"
                 )
         return None
+
+    def rereserve(self, job_index: int, demands: Mapping[int, tuple[int, int]]) -> None:
+        """Replace the CPU/memory the job holds on its GPUs' nodes by `demands` (its GPUs
+        stay); more than the nodes have free, counting what it gives back, is refused and the
+        job keeps what it held."""
+        held = self.reserved.get(job_index)
+        self._unreserve(job_index)
+        problem = self.shortfall(demands)
+        if problem is not None:
+            if held is not None:
+                self._reserve(job_index, held)
+            raise SchedulingError(f"job index {job_index} cannot take its CPU/memory: {problem}")
+        self._reserve(job_index, demands)
 
     def _reserve(self, job_index: int, demands: Mapping[int, tuple[int, int]]) -> None:
         """Hold `demands` for the job (checked by `shortfall` before)."""
