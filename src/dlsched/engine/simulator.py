@@ -198,6 +198,10 @@ class Simulator:
             name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)
         }
         self.estimator.bind(self.rates, specs, cluster, self.rngs["estimator"])
+        if self.ledger.tracks_resources and hasattr(truth, "resource_factor"):
+            from dlsched.perf.resources import ResourceRates  # rates × factor at held CPU/memory
+
+            self.rates = ResourceRates(truth, self.ledger)  # type: ignore[arg-type]
         # An estimator that learns from observed progress (perf/learned.py) is told of stints.
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
@@ -497,7 +501,10 @@ class Simulator:
                 tuple.__new__(Event, (now, "preempt", job_id, len(old), None, NAN, NAN, old))
             )
             return
-        if old and len(old) != len(new):
+        if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating
+            overhead = 0.0
+            kind = "rerate"
+        elif old and len(old) != len(new):
             overhead = self.overheads.rescale(spec)
             state.rescales += 1
             kind = "rescale"
