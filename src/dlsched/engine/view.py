@@ -220,6 +220,16 @@ class ClusterView:
         n = job.num_gpus if n_gpus is None else n_gpus
         return self._ledger.fits_quota(job.vc, n * job.gpu_milli / 1000)
 
+    def free_resources(self, node: int) -> tuple[int | None, int | None]:
+        """(milli-CPUs, MiB) free on `node` now, this call's changes included; None for a
+        resource no node declares (`UNLIMITED` for a node that declares none of it)."""
+        ledger = self._ledger
+        cpu_free, mem_free = ledger.cpu_free, ledger.mem_free
+        return (
+            None if cpu_free is None else cpu_free[node],
+            None if mem_free is None else mem_free[node],
+        )
+
     def fits_resources(
         self, job: JobSpec | JobState, gpus: tuple[int, ...], *, idle: bool = False
     ) -> bool:
