@@ -13,6 +13,15 @@ into the same directory:
   ``gpu_utilization.png``, ``policy_bars.png`` and, when jobs have deadlines,
   ``deadline_satisfaction.png``.
 
+When a run's cluster declares CPU cores or host memory (node groups' ``cpus``,
+``host_memory_gb``), the report also shows every resource's utilisation: the summary tables
+get ``cpu_utilization``, ``memory_utilization`` (time-mean share held over the makespan),
+their ``peak_*`` and ``gpu_busy_utilization`` / ``peak_gpu_utilization`` (see
+`dlsched.utilisation`), ``summary.md`` a section "Utilisation by resource", and
+``resource_utilization.png`` plots GPUs, cores and memory held over time. Jobs' demands are
+read from the run's workload (rebuilt from its stored config: the trace must still be where,
+and what, it was). A GPU-only experiment's report is what it was.
+
 "Load" is the arrival-rate scale (``workload.arrival_rate_scale``) when it is swept, else
 the first numeric sweep axis; other sweep axes split a policy into variants
 ("srtf, estimator.sigma=0.5").
@@ -20,6 +29,7 @@ the first numeric sweep axis; other sweep axes split a policy into variants
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +59,7 @@ PLOTS = (
     "policy_bars.png",
 )
 DEADLINE_PLOT = "deadline_satisfaction.png"
+RESOURCE_PLOT = "resource_utilization.png"
 _MD_METRICS = (
     ("avg_jct", "avg JCT (s)"),
     ("p95_jct", "p95 JCT (s)"),
@@ -150,6 +161,11 @@ class ReportData:
     load_axis: str
     variants: list[str]
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resources: dict[str, tuple[pd.DataFrame, dict[str, float]]] = field(default_factory=dict)
+    """Run key → (`resource_timeline`, `resource_capacity`) of the runs whose cluster declares
+    CPU or memory (filled by `add_resource_figures`)."""
+    resource_notes: list[str] = field(default_factory=list)
+    """Why some runs have no CPU/memory figures (their workload could not be rebuilt)."""
 
     @property
     def axes(self) -> list[str]:
@@ -290,6 +306,7 @@ def summary_table(data: ReportData) -> pd.DataFrame:
 def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
     """Write the tables and plots into `results_dir`; return the files written."""
     data = collect(results_dir)
+    add_resource_figures(data)
     root = data.store.root
     written = []
     table = summary_table(data)
@@ -320,10 +337,77 @@ def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
         _plot_bars(data, root / "policy_bars.png")
         if DEADLINE_PLOT in plots:
             _plot_deadlines(data, root / DEADLINE_PLOT)
+        if data.resources:
+            plots.append(RESOURCE_PLOT)
+            _plot_resources(data, root / RESOURCE_PLOT)
         written += [root / name for name in plots]
     (root / "summary.md").write_text(_markdown(data, table, plots if not data.done.empty else []))
     written.append(root / "summary.md")
     return written
+
+
+# ---- CPU and memory ---------------------------------------------------------------------
+_RESOURCE_METRICS = (
+    "gpu_busy_utilization",
+    "peak_gpu_utilization",
+    "cpu_utilization",
+    "peak_cpu_utilization",
+    "memory_utilization",
+    "peak_memory_utilization",
+)
+
+
+def add_resource_figures(data: ReportData) -> None:
+    """Add every resource's utilisation (`dlsched.utilisation.utilisation_summary`) to the
+    finished cells whose cluster declares CPU cores or host memory, and keep each such run's
+    timeline in `data.resources`; nothing changes for GPU-only clusters."""
+    from dlsched.utilisation import resource_capacity, resource_timeline, utilisation_summary
+
+    figures: dict[str, dict[str, float]] = {}
+    clusters: dict[str, Cluster] = {}
+    workloads: dict[str, Any] = {}
+    for key in dict.fromkeys(data.done["key"]):
+        config = _stored(
+            data.store.run_dir(key) / "config.json", partial(data.store.run_config, key)
+        )
+        cluster_json = json.dumps(config["cluster"], sort_keys=True)
+        if cluster_json not in clusters:
+            clusters[cluster_json] = Cluster.from_dict(config["cluster"])
+        cluster = clusters[cluster_json]
+        if not (cluster.declares_cpus or cluster.declares_memory):
+            continue
+        result = _stored(data.store.run_dir(key), partial(data.store.load_run, key))
+        demands = None
+        if not {"cpu_milli", "memory_mib"} & set(result.jobs.columns):
+            workload_json = json.dumps(config["workload"], sort_keys=True)
+            if workload_json not in workloads:
+                workloads[workload_json] = _workload(config)
+            demands = workloads[workload_json]
+            if isinstance(demands, str):
+                data.resource_notes.append(f"`{key}`: {demands}")
+                continue
+        timeline = resource_timeline(result, cluster, demands)
+        figures[key] = utilisation_summary(result, cluster, timeline=timeline)
+        data.resources[key] = (timeline, resource_capacity(cluster))
+    if not figures:
+        return
+    names = [m for m in _RESOURCE_METRICS if any(m in f for f in figures.values())]
+    cells = data.cells
+    for name in names:
+        cells[name] = [figures.get(key, {}).get(name, math.nan) for key in cells["key"]]
+
+
+def _workload(config: Mapping[str, Any]) -> Any:
+    """The workload of a stored run's config, or why it cannot be rebuilt (a sentence)."""
+    from dlsched.experiments.runner import build_workload
+
+    try:
+        return build_workload(config)
+    except (DlschedError, OSError) as exc:
+        return (
+            f"no CPU/memory figures: its workload could not be rebuilt ({exc}); put the trace "
+            "back where the experiment found it"
+        )
 
 
 # ---- Markdown ---------------------------------------------------------------------------
@@ -364,6 +448,7 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
             cells_md.append(_md_number(key, row[key], row.get(f"{key}_sd")))
         lines.append("| " + " | ".join(cells_md) + " |")
     lines.append("")
+    lines += _resource_markdown(data, table)
     if data.failures:
         lines += ["## Failed runs", ""]
         for key, failure in sorted(data.failures.items()):
@@ -389,10 +474,74 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     return "\n".join(lines)
 
 
+def _resource_markdown(data: ReportData, table: pd.DataFrame) -> list[str]:
+    """The "Utilisation by resource" section (none for a GPU-only experiment)."""
+    if not data.resources and not data.resource_notes:
+        return []
+    lines = ["## Utilisation by resource", ""]
+    columns = [
+        (key, label)
+        for key, label in (
+            ("utilization", "GPU"),
+            ("gpu_busy_utilization", "GPUs busy"),
+            ("cpu_utilization", "CPU"),
+            ("peak_cpu_utilization", "CPU peak"),
+            ("memory_utilization", "memory"),
+            ("peak_memory_utilization", "memory peak"),
+        )
+        if key in table.columns
+    ]
+    if data.resources:
+        sizes = sorted(
+            {
+                ", ".join(
+                    f"{capacity[r]:,.6g} {_UNITS[r]}"
+                    for r in ("gpu", "cpu", "memory")
+                    if r in capacity
+                )
+                for _, capacity in data.resources.values()
+            }
+        )
+        lines += [
+            "Time-mean share of each resource that jobs held over the makespan (means over "
+            "replicates); a peak is the largest share held at any instant. GPU is the "
+            "summary's GPU-seconds utilisation, GPUs busy the share of GPUs with any job. "
+            "CPU and memory count the nodes that declare them "
+            f"(cluster: {'; '.join(sizes)}).",
+            "",
+        ]
+        axes = data.axes
+        header = ["policy", *axes, "runs", *(label for _, label in columns)]
+        lines += [
+            "| " + " | ".join(header) + " |",
+            "|"
+            + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header)))
+            + "|",
+        ]
+        for row in table.to_dict("records"):
+            if all(_missing(row.get(k)) for k, _ in columns if k != "utilization"):
+                continue
+            text = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+            text += [_md_number(k, row[k]) for k, _ in columns]
+            lines.append("| " + " | ".join(text) + " |")
+        lines.append("")
+    lines += [f"- {note}" for note in data.resource_notes]
+    if data.resource_notes:
+        lines.append("")
+    return lines
+
+
+_UNITS = {"gpu": "GPUs", "cpu": "cores", "memory": "GB of host memory"}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _md_number(key: str, value: Any, sd: Any = None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    if key in ("utilization", "deadline_satisfaction"):
+    if key.endswith("utilization") or key == "deadline_satisfaction":
         return f"{100 * value:.1f} %"
     if key == "preemptions":
         return f"{value:,.1f}"
@@ -645,6 +794,56 @@ def _plot_utilization(data: ReportData, path: Path) -> None:
         ax.grid(alpha=0.3)
     fig.suptitle(
         f"{data.manifest['name']}: GPU utilisation by type over time "
+        f"({_load_label(data)} = {_short(top)}, first replicate)"
+    )
+    _legend(fig, axes)
+    fig.savefig(path, dpi=110)
+
+
+_RESOURCE_STYLE = {
+    "gpu": ("GPUs busy", "C0", "-"),
+    "cpu": ("CPU cores held", "C1", "--"),
+    "memory": ("host memory held", "C2", ":"),
+}
+
+
+def _plot_resources(data: ReportData, path: Path) -> None:
+    """Share of GPUs, cores and host memory held over time: one panel per policy variant,
+    at the highest load and the first replicate (as ``gpu_utilization.png``)."""
+    done = data.done[data.done["key"].isin(list(data.resources))]
+    loads = sorted(dict.fromkeys(done["load"]), key=lambda v: (isinstance(v, str), v))
+    top = loads[-1]
+    picks: list[pd.Series] = []
+    for variant in data.variants:
+        mine = done[(done["variant"] == variant) & (done["load"] == top)]
+        if not mine.empty and len(picks) < _MAX_PANELS:
+            picks.append(mine.sort_values("replicate").iloc[0])
+    fig, axes = _figure(len(picks), width=6.4 if len(picks) == 1 else 4.6)
+    hours = any(
+        len(data.resources[row["key"]][0])
+        and data.resources[row["key"]][0]["time"].max() > 3 * 3600
+        for row in picks
+    )
+    unit, scale = ("h", 3600.0) if hours else ("s", 1.0)
+    for ax, row in zip(axes, picks, strict=True):
+        timeline, capacity = data.resources[row["key"]]
+        for resource, (label, color, style) in _RESOURCE_STYLE.items():
+            if resource in capacity and capacity[resource] > 0:
+                ax.step(
+                    timeline["time"] / scale,
+                    timeline[resource] / capacity[resource],
+                    where="post",
+                    color=color,
+                    linestyle=style,
+                    label=label,
+                )
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(f"time ({unit})")
+        ax.set_ylabel("share of the cluster's capacity")
+        ax.set_title(str(row["variant"]), fontsize=10)
+        ax.grid(alpha=0.3)
+    fig.suptitle(
+        f"{data.manifest['name']}: GPU, CPU and memory utilisation over time\n"
         f"({_load_label(data)} = {_short(top)}, first replicate)"
     )
     _legend(fig, axes)
