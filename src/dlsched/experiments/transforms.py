@@ -9,6 +9,14 @@ first submission stays put; deadlines keep their slack), `head` keeps the first 
 
 A transform that takes a ``seed`` draws random numbers; its seed may be left out (0), and
 with ``workload: {resample_per_seed: true}`` each replicate gets its own (see ``config``).
+
+CPU and host-memory demands (``cpu_milli``, ``memory_mib``: the whole job's) stay as traced,
+and rightly: no transform here changes a job's ``num_gpus``, so its demand per GPU is what
+the trace says. ``elastic`` lets a job run on other GPU counts, and there the engine scales
+the demand: on n GPUs a job holds its demand × n / ``num_gpus``, rounded up
+(`dlsched.engine.ledger.Ledger.node_demands`). A transform that changed ``num_gpus`` would
+have to scale the demands by the same factor (tests/test_resource_transforms.py checks every
+registered transform keeps ``num_gpus`` and the demands).
 """
 
 from __future__ import annotations
