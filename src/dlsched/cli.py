@@ -300,7 +300,8 @@ def _parser() -> argparse.ArgumentParser:
         "report",
         help="tables and plots of an experiment's results",
         description="Write summary.csv, summary.md, runs.csv and PNG plots into a results "
-        "directory written by `dlsched run`.",
+        "directory written by `dlsched run`. Where a run's cluster declares CPU cores or host "
+        "memory, also every resource's utilisation (table and resource_utilization.png).",
     )
     report.add_argument("results", metavar="RESULTS_DIR")
 
