@@ -166,3 +166,20 @@ def test_no_finished_job_gives_nan():
     result = _result([(0.0, "start", "z", "0")], [("z", 1, 0.0, math.nan, 1000)])
     result.jobs["status"] = "unfinished"
     assert math.isnan(utilisation_summary(result, TWO_NODES)["cpu_utilization"])
+
+
+def test_gpu_ids_may_be_tuples_and_nothing_is_busy_before_the_first_change():
+    """Events made in memory with GPU-id tuples; a timeline starting at 5 s reads 0 before."""
+    result = _result(
+        [(5.0, "start", "w", "0"), (15.0, "finish", "w", "0")], [("w", 1, 0.0, 15.0, 2000)]
+    )
+    result.events["gpus"] = [(0,), (0,)]
+    result.timeline = pd.DataFrame({"time": [5.0, 15.0], "V100": [1, 0]})
+    timeline = resource_timeline(result, TWO_NODES)
+    assert timeline[["time", "gpu", "cpu"]].to_dict("list") == {
+        "time": [0.0, 5.0, 15.0],
+        "gpu": [0.0, 1.0, 0.0],
+        "cpu": [0.0, 2.0, 0.0],
+    }
+    # held 2 of 16 cores for 10 of the 15 s window
+    assert utilisation_summary(result, TWO_NODES)["cpu_utilization"] == pytest.approx(20 / 240)
