@@ -117,7 +117,7 @@ class Synergy(BasePolicy):
         self._next_tick = 0.0
         self._info: dict[int, _Info] = {}
         self._held_speedup: dict[int, float] = {}
-        self.last_objective: float | None = None
+        self.objectives: list[float] = []  # OPT: the ILP's objective, round by round
         owned = {i for vc in cluster.vcs for i in vc.node_indices}
         self._special_vcs = {vc.name for vc in cluster.vcs if vc.node_indices or vc.quota_gpus}
         self._nodes_of_type: dict[str, list[int]] = {}
@@ -178,12 +178,13 @@ class Synergy(BasePolicy):
     # ---- a round ---------------------------------------------------------------------
     def schedule(self, view: ClusterView) -> Allocation | None:
         now = view.now
-        if now < self._next_tick:
-            view.wake_at(self._next_tick)
-            return None  # arrivals and completions wait for the next round, as the authors'
         # The rounds are the policy's own timers (the engine's round ticks stop once nothing
         # runs and the last call changed nothing, which is every call between ticks here).
-        self._next_tick = (math.floor(now / self.period_s + 1e-9) + 1) * self.period_s
+        tick = max(self._next_tick, math.ceil(now / self.period_s - 1e-9) * self.period_s)
+        if now < tick - 1e-6:
+            view.wake_at(tick)
+            return None  # arrivals and completions wait for the next round, as the authors'
+        self._next_tick = tick + self.period_s
         view.wake_at(self._next_tick)
         alloc = view.allocation()
         jobs = sorted([*view.running.values(), *view.pending.values()], key=lambda s: s.spec.index)
@@ -389,7 +390,6 @@ class Synergy(BasePolicy):
         share. Jobs without a profile hold their own point. Empty when infeasible."""
         from scipy.optimize import Bounds, LinearConstraint, milp
 
-        self.last_objective = None
         ordinary = [
             s
             for s in jobs
@@ -461,5 +461,5 @@ class Synergy(BasePolicy):
         for k in np.flatnonzero(result.x > 0.5):
             chosen[ordinary[owner[k]].spec.index] = points[k]
             objective += value[k]
-        self.last_objective = objective
+        self.objectives.append(objective)
         return chosen
