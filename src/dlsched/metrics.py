@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dlsched.engine.recorder import EVENT_COLUMNS
 from dlsched.jobs import FINISHED
 
 _JSON_FILES = ("meta.json",)
@@ -222,10 +221,9 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
-    events = pd.DataFrame(sim.events, columns=EVENT_COLUMNS)
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
-    events["gpus"] = [",".join(map(str, gpus)) for gpus in events["gpus"]]
-    timeline = pd.DataFrame(sim.timeline, columns=sim.timeline_columns)
+    events = sim.recorder.frame(sim.specs, jobs["job_id"])
+    timeline = sim.recorder.timeline_frame()
     return SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
 
 

@@ -1,11 +1,30 @@
-"""`Recorder`: the typed event log and the busy-GPU timeline of one run."""
+"""`Recorder`: the typed event log and the busy-GPU timeline of one run.
+
+Both are kept in columns (`array.array`s of machine numbers) rather than one Python object
+per row: a million-job replay writes some three million events, which as tuples held about
+a third of a gigabyte to the end of the run, and the result tables are built from the
+columns with numpy instead of a Python loop over rows. An event stores its time, its kind,
+the job's index and its GPUs (as a code into a table of the distinct GPU tuples seen); the
+GPU type, rate and overhead of the events that place a job (start, restart, migrate,
+rescale, rerate) go into four side columns with the event's position. The timeline stores,
+per row, its time and the free GPUs of each type (busy = capacity − free, at the end).
+"""
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from array import array
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
 
 from dlsched.cluster import Cluster
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dlsched.jobs import JobSpec
 
 #: What can happen to a job. `start`, `restart`, `migrate` and `rescale` carry the job's new
 #: GPU ids; `preempt` and `finish` the ones it gave back; `rerate` the ones it keeps.
@@ -20,6 +39,9 @@ EVENT_KINDS = (
     "preempt",
     "finish",
 )
+#: Codes of the kinds in `Recorder.kinds`.
+SUBMIT, UNSCHEDULABLE, START, RESTART, MIGRATE, RESCALE, RERATE, PREEMPT, FINISH = range(9)
+KIND_CODE = {kind: code for code, kind in enumerate(EVENT_KINDS)}
 
 
 class Event(NamedTuple):
@@ -39,33 +61,195 @@ EVENT_COLUMNS = list(Event._fields)
 
 
 class Recorder:
-    """Collects events and the busy-GPU timeline as the engine produces them."""
+    """Collects events and the busy-GPU timeline as the engine produces them.
+
+    The engine appends to the columns directly (its hot paths): `times`, `kinds`, `jobs`
+    (job indices) and `gpu_codes` (`gpus_code(gpus)`) for every event; `placed_at`,
+    `placed_type` (`type_code`), `placed_rate` and `placed_overhead` for the events that
+    place a job."""
 
     def __init__(self, cluster: Cluster) -> None:
-        self.events: list[Event] = []
-        self.timeline: list[tuple[float, ...]] = []
+        self.times = array("d")
+        self.kinds = array("B")
+        self.jobs = array("q")
+        self.gpu_codes = array("q")
+        self.placed_at = array("q")
+        self.placed_type = array("B")
+        self.placed_rate = array("d")
+        self.placed_overhead = array("d")
+        # distinct GPU tuples of the log, and their codes; () is code 0
+        self.gpu_sets: list[tuple[int, ...]] = [()]
+        self.gpu_set_code: dict[tuple[int, ...], int] = {(): 0}
         self._type_order = tuple(sorted(cluster.gpu_types))
-        self.timeline_columns = ["time", *(cluster.display_name(t) for t in self._type_order)]
+        self.type_code = {t: code for code, t in enumerate(self._type_order)}
+        self._type_names = [cluster.display_name(t) for t in self._type_order]
+        self.timeline_columns = ["time", *self._type_names]
         capacity = cluster.capacity_by_type()
-        self._capacity = [(t, capacity[t]) for t in self._type_order]
-        self._last: tuple[int, ...] | None = None  # busy GPUs of the timeline's last row
+        self._capacity = [capacity[t] for t in self._type_order]
+        self._n_types = len(self._type_order)
+        # free GPUs per type, in `_type_order`, as a tuple (one type: wrapped below)
+        self._free_of: Any = itemgetter(*self._type_order) if self._n_types > 1 else None
+        self.row_times = array("d")
+        self.row_free = array("q")  # `_n_types` numbers per timeline row
+        self._last: tuple[int, ...] | None = None  # free GPUs of the timeline's last row
 
-    def event(self, event: Event) -> None:
-        self.events.append(event)
+    # ---- events -------------------------------------------------------------------------
+    def gpus_code(self, gpus: tuple[int, ...]) -> int:
+        """The code of a GPU tuple in `gpu_sets` (added at its first use)."""
+        code = self.gpu_set_code.get(gpus)
+        if code is None:
+            code = self.gpu_set_code[gpus] = len(self.gpu_sets)
+            self.gpu_sets.append(gpus)
+        return code
 
+    def add(self, now: float, kind: int, job_index: int, gpus: tuple[int, ...]) -> None:
+        """Log an event that places no job (submit, unschedulable, preempt, finish)."""
+        self.times.append(now)
+        self.kinds.append(kind)
+        self.jobs.append(job_index)
+        self.gpu_codes.append(self.gpus_code(gpus))
+
+    def add_placement(
+        self,
+        now: float,
+        kind: int,
+        job_index: int,
+        gpus: tuple[int, ...],
+        gpu_type: str,
+        rate: float,
+        overhead_s: float,
+    ) -> None:
+        """Log an event that places a job on `gpus` of `gpu_type` (a type key)."""
+        self.placed_at.append(len(self.times))
+        self.placed_type.append(self.type_code[gpu_type])
+        self.placed_rate.append(rate)
+        self.placed_overhead.append(overhead_s)
+        self.add(now, kind, job_index, gpus)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def rows(self, specs: list[JobSpec]) -> list[Event]:
+        """The log as `Event` rows (slow on long runs: `frame` builds the table)."""
+        n = len(self.times)
+        gpu_type: list[str | None] = [None] * n
+        rate = [math.nan] * n
+        overhead = [math.nan] * n
+        for at, code, r, o in zip(
+            self.placed_at, self.placed_type, self.placed_rate, self.placed_overhead, strict=True
+        ):
+            gpu_type[at], rate[at], overhead[at] = self._type_names[code], r, o
+        out = []
+        for i in range(n):
+            kind, spec = self.kinds[i], specs[self.jobs[i]]
+            gpus = self.gpu_sets[self.gpu_codes[i]]
+            n_gpus = spec.num_gpus if kind <= UNSCHEDULABLE else len(gpus)
+            out.append(
+                Event(
+                    self.times[i],
+                    EVENT_KINDS[kind],
+                    spec.job_id,
+                    n_gpus,
+                    gpu_type[i],
+                    rate[i],
+                    overhead[i],
+                    gpus,
+                )
+            )
+        return out
+
+    def frame(self, specs: list[JobSpec], job_ids: pd.Series) -> pd.DataFrame:
+        """The event log as `result.events` (GPU ids as text, "3,4").
+
+        `job_ids` is the result's job-id column (one row per spec, in spec order): the log's
+        column takes its values and its dtype."""
+        import pandas as pd
+
+        n = len(self.times)
+        if not n:
+            frame = pd.DataFrame([], columns=EVENT_COLUMNS)
+            frame["gpus"] = []
+            return frame
+        kinds = np.frombuffer(self.kinds, dtype=np.uint8)
+        jobs = np.frombuffer(self.jobs, dtype=np.int64)
+        codes = np.frombuffer(self.gpu_codes, dtype=np.int64)
+        lengths = np.fromiter((len(g) for g in self.gpu_sets), np.int64, len(self.gpu_sets))
+        asked = np.fromiter((s.num_gpus for s in specs), np.int64, len(specs))
+        num_gpus = np.where(kinds <= UNSCHEDULABLE, asked[jobs], lengths[codes])
+        placed = np.frombuffer(self.placed_at, dtype=np.int64)
+        gpu_type = np.full(n, None, dtype=object)
+        gpu_type[placed] = np.array(self._type_names, dtype=object)[
+            np.frombuffer(self.placed_type, dtype=np.uint8)
+        ]
+        rate = np.full(n, math.nan)
+        rate[placed] = np.frombuffer(self.placed_rate, dtype=np.float64)
+        overhead = np.full(n, math.nan)
+        overhead[placed] = np.frombuffer(self.placed_overhead, dtype=np.float64)
+        text = np.array([",".join(map(str, g)) for g in self.gpu_sets], dtype=object)
+        return pd.DataFrame(
+            {
+                "time": np.frombuffer(self.times, dtype=np.float64).copy(),
+                "event": np.array(EVENT_KINDS, dtype=object)[kinds],
+                "job_id": job_ids.take(jobs).reset_index(drop=True),
+                "num_gpus": num_gpus,
+                "gpu_type": gpu_type,
+                "rate": rate,
+                "overhead_s": overhead,
+                "gpus": text[codes],
+            }
+        )
+
+    # ---- the timeline -------------------------------------------------------------------
     def busy(self, now: float, busy_by_type: dict[str, int]) -> None:
         """Record busy GPUs per type at `now` (one row per instant, only when they change)."""
-        self._row(now, tuple([busy_by_type[t] for t in self._type_order]))
+        self._row(
+            now,
+            tuple(
+                [
+                    capacity - busy_by_type[t]
+                    for t, capacity in zip(self._type_order, self._capacity, strict=True)
+                ]
+            ),
+        )
 
     def busy_from_free(self, now: float, free_by_type: dict[str, int]) -> None:
         """`busy` from the ledger's free GPUs per type (what the engine calls)."""
-        self._row(now, tuple([capacity - free_by_type[t] for t, capacity in self._capacity]))
+        free_of = self._free_of
+        self._row(now, free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],))
 
-    def _row(self, now: float, busy: tuple[int, ...]) -> None:
-        timeline = self.timeline
-        if timeline and timeline[-1][0] == now:
-            timeline[-1] = (now, *busy)
-            self._last = busy
-        elif busy != self._last:
-            timeline.append((now, *busy))
-            self._last = busy
+    def _row(self, now: float, free: tuple[int, ...]) -> None:
+        times = self.row_times
+        if times and times[-1] == now:
+            k = self._n_types
+            self.row_free[-k:] = array("q", free)
+            self._last = free
+        elif free != self._last:
+            times.append(now)
+            self.row_free.extend(free)
+            self._last = free
+
+    @property
+    def timeline(self) -> list[tuple[float, ...]]:
+        """The timeline's rows: (time, busy GPUs of each type)."""
+        k = self._n_types
+        free = self.row_free
+        capacity = self._capacity
+        return [
+            (t, *(c - f for c, f in zip(capacity, free[i * k : i * k + k], strict=True)))
+            for i, t in enumerate(self.row_times)
+        ]
+
+    def timeline_frame(self) -> pd.DataFrame:
+        """The timeline as `result.timeline`: time, then busy GPUs per type."""
+        import pandas as pd
+
+        rows = len(self.row_times)
+        if not rows:
+            return pd.DataFrame([], columns=self.timeline_columns)
+        k = self._n_types
+        free = np.frombuffer(self.row_free, dtype=np.int64).reshape(rows, k)
+        busy = np.asarray(self._capacity, dtype=np.int64) - free
+        columns: dict[str, Any] = {"time": np.frombuffer(self.row_times, dtype=np.float64).copy()}
+        for j, name in enumerate(self._type_names):
+            columns[name] = busy[:, j].copy()
+        return pd.DataFrame(columns, columns=self.timeline_columns)

@@ -38,7 +38,16 @@ from simpy.events import NORMAL, URGENT, EventPriority
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import PACKED, Ledger
 from dlsched.engine.progress import Progress
-from dlsched.engine.recorder import Event, Recorder
+from dlsched.engine.recorder import (
+    FINISH,
+    KIND_CODE,
+    PREEMPT,
+    RERATE,
+    SUBMIT,
+    UNSCHEDULABLE,
+    Event,
+    Recorder,
+)
 from dlsched.engine.state import Clock, JobIndex
 from dlsched.engine.view import ClusterView
 from dlsched.errors import ConfigError, SchedulingError
@@ -248,7 +257,8 @@ class Simulator:
 
     @property
     def events(self) -> list[Event]:
-        return self.recorder.events
+        """The event log as rows (the result table is built from the recorder's columns)."""
+        return self.recorder.rows(self.specs)
 
     @property
     def timeline(self) -> list[tuple[float, ...]]:
@@ -349,10 +359,11 @@ class Simulator:
         specs, states, n = self.specs, self.states, len(self.specs)
         i, timed = event._value
         clock, jobs, skip = self.clock, self.jobs, self.skip
-        events = self.recorder.events
+        recorder = self.recorder
+        add_time, add_kind = recorder.times.append, recorder.kinds.append
+        add_job, add_gpus = recorder.jobs.append, recorder.gpu_codes.append
         on_arrival = self._on_arrival
         pending, active, demand = jobs.pending, jobs.active, jobs.demand
-        new = tuple.__new__
         while i < n:
             t = specs[i].submit_time
             if timed:
@@ -367,12 +378,7 @@ class Simulator:
                 if spec.submit_time != t:
                     break
                 if skip and i in skip:  # can never run: reported, never queued
-                    events.append(
-                        new(
-                            Event,
-                            (now, "unschedulable", spec.job_id, spec.num_gpus, None, NAN, NAN, ()),
-                        )
-                    )
+                    recorder.add(now, UNSCHEDULABLE, i, ())
                     i += 1
                     continue
                 state = states[i]
@@ -383,9 +389,10 @@ class Simulator:
                 if n_gpus not in demand:
                     jobs._least = None
                 demand[n_gpus] += 1
-                events.append(
-                    new(Event, (now, "submit", job_id, spec.num_gpus, None, NAN, NAN, ()))
-                )
+                add_time(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
+                add_kind(SUBMIT)
+                add_job(i)
+                add_gpus(0)
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
@@ -497,9 +504,7 @@ class Simulator:
             state.queued_since = now
             jobs.running.pop(job_id, None)
             jobs.pending[job_id] = state
-            self.recorder.events.append(
-                tuple.__new__(Event, (now, "preempt", job_id, len(old), None, NAN, NAN, old))
-            )
+            self.recorder.add(now, PREEMPT, spec.index, old)
             return
         if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating
             overhead = 0.0
@@ -546,11 +551,7 @@ class Simulator:
             self._plan_segment(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
-        self.recorder.events.append(
-            tuple.__new__(
-                Event, (now, kind, job_id, len(new), self._display[gpu_type], rate, overhead, new)
-            )
-        )
+        self.recorder.add_placement(now, KIND_CODE[kind], spec.index, new, gpu_type, rate, overhead)
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
         cluster = self.cluster
@@ -749,18 +750,7 @@ class Simulator:
             self._plan_completion(state)
             if self._observe_stint is not None:
                 self._tell_stint(state, gpu_type)
-            self.recorder.event(
-                Event(
-                    now,
-                    "rerate",
-                    state.job_id,
-                    len(state.gpus),
-                    self._display[gpu_type],
-                    rate,
-                    0.0,
-                    state.gpus,
-                )
-            )
+            self.recorder.add_placement(now, RERATE, index, state.gpus, gpu_type, rate, 0.0)
 
     def _completion_due(self, event: _Call) -> None:
         state, version, finish = event._value
@@ -800,9 +790,7 @@ class Simulator:
         del jobs.running[job_id]
         del jobs.active[job_id]
         jobs.finished += 1
-        self.recorder.events.append(
-            tuple.__new__(Event, (now, "finish", job_id, len(gpus), None, NAN, NAN, gpus))
-        )
+        self.recorder.add(now, FINISH, spec.index, gpus)
         if self._on_finish is not None:
             self._on_finish(state)
         self.recorder.busy_from_free(now, ledger.free_by_type)
