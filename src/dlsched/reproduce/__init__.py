@@ -52,7 +52,7 @@ from dlsched.reproduce.runner import (
     run_reproduction,
 )
 
-CATALOGUE = ("tiresias", "gavel", "gavel_static", "hydra", "pollux", "fgd", "goodput")
+CATALOGUE = ("tiresias", "gavel", "gavel_static", "hydra", "pollux", "fgd", "goodput", "synergy")
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
 
