@@ -27,7 +27,10 @@ mechanism never runs a job with priority 0, so a job waits until a solve admits 
      entry at the random index Gavel drew (`random.Random(seed)`, as its
      `FIFOPolicy(seed=...)`; the policy `seed`, else one drawn from the run's stream); a
      job that cannot run on the type given is passed over; one that fits nowhere ends
-     the pass.
+     the pass. dlsched's guard, never met on Gavel's clusters: a job is never given a
+     type it may never run on (its pool there — its VC's nodes, or the nodes of no VC —
+     holds fewer GPUs than its gang, or its `gpu_constraint` excludes the type), which
+     would pass it over at every solve; it gets the last listed type that can hold it.
   So types are oversubscribed — more gangs are given a type than it has GPUs (multi-GPU
   gangs at once, single-GPU jobs once the list has lost a type with GPUs left) — and the
   round mechanism then time-shares that type among them while other types may idle. That
