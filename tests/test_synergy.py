@@ -3,6 +3,8 @@ override and re-rating, the policy's modes and orders, and the authors' workload
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -228,3 +230,34 @@ def test_workload_is_the_authors():
     assert work["cpu_milli"].tolist() == [12000, 1000, 1000]
     split = synergy_workload(1000)["model"].map(lambda m: load_profiles()[m].task)
     assert split.value_counts().to_dict() == {"language": 700, "image": 200, "speech": 100}
+
+
+def test_a_resize_beyond_the_node_is_refused_and_keeps_what_the_job_held():
+    """Asking for more CPUs than the node has on the same GPUs raises, naming the job."""
+
+    class Grow(BasePolicy):
+        name = "grow"
+
+        def schedule(self, view):  # type: ignore[no-untyped-def]
+            alloc = view.allocation()
+            for state in view.pending.values():
+                alloc.assign(state, (0,), cpu_milli=3000, memory_mib=64000)
+            for state in view.running.values():
+                with pytest.raises(dlsched.errors.SchedulingError, match="job 0 cannot be re-s"):
+                    alloc.assign(state, (0,), cpu_milli=99000)
+                assert view.free_resources(0) == (9000, 192000)
+            view.wake_at(300.0)
+            return alloc
+
+    result = dlsched.simulate(jobs(["res18"]), node(), Grow(), throughput=SynergyModel())
+    assert result.jobs["finish_time"].iloc[0] == 2400.0
+
+
+def test_reproduction_measures_a_window_of_the_generated_workload():
+    """The reproduction's measure runs the authors' workload and reads the window's JCTs."""
+    from dlsched.reproduce.synergy import measure
+
+    spec = {"order": "fifo", "mode": "tune", "n_jobs": 40, "jobs_per_hour": 9.0}
+    out = measure({**spec, "window": (5, 25), "stop": False}, Path("."))
+    assert set(out) == {"mean_jct_h", "p99_jct_h"}
+    assert 0 < out["mean_jct_h"] <= out["p99_jct_h"]

@@ -90,7 +90,8 @@ def cluster() -> Any:
 
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
-    """One (order, mode): mean and p99 JCT (h) of jobs 4000-4999 (NaN if one is unfinished)."""
+    """One (order, mode): mean and p99 JCT (h) of jobs 4000-4999 (or the spec's `window`);
+    NaN if one of them is unfinished at the last arrival (or ever, with ``stop=False``)."""
     import dlsched
     from dlsched.perf.synergy import SynergyModel, synergy_workload
 
@@ -102,11 +103,12 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
             cluster(),
             "synergy",
             throughput=SynergyModel(),
-            max_time_s=float(work["submit_time"].max()),
+            max_time_s=float(work["submit_time"].max()) if spec.get("stop", True) else None,
             order=spec["order"],
             mode=spec["mode"],
         )
-    jobs = result.jobs.set_index("job_id").loc[WINDOW[0] : WINDOW[1] - 1]
+    first, end = spec.get("window", WINDOW)
+    jobs = result.jobs.set_index("job_id").loc[first : end - 1]
     jct = ((jobs["finish_time"] - jobs["submit_time"]) / 3600).to_numpy(dtype=float)
     if np.isnan(jct).any():
         return {"mean_jct_h": float("nan"), "p99_jct_h": float("nan")}
