@@ -28,6 +28,20 @@ needs_all_profiles = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True)
+def _bundled_profiles_by_default(tmp_path_factory, monkeypatch):
+    """Without ../shared, a model built with no folder finds the bundled excerpt: a shared
+    folder of its own (``$DLSCHED_SHARED``) whose profile folder links to it."""
+    if ALL_PROFILES.is_dir():
+        return
+    root = tmp_path_factory.getbasetemp() / "bundled-shared"
+    link = root / "traces" / "sia_pollux" / "sia" / "traces"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(BUNDLED, target_is_directory=True)
+    monkeypatch.setenv("DLSCHED_SHARED", str(root))
+
+
 @functools.cache
 def _model(flavor: str = "sia", adaptive: bool = False) -> GoodputModel:
     return GoodputModel(PROFILES, flavor=flavor, adaptive=adaptive)
@@ -218,6 +232,9 @@ def _sia_csv(tmp_path, rows):
 
 
 def _sia_cluster():
+    if not ALL_PROFILES.is_dir():  # the bundled excerpt profiles T4 only
+        nodes = [{"gpu_type": "T4", "count": 2, "gpus_per_node": 4}]
+        return dlsched.Cluster.from_dict({"name": "t4-small", "nodes": nodes})
     return dlsched.Cluster.from_dict(
         {
             "name": "sia-small",
@@ -287,7 +304,7 @@ def test_scaling_fallback_runs_an_unprofiled_type_when_asked():
     )
 
 
-@needs_profiles
+@needs_all_profiles
 def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
     """The estimator's goodput is the best batch's, and speedup is over one GPU."""
     from dlsched.perf.goodput import GoodputEstimator
@@ -316,7 +333,7 @@ def test_goodput_estimator_answers_at_the_best_batch(tmp_path):
     assert seen["choice"].batch_size % 4 == 0
 
 
-@needs_profiles
+@needs_all_profiles
 def test_learned_goodput_estimator_measures_what_jobs_run(tmp_path):
     """A job's stint adds its (nodes, GPUs, per-GPU batch) step to its model's fit."""
     from dlsched.perf.goodput import LearnedGoodputEstimator
