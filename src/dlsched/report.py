@@ -825,6 +825,18 @@ def _plot_resources(data: ReportData, path: Path) -> None:
         for row in picks
     )
     unit, scale = ("h", 3600.0) if hours else ("s", 1.0)
+    # One y range for every panel; below half the capacity, zoomed in so a lightly loaded
+    # run's lines are not flat on the axis.
+    peak = max(
+        (
+            float((timeline[r] / capacity[r]).max())
+            for timeline, capacity in (data.resources[row["key"]] for row in picks)
+            for r in _RESOURCE_STYLE
+            if r in capacity and capacity[r] > 0 and len(timeline)
+        ),
+        default=1.0,
+    )
+    y_top = 1.05 if peak > 0.5 or peak <= 0 else 1.15 * peak
     for ax, row in zip(axes, picks, strict=True):
         timeline, capacity = data.resources[row["key"]]
         for resource, (label, color, style) in _RESOURCE_STYLE.items():
@@ -837,7 +849,7 @@ def _plot_resources(data: ReportData, path: Path) -> None:
                     linestyle=style,
                     label=label,
                 )
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, y_top)
         ax.set_xlabel(f"time ({unit})")
         ax.set_ylabel("share of the cluster's capacity")
         ax.set_title(str(row["variant"]), fontsize=10)
