@@ -189,6 +189,9 @@ class Synergy(BasePolicy):
         alloc = view.allocation()
         jobs = sorted([*view.running.values(), *view.pending.values()], key=lambda s: s.spec.index)
         keys = {s.spec.index: self._key(view, s, now) for s in jobs}
+        # After the sort, as the authors reset it: a job left waiting is ranked by its full
+        # speed-up next round, one placed by what it holds (`_record`).
+        self._held_speedup = {}
         for state in list(view.running.values()):
             del alloc[state]
         jobs.sort(key=lambda s: keys[s.spec.index])
