@@ -69,7 +69,9 @@ after it in priority order that can be placed on the GPUs left free start (`_bac
 job asking for a fraction of a GPU counts as a whole GPU in admission.
 
 Speed: queues are kept sorted incrementally; promotion (and `literal` demotion) times are
-timers in a heap, the default's demotion check is one wake-up replanned at each event; a
+timers in a heap, the default's demotion check is one wake-up replanned at each event, both
+it and the demotions due answered from heaps of stint parameters (`crossings.py`) rather than
+by evaluating every running job; a
 scheduling call first admits waiting jobs into free GPUs, in priority order, and walks the
 priority order (from that job on) only when a waiting job could take GPUs from a
 lower-priority running one — an exact test, see `_fast_admit`; Gittins indices of running
@@ -98,6 +100,7 @@ from dlsched.policies.tiresias.common import (
     TiresiasBase,
     check_sensitive_slowdown,
 )
+from dlsched.policies.tiresias.crossings import CrossingWatch
 from dlsched.policies.tiresias.gittins import (
     GITTINS_DELTA,
     AuthorsGittinsTable,
@@ -151,10 +154,11 @@ class Tiresias(TiresiasBase):
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
-        self._limit = np.zeros(64)
         self._free_slots = list(range(63, -1, -1))
         self._slot: dict[JobState, int] = {}
         self._next_check = math.inf  # the authors' next demotion check
+        # running jobs below the last queue, against their queue's threshold
+        self._watch: CrossingWatch[JobState] = CrossingWatch(_EPS)
         self._pool_of: dict[JobState, Pool] = {}  # pool of a running job
         self._timers: list[tuple[float, int, JobState, int]] = []
         self._stint: dict[JobState, int] = {}  # bumped at every start and stop
@@ -265,31 +269,24 @@ class Tiresias(TiresiasBase):
             self._base = np.resize(self._base, 2 * size)
             self._since = np.resize(self._since, 2 * size)
             self._gpus = np.resize(self._gpus, 2 * size)
-            self._limit = np.resize(self._limit, 2 * size)
             self._free_slots = list(range(2 * size - 1, size - 1, -1))
         slot = self._slot[job] = self._free_slots.pop()
-        self._base[slot] = job.attained_service_s - self._offset[job]
+        base = job.attained_service_s - self._offset[job]
+        rate = job.spec.num_gpus * job.spec.gpu_milli / 1000
+        self._base[slot] = base
         self._since[slot] = now
-        self._gpus[slot] = job.spec.num_gpus * job.spec.gpu_milli / 1000
-        self._limit[slot] = self._threshold(self._level[job])
+        self._gpus[slot] = rate
+        if not self.literal:
+            self._watch.arm(job, base, now, rate, self._threshold(self._level[job]))
 
     def _stint_ended(self, job: JobState) -> None:
         """`job` gives its GPUs back (preempted or finished)."""
         self._free_slots.append(self._slot.pop(job))
+        self._watch.disarm(job)
 
     def _threshold(self, level: int) -> float:
         """The service at which a job of queue `level` is demoted (none in the last)."""
         return self.thresholds[level] if level < self._last else math.inf
-
-    def _services(self, now: float) -> tuple[list[JobState], np.ndarray, np.ndarray]:
-        """The running jobs, their services at `now` and their slots."""
-        slot_of = self._slot
-        slots = np.fromiter(slot_of.values(), dtype=np.intp, count=len(slot_of))
-        return (
-            list(slot_of),
-            self._base[slots] + self._gpus[slots] * (now - self._since[slots]),
-            slots,
-        )
 
     def _push(self, when: float, job: JobState) -> None:
         self._seq += 1
@@ -340,17 +337,24 @@ class Tiresias(TiresiasBase):
         if not self.literal:
             self._fresh.add(job)
         self._runs(job, target, pool)
-        self._limit[self._slot[job]] = self._threshold(target)
+        if not self.literal:
+            slot = self._slot[job]
+            self._watch.arm(
+                job,
+                float(self._base[slot]),
+                float(self._since[slot]),
+                float(self._gpus[slot]),
+                self._threshold(target),
+            )
         self._demotion_timer(job, target, now)
 
     def _check_demotions(self, now: float) -> bool:
         """The authors' demotions: at a scheduling event, every running job whose service
         reached its queue's threshold drops; True if one did."""
-        if not self._slot:
+        crossed = self._watch.crossed(now)
+        if not crossed:
             return False
-        jobs, service, slots = self._services(now)
-        at = np.flatnonzero(service >= self._limit[slots] * (1 - _EPS))
-        crossed = sorted((jobs[i] for i in at.tolist()), key=lambda job: job.spec.index)
+        crossed.sort(key=lambda job: job.spec.index)
         for job in crossed:  # in arrival order, as the authors walk jobs
             self._demote(job, self._level[job], now)
         return bool(crossed)
@@ -361,14 +365,7 @@ class Tiresias(TiresiasBase):
         so far as if it were GPU-time, so a multi-GPU job that ran before this call is
         checked after its crossing; any event in between demotes it there. Never before
         the exact crossing (a fraction of a GPU)."""
-        if not self._slot:
-            self._next_check = math.inf
-            return
-        _, service, slots = self._services(now)
-        rate = self._gpus[slots]
-        left = self._limit[slots] - service
-        wait = np.maximum(left, left + service * (1 - 1 / rate)) / rate
-        self._next_check = now + float(wait.min())
+        self._next_check = self._watch.next_check(now)
 
     def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
         """Keys of the running jobs of one queue (any order), comparable with the waiting
