@@ -183,3 +183,23 @@ def test_gpu_ids_may_be_tuples_and_nothing_is_busy_before_the_first_change():
     }
     # held 2 of 16 cores for 10 of the 15 s window
     assert utilisation_summary(result, TWO_NODES)["cpu_utilization"] == pytest.approx(20 / 240)
+
+
+def test_a_memory_only_cluster_has_no_cpu_column(fifo_run):
+    """Nodes that declare host memory only: gpu and memory, memory (12·10 + 14·40 + 8·50) /
+    (32·100)."""
+    result, workload = fifo_run
+    memory_only = Cluster.from_dict(
+        {
+            "name": "m",
+            "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 2, "host_memory_gb": 16}],
+        }
+    )
+    assert list(resource_timeline(result, memory_only, workload).columns) == [
+        "time",
+        "gpu",
+        "memory",
+    ]
+    figures = utilisation_summary(result, memory_only, workload)
+    assert "cpu_utilization" not in figures
+    assert figures["memory_utilization"] == pytest.approx(1080 / 3200)
