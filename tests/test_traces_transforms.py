@@ -213,6 +213,14 @@ def test_cap_gpu_demand_clips_to_the_largest_type_and_keeps_gpu_time():
     assert kept.jobs.set_index("job_id").loc[3, "duration"] == 10.0
 
 
+def test_cap_gpu_demand_shrinks_cpu_and_memory_demands_with_the_gpus():
+    """A clipped job keeps its CPU and memory per GPU (rounded up); others keep theirs."""
+    w = workload(cpu_milli=[1000, 2000, 16_000, 3000], memory_mib=[10, 20, 10_001, 30])
+    out = cap_gpu_demand(w, _cluster()).jobs.set_index("job_id")
+    assert out.loc[3, ["num_gpus", "cpu_milli", "memory_mib"]].tolist() == [4, 8_000, 5_001]
+    assert out.loc[1, ["cpu_milli", "memory_mib"]].tolist() == [1000, 10]
+
+
 def test_cap_gpu_demand_drop_mode_and_type_constraints():
     """drop removes jobs that do not fit; a constraint caps by its allowed types only."""
     w = workload(gpu_constraint=[None, "K80", None, "T4"], num_gpus=[1, 4, 8, 1])

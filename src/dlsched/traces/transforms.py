@@ -270,7 +270,9 @@ def cap_gpu_demand(
     ``mode="clip"`` lowers ``num_gpus`` to the cap; ``mode="drop"`` removes those jobs. When
     clipping, ``duration="keep_gpu_time"`` stretches ``duration`` and the ``duration_<type>``
     columns by old/new GPUs (GPU-time is kept, as under linear scaling); ``"keep"`` leaves
-    them. Jobs whose constraint allows no type of the cluster are dropped in either mode.
+    them. CPU and memory demands (``cpu_milli``, ``memory_mib``) of a clipped job shrink in
+    proportion, rounded up. Jobs whose constraint allows no type of the cluster are dropped
+    in either mode.
     """
     if mode not in ("clip", "drop"):
         raise ValueError(f"cap_gpu_demand: mode must be 'clip' or 'drop', got {mode!r}")
@@ -290,6 +292,13 @@ def cap_gpu_demand(
             stretch = gpus / new
             for column in ["duration", *duration_columns(jobs.columns).values()]:
                 jobs[column] = jobs[column].to_numpy() * stretch
+        # The whole-job CPU/memory demand shrinks with the GPUs (the same per-GPU demand,
+        # rounded up as the ledger rounds an elastic job's), or the clipped job would ask
+        # its fewer GPUs' nodes for more cores per GPU than the trace did.
+        for column in ("cpu_milli", "memory_mib"):
+            if column in jobs.columns:
+                demand = jobs[column].to_numpy(np.int64)
+                jobs[column] = np.where(over, -(-demand * new // gpus), demand)
         jobs["num_gpus"] = new.astype(np.int64)
     out = jobs.loc[~drop]
     label = int(cluster) if isinstance(cluster, (int, np.integer)) else str(cluster.name)
