@@ -223,7 +223,7 @@ def test_same_inputs_same_result():
 
 def test_workload_is_the_authors():
     """The generator's first jobs are those the authors' simulator makes for seeds 1 and 42."""
-    work = synergy_workload(3)
+    work = synergy_workload(3, list_seed=1)
     assert work["submit_time"].tolist() == [409.0, 951.0, 1053.0]
     assert work["model"].tolist() == ["alexnet", "gnmt", "transformer"]
     assert work["duration"].iloc[0] == pytest.approx(59040 * 0.6)

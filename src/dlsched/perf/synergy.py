@@ -188,15 +188,18 @@ def synergy_workload(
     jobs_per_hour: float = 9.0,
     split: tuple[float, float, float] = (20, 70, 10),
     seed: int = 42,
-    list_seed: int = 1,
+    list_seed: int = 42,
     list_size: int = 20_000,
 ) -> pd.DataFrame:
     """The first `n_jobs` jobs of the authors' simulated single-GPU workload (Fig. 8).
 
     What their simulator does, call for call on Python's `random` (so the jobs are theirs
     for the same seeds): a job list of `list_size` Gavel-like durations drawn with
-    `random.seed(list_seed)` (a stand-in for their Philly-derived pickle, which keeps only such
-    durations in this mode and is absent from the repository snapshot); then, with
+    `random.seed(list_seed)`. In this mode their Philly-derived list
+    (``philly_jobs_sum_attempts_exp_single.pickle``, absent from the repository snapshot)
+    holds nothing else, and their parser draws it after ``random.seed(42)``: with
+    ``list_seed=42`` FIFO-TUNE gives the artifact readme's JCTs within 1.5 %, so the default
+    is taken to be their list (another seed is another draw of it); then, with
     `random.seed(seed)` (their `--seed 42`), job i arrives `ceil(-ln(1-U)/λ · 3600)` s after
     job i-1 (the first after 0), draws an unused `randint(0, 9)` and takes the task class
     furthest below its share of `split` (image/language/speech %) among jobs so far, the
