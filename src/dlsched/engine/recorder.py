@@ -68,7 +68,7 @@ class Recorder:
     `placed_type` (`type_code`), `placed_rate` and `placed_overhead` for the events that
     place a job."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, free_by_type: dict[str, int] | None = None) -> None:
         self.times = array("d")
         self.kinds = array("B")
         self.jobs = array("q")
@@ -92,6 +92,8 @@ class Recorder:
         self.row_times = array("d")
         self.row_free = array("q")  # `_n_types` numbers per timeline row
         self._last: tuple[int, ...] | None = None  # free GPUs of the timeline's last row
+        # the ledger's free GPUs per type, which `snapshot` reads
+        self._free_by_type: dict[str, int] = free_by_type if free_by_type is not None else {}
 
     # ---- events -------------------------------------------------------------------------
     def gpus_code(self, gpus: tuple[int, ...]) -> int:
@@ -216,6 +218,21 @@ class Recorder:
         """`busy` from the ledger's free GPUs per type (what the engine calls)."""
         free_of = self._free_of
         self._row(now, free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],))
+
+    def snapshot(self, now: float) -> None:
+        """`busy_from_free(now, free_by_type)` of the dict given at construction (inlined:
+        the engine calls it after every change)."""
+        free_of = self._free_of
+        free_by_type = self._free_by_type
+        free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)
+        times = self.row_times
+        if times and times[-1] == now:
+            self.row_free[-self._n_types :] = array("q", free)
+            self._last = free
+        elif free != self._last:
+            times.append(now)
+            self.row_free.extend(free)
+            self._last = free
 
     def _row(self, now: float, free: tuple[int, ...]) -> None:
         times = self.row_times

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heappop, heappush
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ import simpy
 from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
-from dlsched.engine.ledger import PACKED, Ledger
+from dlsched.engine.ledger import PACKED, WHOLE, Ledger
 from dlsched.engine.progress import Progress
 from dlsched.engine.recorder import (
     FINISH,
@@ -75,23 +76,12 @@ class _Halt(Exception):
     """Raised inside the event loop to end a run early (stall or time limit)."""
 
 
-class _Call:
-    """A SimPy event already triggered, with one callback: all `Environment.step` reads of
-    an event. The engine's own events (arrival instants, completions, scheduling calls,
-    wake-ups) are these rather than `simpy.Timeout`s or process resumptions: a fraction of
-    the Python per event, and the same order (they take their ids from the environment's
-    counter when `Simulator._at` schedules them, as a timeout would)."""
-
-    __slots__ = ("callbacks", "_value")
-    _ok = True
-
-    def __init__(self, callback: Callable[[Any], None], value: Any) -> None:
-        self.callbacks: list[Callable[[Any], None]] | None = [callback]
-        self._value: Any = value
-
-    @property
-    def value(self) -> Any:
-        return self._value
+#: The engine's own events (arrival instants, completions, wake-ups, the time limit) are not
+#: SimPy event objects but entries ``(time, priority, id, method, *args)`` on SimPy's queue,
+#: beside SimPy's own ``(time, priority, id, event)``: no object per event, the same order
+#: (they take their ids from the environment's counter, as a timeout would), and the loop
+#: calls ``method(entry)`` (`Simulator._loop`).
+_METHOD = MethodType
 
 
 @contextmanager
@@ -129,6 +119,19 @@ _gc_saved: tuple[int, ...] = gc.get_threshold()
 
 
 _no_full_collections = no_full_collections  # the name it had
+
+
+def _hook(policy: object, name: str) -> Callable[[JobState], None] | None:
+    """The policy's `name` method, or None when it has none or inherits `BasePolicy`'s,
+    which does nothing (not calling it saves a call per job)."""
+    method = getattr(policy, name, None)
+    if method is None:
+        return None
+    from dlsched.policies.base import BasePolicy
+
+    if getattr(type(policy), name, None) is getattr(BasePolicy, name):
+        return None
+    return method
 
 
 class Simulator:
@@ -178,13 +181,15 @@ class Simulator:
             )
         self.jobs = JobIndex(self.states)
         self.clock = Clock()
-        self.recorder = Recorder(cluster)
+        self.recorder = Recorder(cluster, self.ledger.free_by_type)
+        self._snapshot = self.recorder.snapshot
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
         self.scheduling_instants = 0  # instants that asked for a call (made or skipped)
         self.scheduler_wall_s = 0.0
         self.halted: dict[str, object] | None = None
         self.rates = JobRates(truth)
+        self._rate_cache: dict[tuple, float] | None = None  # set when the run starts
         # A truth whose rate depends on the job's progress (`ThroughputModel.rate_from`, e.g.
         # goodput, whose statistical efficiency changes by epoch) is re-rated at each bound of
         # its piecewise-constant rate; models without it take the plain path, untouched.
@@ -202,6 +207,7 @@ class Simulator:
         self._progress_desc = progress_desc
         self._progress: Progress | None = None
         self.env = simpy.Environment()
+        self._queue: list[Any] = self.env._queue  # SimPy's event queue
         streams = np.random.SeedSequence(seed).spawn(len(STREAMS))
         self.rngs = {
             name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)
@@ -215,8 +221,8 @@ class Simulator:
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
         self._observe_stop = getattr(estimator, "on_stop", None)
-        self._on_arrival = getattr(policy, "on_arrival", None)
-        self._on_finish = getattr(policy, "on_finish", None)
+        self._on_arrival = _hook(policy, "on_arrival")
+        self._on_finish = _hook(policy, "on_finish")
         self._on_round = getattr(policy, "on_round", None)
         # A policy that declares it changes nothing while no waiting job fits the free GPUs
         # is not called then (see `BasePolicy.call_when_nothing_fits`). Fractions and
@@ -275,16 +281,18 @@ class Simulator:
         start = getattr(self.policy, "start", None)
         if start is not None:
             start(self.view)
+        # the cache behind `JobRates.rate`, read directly on the common path (`_apply`)
+        self._rate_cache = self.rates._cache if type(self.rates) is JobRates else None
         self._record_timeline()
         # The arrivals begin at once, before anything else at time 0 (as a process would).
-        self._at(0.0, URGENT, self._arrive, (0, False))
+        self._at(0.0, URGENT, self._arrive_first, 0)
         round_s = getattr(self.policy, "round_s", None)
         if round_s:
             if not round_s > 0:
                 raise ValueError(f"policy round_s must be > 0 seconds, got {round_s!r}")
             env.process(self._rounds(float(round_s)))
         if self.max_time_s is not None:
-            self._at(self.max_time_s, _LAST, self._time_up, None)
+            self._at(self.max_time_s, _LAST, self._time_up, 0)
         if self._show_progress is not False:
             bar = Progress(
                 len(self.specs) - len(self.skip), self._show_progress, self._progress_desc
@@ -309,6 +317,7 @@ class Simulator:
         env = self.env
         queue: list[Any] = env._queue
         schedule = self._schedule
+        method = _METHOD
         while True:
             if self._requested and (
                 not queue or queue[0][0] > env._now or queue[0][1] > _AFTER_EVERYTHING
@@ -317,7 +326,12 @@ class Simulator:
                 continue
             if not queue:
                 return
-            env._now, _, _, event = heappop(queue)
+            entry = heappop(queue)
+            env._now = entry[0]
+            event = entry[3]
+            if event.__class__ is method:  # the engine's own (see `_METHOD`)
+                event(entry)
+                continue
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:
                 callback(event)
@@ -328,15 +342,15 @@ class Simulator:
                 raise exc
 
     def _at(self, delay: float, priority: EventPriority, callback: Callable, value: object) -> None:
-        """Call `callback(event)` `delay` seconds after SimPy's now (`event.value` is `value`).
+        """Call `callback(entry)` `delay` seconds after SimPy's now (`entry[4]` is `value`).
 
-        `Environment.schedule` inlined for speed: the same id and heap entry."""
+        `Environment.schedule` inlined for speed: the same id and place on the queue."""
         env = self.env
         queue: list[Any] = env._queue
-        heappush(queue, (env._now + delay, priority, next(env._eid), _Call(callback, value)))
+        heappush(queue, (env._now + delay, priority, next(env._eid), callback, value))
 
     # ---- ending early -----------------------------------------------------------------
-    def _time_up(self, _event: object) -> None:
+    def _time_up(self, _entry: tuple) -> None:
         if self.jobs.active or not self.arrivals_done:
             self.clock.now = max(self.clock.now, float(self.max_time_s or 0.0))
             self._halt("max_time_s", f"simulated time reached max_time_s={self.max_time_s}")
@@ -352,12 +366,16 @@ class Simulator:
         raise _Halt(message)
 
     # ---- processes --------------------------------------------------------------------
-    def _arrive(self, event: _Call) -> None:
-        """Submit the jobs of each instant that is due, from spec `i` on (`event.value` is
-        `(i, timed)`; `timed`: the instant's own timer fired), asking for a scheduling call
-        after each; then plan the next instant."""
+    def _arrive_first(self, entry: tuple) -> None:
+        """The arrivals begin (at time 0, before anything else)."""
+        self._arrive(entry, False)
+
+    def _arrive(self, entry: tuple, timed: bool = True) -> None:
+        """Submit the jobs of each instant that is due, from spec `i = entry[4]` on (`timed`:
+        the instant's own timer fired), asking for a scheduling call after each; then plan
+        the next instant."""
         specs, states, n = self.specs, self.states, len(self.specs)
-        i, timed = event._value
+        i = entry[4]
         clock, jobs, skip = self.clock, self.jobs, self.skip
         recorder = self.recorder
         add_time, add_kind = recorder.times.append, recorder.kinds.append
@@ -370,7 +388,11 @@ class Simulator:
                 clock.now = max(clock.now, t)
                 timed = False
             elif t > clock.now:
-                self._at(t - self.env._now, NORMAL, self._arrive, (i, True))
+                env = self.env
+                heappush(
+                    self._queue,
+                    (env._now + (t - env._now), NORMAL, next(env._eid), self._arrive, i),
+                )
                 return
             now = clock.now
             while i < n:
@@ -397,7 +419,7 @@ class Simulator:
                     on_arrival(state)
                 i += 1
             self._idle_calls = 0
-            self._request_schedule()
+            self._requested = True  # `_request_schedule`, inlined
             if self._on_progress is not None:
                 self._on_progress(now)
         self.arrivals_done = True
@@ -424,8 +446,8 @@ class Simulator:
         self._wakeups.add(when)
         self._at(when - self.env._now, NORMAL, self._wake, when)
 
-    def _wake(self, event: _Call) -> None:
-        when = event._value
+    def _wake(self, entry: tuple) -> None:
+        when = entry[4]
         self._wakeups.discard(when)
         self.clock.now = max(self.clock.now, when)
         if self.jobs.active:
@@ -444,7 +466,10 @@ class Simulator:
             clock.is_round = False
             return
         if self._skip_blocked and not clock.is_round and jobs.running:
-            if not jobs.demand or self.ledger.free_total < jobs.min_demand():
+            least = jobs._least  # `jobs.min_demand()`, inlined
+            if least is None:
+                least = jobs.min_demand()
+            if not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
                 # Nothing waiting fits: the policy declared such a call a no-op.
                 self._last_call_changed = False
                 self._idle_calls = 0
@@ -475,7 +500,7 @@ class Simulator:
                 touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
                 self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
             self._last_call_changed = True
-            self._record_timeline()
+            self._snapshot(clock.now)
         else:
             self._last_call_changed = False
         if self._auditor is not None:
@@ -525,7 +550,19 @@ class Simulator:
             overhead = self.overheads.restart(spec)
             state.restarts += 1
             kind = "restart"
-        gpu_type, rate = self._rate(spec, new)
+        rate_cache = self._rate_cache
+        if (
+            rate_cache is not None
+            and len(new) == 1
+            and spec.type_durations is None
+            and not self.ledger.packed_jobs
+        ):  # `_rate` of one GPU, inlined: `JobRates.rate`'s cached answer when it has one
+            gpu_type = self.cluster.gpu_type_of[new[0]]
+            rate = rate_cache.get((spec.model, gpu_type, 1, 1, ()))
+            if rate is None:
+                gpu_type, rate = self._rate(spec, new)
+        else:
+            gpu_type, rate = self._rate(spec, new)
         if rate > 0 and self._rate_from is not None:
             rate = self._segment_rate(state, gpu_type, new)
         if not rate > 0:
@@ -544,14 +581,36 @@ class Simulator:
         jobs.pending.pop(job_id, None)
         jobs.running[job_id] = state
         if self._rate_from is None:
-            # `_plan_completion`, inlined: the same arithmetic
+            # `_plan_completion` and `_push_completion`, inlined: the same arithmetic
             finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
-            self._push_completion(state, finish)
+            env = self.env
+            env_now = env._now
+            heappush(
+                self._queue,
+                (
+                    env_now + max(0.0, finish - env_now),
+                    NORMAL,
+                    next(env._eid),
+                    self._complete,
+                    state,
+                    state.version,
+                    finish,
+                ),
+            )
         else:
             self._plan_segment(state)
         if self._observe_stint is not None:
             self._tell_stint(state, gpu_type)
-        self.recorder.add_placement(now, KIND_CODE[kind], spec.index, new, gpu_type, rate, overhead)
+        recorder = self.recorder  # `Recorder.add_placement`, inlined
+        recorder.placed_at.append(len(recorder.times))
+        recorder.placed_type.append(recorder.type_code[gpu_type])
+        recorder.placed_rate.append(rate)
+        recorder.placed_overhead.append(overhead)
+        recorder.times.append(now)
+        recorder.kinds.append(KIND_CODE[kind])
+        recorder.jobs.append(spec.index)
+        code = recorder.gpu_set_code.get(new)
+        recorder.gpu_codes.append(recorder.gpus_code(new) if code is None else code)
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
         cluster = self.cluster
@@ -576,14 +635,17 @@ class Simulator:
         """Put the stint's completion check at `finish` on SimPy's queue, as a timeout would.
         The event carries what the callback needs (no closure: fewer objects for the GC)."""
         env = self.env
-        queue: list[Any] = env._queue
+        now = env._now
         heappush(
-            queue,
+            self._queue,
             (
-                env._now + max(0.0, finish - env._now),
+                now + max(0.0, finish - now),
                 NORMAL,
                 next(env._eid),
-                _Call(self._completion_due, (state, state.version, finish)),
+                self._complete,
+                state,
+                state.version,
+                finish,
             ),
         )
 
@@ -610,14 +672,16 @@ class Simulator:
         if until < spec.total_steps:
             when = start + (until - state.steps_done) / state._rate
             env = self.env
-            queue: list[Any] = env._queue
             heappush(
-                queue,
+                self._queue,
                 (
                     env._now + max(0.0, when - env._now),
                     NORMAL,
                     next(env._eid),
-                    _Call(self._segment_due, (state, state.version, when)),
+                    self._segment_due,
+                    state,
+                    state.version,
+                    when,
                 ),
             )
         else:
@@ -625,10 +689,10 @@ class Simulator:
                 state, start + (spec.total_steps - state.steps_done) / state._rate
             )
 
-    def _segment_due(self, event: _Call) -> None:
+    def _segment_due(self, entry: tuple) -> None:
         """A running job reached the bound of its rate segment: credit its work to the
         bound exactly and go on at the next segment's rate (no scheduling call)."""
-        state, version, when = event._value
+        _, _, _, _, state, version, when = entry
         if state.version != version:
             return  # moved or stopped since
         clock = self.clock
@@ -752,11 +816,9 @@ class Simulator:
                 self._tell_stint(state, gpu_type)
             self.recorder.add_placement(now, RERATE, index, state.gpus, gpu_type, rate, 0.0)
 
-    def _completion_due(self, event: _Call) -> None:
-        state, version, finish = event._value
-        self._complete(state, version, finish)
-
-    def _complete(self, state: JobState, version: int, finish: float) -> None:
+    def _complete(self, entry: tuple) -> None:
+        """A running job's planned completion is due (`entry` from `_push_completion`)."""
+        _, _, _, _, state, version, finish = entry
         if state.version != version:
             return  # the job was preempted or moved after this completion was planned
         clock, jobs = self.clock, self.jobs
@@ -783,17 +845,25 @@ class Simulator:
         state.status = FINISHED
         state.finish_time = now
         ledger = self.ledger
-        ledger.give_back(spec.index, gpus, spec.gpu_milli, spec.vc)
+        if spec.gpu_milli == WHOLE and not ledger.packed_jobs and not ledger.reserved:
+            ledger._give_back_whole(spec.index, gpus, spec.vc)  # what `give_back` does then
+        else:
+            ledger.give_back(spec.index, gpus, spec.gpu_milli, spec.vc)
         if ledger.packed_ever:
             self._rerate_neighbours(set(gpus), {spec.index})
         job_id = spec.job_id
         del jobs.running[job_id]
         del jobs.active[job_id]
         jobs.finished += 1
-        self.recorder.add(now, FINISH, spec.index, gpus)
+        recorder = self.recorder  # `Recorder.add(now, FINISH, spec.index, gpus)`, inlined
+        recorder.times.append(now)
+        recorder.kinds.append(FINISH)
+        recorder.jobs.append(spec.index)
+        code = recorder.gpu_set_code.get(gpus)
+        recorder.gpu_codes.append(recorder.gpus_code(gpus) if code is None else code)
         if self._on_finish is not None:
             self._on_finish(state)
-        self.recorder.busy_from_free(now, ledger.free_by_type)
+        self._snapshot(now)
         if self._auditor is not None:
             self._auditor.after_finish(state)
         self._requested = True  # `_request_schedule`, inlined
@@ -802,4 +872,4 @@ class Simulator:
             progress.update(jobs.finished, now)
 
     def _record_timeline(self) -> None:
-        self.recorder.busy_from_free(self.clock.now, self.ledger.free_by_type)
+        self._snapshot(self.clock.now)

@@ -67,6 +67,8 @@ class ClusterView:
         self._alloc: Allocation | None = None
         self._reused: Allocation | None = None
         self._ranked: dict[object, tuple[str, ...]] = {}
+        # `rank_types` of each of the run's specs, by index (None: not asked yet)
+        self._ranked_at: list[tuple[str, ...] | None] = [None] * len(jobs.states)
         self._owning_vcs = ledger.owning_vcs
         self._failed: dict[tuple[Pool, int, object], int] = {}
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
@@ -292,7 +294,14 @@ class ClusterView:
         else:
             owner = vc if vc is not None and vc in self._owning_vcs else None
         if gpu_type is None:
-            types = self.rank_types(spec)
+            index = spec.index
+            ranked_at = self._ranked_at
+            if 0 <= index < len(ranked_at) and self._jobs.states[index].spec is spec:
+                types = ranked_at[index]
+                if types is None:
+                    types = ranked_at[index] = self.rank_types(spec)
+            else:  # not one of the run's specs (a policy's own copy): no shortcut
+                types = self.rank_types(spec)
         else:
             types = (gpu_type if gpu_type in self._type_keys else type_key(gpu_type),)
         free_by_pool = ledger.free_by_pool
