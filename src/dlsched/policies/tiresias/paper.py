@@ -166,6 +166,11 @@ class Tiresias(TiresiasBase):
         self._arrived = False
         self._capacity: dict[Pool, int] = view.pool_capacity()
         self._held: dict[Pool, list[int]] = {pool: [0] * levels for pool in self._capacity}
+        # kept with `_held`: free GPUs per pool and in all, GPUs held per queue in all pools
+        self._free: dict[Pool, int] = dict(self._capacity)
+        self._free_total = sum(self._capacity.values())
+        self._held_level = [0] * levels
+        self._choice_of: dict[JobState, tuple[tuple[Pool, str], ...]] = {}
 
     # ---- bookkeeping ------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
@@ -182,6 +187,7 @@ class Tiresias(TiresiasBase):
         self._unrun(job, level)
         self._stint_ended(job)
         del self._stint[job], self._first[job], self._place[job]
+        self._choice_of.pop(job, None)
         self._first_since_top.pop(job, None)
         self._event = True
 
@@ -251,14 +257,22 @@ class Tiresias(TiresiasBase):
         keys.insert(at, key)
         gpus.insert(at, job.spec.num_gpus)
         self._pool_of[job] = pool
-        self._held[pool][level] += job.spec.num_gpus
+        n = job.spec.num_gpus
+        self._held[pool][level] += n
+        self._free[pool] -= n
+        self._free_total -= n
+        self._held_level[level] += n
 
     def _unrun(self, job: JobState, level: int) -> None:
         pool = self._pool_of.pop(job)
         keys, gpus = self._run[level][pool]
         at = bisect.bisect_left(keys, self._key.pop(job))
         del keys[at], gpus[at]
-        self._held[pool][level] -= job.spec.num_gpus
+        n = job.spec.num_gpus
+        self._held[pool][level] -= n
+        self._free[pool] += n
+        self._free_total += n
+        self._held_level[level] -= n
 
     def _stint_started(self, job: JobState, now: float) -> None:
         """`job` holds GPUs from `now` on: its service in this stint is base + GPUs × (t −
@@ -485,7 +499,7 @@ class Tiresias(TiresiasBase):
     def _settle(self, view: ClusterView, now: float, alloc: Allocation | None):
         """End a call: jobs demoted in it that kept their GPUs take their place ahead of
         the waiting jobs of their new queue; the next check is planned."""
-        for job in sorted(self._fresh, key=lambda job: self._place[job]):
+        for job in sorted(self._fresh, key=self._place.__getitem__) if self._fresh else ():
             level, pool = self._level[job], self._pool_of[job]
             self._unrun(job, level)
             self._fresh.discard(job)
@@ -502,33 +516,48 @@ class Tiresias(TiresiasBase):
         running jobs ranked below it (lower queues, and in its own queue those behind it),
         less what waiting jobs above it took; while no one has been preempted that is exactly
         what is counted here. Returns the admitted jobs and, if the walk must go on from such
-        a job, (its queue, its key, the free GPUs per pool left) to resume from; else None."""
-        capacity, held = self._capacity, self._held
-        free = {pool: capacity[pool] - sum(counts) for pool, counts in held.items()}
+        a job, (its queue, its key, the free GPUs per pool left) to resume from; else None.
+
+        A job that can neither start nor take GPUs fails so for every later job with the same
+        GPU count and pools in this call (free GPUs only shrink, and GPUs held below a job
+        only shrink down the order), so those are skipped (`failed`)."""
+        held, choice_of = self._held, self._choice_of
+        free = dict(self._free)
+        left = self._free_total
         admitted: list[tuple[JobState, str]] = []
         smallest = view.min_pending_demand()
+        failed: set[int] = set()  # ids of `_choices` answers (one per GPU count and pools)
         for level in range(self._last + 1):
             waiting = self._waiting[level]
             if not waiting:
                 continue
-            below = {pool: sum(counts[level + 1 :]) for pool, counts in held.items()}
-            same = {pool: counts[level] for pool, counts in held.items()}
-            if sum(free.values()) + sum(below.values()) + sum(same.values()) < smallest:
+            if left + sum(self._held_level[level:]) < smallest:
                 break  # nothing at this level or below can fit, even by preempting
+            below = level + 1
             for key in waiting:
                 job = key[-1]
+                choices = choice_of.get(job)
+                if choices is None:
+                    choices = choice_of[job] = self._choices(view, job)
+                if failed and id(choices) in failed:
+                    continue
                 n = job.spec.num_gpus
-                for pool, gpu_type in self._choices(view, job):
-                    if free[pool] >= n:
-                        free[pool] -= n
+                for pool, gpu_type in choices:
+                    room = free[pool]
+                    if room >= n:
+                        free[pool] = room - n
+                        left -= n
                         admitted.append((job, gpu_type))
                         break
-                    room = free[pool] + below[pool]
+                    counts = held[pool]
+                    room += sum(counts[below:])
                     if room >= n or (
-                        room + same[pool] >= n
+                        room + counts[level] >= n
                         and room + self._held_after(level, pool, key, now, cache) >= n
                     ):
                         return admitted, (level, key, free)
+                else:
+                    failed.add(id(choices))
         return admitted, None
 
     def _walk_from(
