@@ -11,7 +11,9 @@ import pytest
 from truths import Linear
 
 import dlsched
-from dlsched.policies.goodput.common import restart_factor
+from dlsched.engine.ledger import Ledger
+from dlsched.jobs import JobSpec
+from dlsched.policies.goodput.common import demand_rows, restart_factor
 from dlsched.policies.goodput.pollux import (
     Pollux,
     Problem,
@@ -371,3 +373,58 @@ def test_sia_runs_a_saturn_workload_excerpt_on_three_gpu_types():
     result = dlsched.simulate(work, hardware, "sia", overheads="sia")
     assert (result.jobs["status"] == "finished").all()
     assert result.events[result.events["event"].isin(OPENS)]["gpu_type"].nunique() > 1
+
+
+# ---- CPU and memory (the known bug of 0.2: plans without room never started) ---------------
+
+
+@pytest.mark.parametrize("policy", ["pollux", "sia"])
+def test_an_elastic_job_grows_only_as_far_as_its_node_has_cpus(policy):
+    """One node of 4 GPUs and 8 CPUs, a job asking 4 CPUs per GPU: it grows to 2 GPUs, never
+    plans 4 (16 CPUs) and finishes (before the fix its plan of 4 GPUs never started)."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "duration": [3000.0],
+            "min_gpus": [1],
+            "max_gpus": [4],
+            "cpu_milli": [4000],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "cpus": 8}]}
+    )
+    chosen = Pollux(generations=20) if policy == "pollux" else policy
+    result = dlsched.simulate(jobs, hardware, chosen, throughput=Sublinear(), audit=True)
+    assert result.jobs["status"].tolist() == ["finished"]
+    assert _stints(result, 0) == [1, 2]
+
+
+def test_repair_cuts_a_job_to_the_cpus_left_on_its_node_in_job_order():
+    """Node of 4 GPUs and 8 CPUs; job 0 asks 3 CPUs per GPU, job 1 4 CPUs for 1 GPU: job 0
+    keeps 2 GPUs (6 CPUs), job 1 (2 CPUs left) gets nothing."""
+    prob = problem([lambda n, k: n, lambda n, k: n], [1, 1], [4, 4], [4])
+    prob.cpu_room = np.array([8000])
+    prob.demand = np.array([[3000, 0], [4000, 0]])
+    prob.asked = np.array([1, 1])
+    fixed = repair(prob, np.array([[[3], [1]]]), np.random.default_rng(0))
+    assert fixed[0].tolist() == [[2], [0]]
+
+
+def test_demand_rows_follow_the_ledger():
+    """`demand_rows` gives what the ledger reserves, on random splits of random demands."""
+    hardware = cluster(("V100", 3, 4), ("K80", 2, 8))
+    ledger = Ledger(hardware)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        asked, total = int(rng.integers(1, 9)), int(rng.integers(0, 40_000))
+        counts = [int(rng.integers(0, len(n.gpu_ids) + 1)) for n in hardware.nodes]
+        if not any(counts):
+            continue
+        spec = JobSpec(0, 0, 0.0, asked, 1.0, cpu_milli=total)
+        gpus = tuple(g for n, k in zip(hardware.nodes, counts, strict=True) for g in n.gpu_ids[:k])
+        expected = {node: cpu for node, (cpu, _) in ledger.node_demands(spec, gpus).items()}
+        got = demand_rows(np.array(counts), total, asked)
+        assert {i: int(got[i]) for i, k in enumerate(counts) if k} == expected

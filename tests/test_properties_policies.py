@@ -83,8 +83,8 @@ CASES: dict[str, Case] = {
     # Known bug: with CPU/memory demands, Pollux's and Sia's plans can keep choosing nodes
     # without room for a job and never start it (Pollux: the engine halts the run as stalled;
     # Sia: the job is left unfinished). Fewer generations keep Pollux's search affordable here.
-    "pollux": Case(resources=False, params={"generations": 20}),
-    "sia": Case(resources=False),
+    "pollux": Case(params={"generations": 20}),
+    "sia": Case(),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).

@@ -15,9 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
+
+from dlsched.engine.ledger import UNLIMITED
 from dlsched.engine.view import ClusterView
 from dlsched.errors import UnknownModelError
-from dlsched.jobs import JobState
+from dlsched.jobs import JobSpec, JobState
 
 
 def restart_factor(age_s: float, restarts: int, penalty_s: float) -> float:
@@ -151,3 +154,63 @@ def _fits_resources(view: ClusterView, job: JobState, gpus: list[int]) -> bool:
     searches plan GPUs only; a plan that does not fit is treated like busy GPUs)."""
     fits = getattr(view, "fits_resources", None)
     return True if fits is None else bool(fits(job, tuple(gpus)))
+
+
+# ---- CPU and memory (issue 15): the searches plan GPUs, these keep their plans placeable --
+
+
+def resource_capacity(view: ClusterView) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(milli-CPUs, MiB) each node holds when idle, as int64 arrays over node indices, the
+    ledger's units (`UNLIMITED` for a node that declares none where others do); None for a
+    resource no node declares."""
+    nodes = view.cluster.nodes
+    cpu = mem = None
+    if view.cluster.declares_cpus:
+        cpu = np.array(
+            [UNLIMITED if n.cpus is None else round(n.cpus * 1000) for n in nodes], np.int64
+        )
+    if view.cluster.declares_memory:
+        mem = np.array(
+            [UNLIMITED if n.memory_gb is None else round(n.memory_gb * 1024) for n in nodes],
+            np.int64,
+        )
+    return cpu, mem
+
+
+def demand_rows(rows: np.ndarray, total: int, asked: int) -> np.ndarray:
+    """What a job demanding `total` (milli-CPUs or MiB) for `asked` GPUs holds on each node
+    when it runs `rows[..., node]` GPUs there: the ledger's rule (`Ledger.node_demands`):
+    ⌈total · n / asked⌉ on n GPUs, split over its nodes in proportion to its GPUs there
+    (integer shares), the remainder on the lowest node index. `rows` is (..., nodes).
+
+    >>> demand_rows(np.array([[1, 0, 2], [0, 4, 0]]), total=1000, asked=2).tolist()
+    [[500, 0, 1000], [0, 2000, 0]]
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if not total:
+        return np.zeros_like(rows)
+    n = rows.sum(axis=-1)
+    scaled = total if asked <= 0 else np.where(n != asked, -(-total * n // max(asked, 1)), total)
+    whole = np.broadcast_to(scaled, n.shape)
+    share = (whole[..., None] * rows) // np.maximum(n, 1)[..., None]
+    spare = whole - share.sum(axis=-1)
+    first = np.argmax(rows > 0, axis=-1)
+    np.put_along_axis(
+        share,
+        first[..., None],
+        np.take_along_axis(share, first[..., None], -1) + spare[..., None],
+        -1,
+    )
+    return np.where(rows > 0, share, 0)
+
+
+def node_demand_map(spec: JobSpec, counts: Mapping[int, int]) -> dict[int, tuple[int, int]]:
+    """Node → (milli-CPUs, MiB) the job would hold with `counts` GPUs per node (the ledger's
+    rule, `demand_rows`)."""
+    nodes = sorted(node for node, k in counts.items() if k > 0)
+    if not nodes:
+        return {}
+    row = np.array([counts[node] for node in nodes], dtype=np.int64)
+    cpu = demand_rows(row, spec.cpu_milli, spec.num_gpus)
+    mem = demand_rows(row, spec.memory_mib, spec.num_gpus)
+    return {node: (int(c), int(m)) for node, c, m in zip(nodes, cpu, mem, strict=True)}

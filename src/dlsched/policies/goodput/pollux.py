@@ -40,7 +40,10 @@ GPU type (the engine runs a mixed gang at its slowest type) and only nodes its V
 ``pollux_unaware.py``): every type is rated as the type the job runs on now (else last ran
 on, else its fastest), unless ``heterogeneity_aware=True`` rates each type as itself; VC
 quotas bound the rows; a rigid job gets its requested count or nothing; a fractional job is
-a one-GPU rigid job placed by `view.place`. Goodput comes from the run's estimator (see
+a one-GPU rigid job placed by `view.place`; on a cluster that declares CPU cores or host
+memory (issue 15), the repair also cuts each row, in job order, to the CPU/memory its nodes
+have left (the ledger's per-node split of the job's demand), so the best state is placeable.
+Goodput comes from the run's estimator (see
 `common`): with no goodput model it is throughput, i.e. statistical efficiency 1. The
 artifact fits each job's throughput model online from its own profile; here that is the
 estimator's job (oracle, noisy or learned).
@@ -77,7 +80,14 @@ from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.overheads import make_overheads
 from dlsched.policies.base import BasePolicy
-from dlsched.policies.goodput.common import Ticker, apply_plan, goodput, restart_factor
+from dlsched.policies.goodput.common import (
+    Ticker,
+    apply_plan,
+    demand_rows,
+    goodput,
+    resource_capacity,
+    restart_factor,
+)
 from dlsched.policies.registry import register
 
 INTERVAL_S = 60.0
@@ -113,6 +123,12 @@ class Problem:
     share: np.ndarray | None = None
     quota: np.ndarray | None = None
     avoid_interference: bool = True
+    #: CPU/memory per node (milli-CPUs, MiB; None: not declared) and each job's demand
+    #: (`demand`: (J, 2) of what it asks for `asked` GPUs)
+    cpu_room: np.ndarray | None = None
+    mem_room: np.ndarray | None = None
+    demand: np.ndarray | None = None
+    asked: np.ndarray | None = None
 
 
 class SpeedupTable:
@@ -212,6 +228,10 @@ def repair(problem: Problem, states: np.ndarray, rng: np.random.Generator) -> np
     # node capacity: earlier jobs first
     filled = np.minimum(np.cumsum(states, axis=1), problem.capacity[None, None, :])
     states = np.diff(filled, axis=1, prepend=0)
+    if problem.demand is not None and (
+        problem.cpu_room is not None or problem.mem_room is not None
+    ):
+        states = _fit_resources(problem, states)
     if problem.quota is not None and problem.vc_of is not None and problem.share is not None:
         counts = states.sum(axis=2) * problem.share[None, :]
         for vc, quota in enumerate(problem.quota):
@@ -223,6 +243,46 @@ def repair(problem: Problem, states: np.ndarray, rng: np.random.Generator) -> np
             states = np.where(over[..., None], 0, states)
     short = states.sum(axis=2) < problem.low[None, :]
     return np.where(short[..., None], 0, states)
+
+
+def _fit_resources(problem: Problem, states: np.ndarray) -> np.ndarray:
+    """Node CPU/memory, earlier jobs first: a job's GPUs on a node are cut to what the CPU
+    and memory left there hold (at its per-GPU demand), then any node where its exact
+    demand (the ledger's rule) still does not fit is dropped from its row, and a row left
+    below the job's minimum holds nothing; what a row keeps is taken from the room left."""
+    assert problem.demand is not None and problem.asked is not None
+    states = states.copy()
+    rooms = [
+        (k, np.broadcast_to(room, (len(states), len(room))).copy())
+        for k, room in enumerate((problem.cpu_room, problem.mem_room))
+        if room is not None
+    ]
+    for j in range(states.shape[1]):
+        asked = max(int(problem.asked[j]), 1)
+        wants = [(k, room, int(problem.demand[j, k])) for k, room in rooms]
+        wants = [(k, room, total) for k, room, total in wants if total > 0]
+        if not wants:
+            continue
+        row = states[:, j]
+        for _, room, total in wants:  # per-GPU cut (the ceiling can still exceed it)
+            row = np.minimum(row, np.clip(room, 0, 1 << 40) * asked // total)
+        for _ in range(3):  # dropping a node changes the split: recheck, thrice at most
+            bad = np.zeros(row.shape, dtype=bool)
+            for _, room, total in wants:
+                bad |= demand_rows(row, total, asked) > room
+            if not bad.any():
+                break
+            row = np.where(bad, 0, row)
+        else:
+            still: np.ndarray = np.zeros(row.shape, dtype=bool)
+            for _, room, total in wants:
+                still |= demand_rows(row, total, asked) > room
+            row = np.where(still.any(axis=1, keepdims=True), 0, row)
+        row = np.where((row.sum(axis=1) < problem.low[j])[:, None], 0, row)
+        for _, room, total in wants:
+            room -= demand_rows(row, total, asked)
+        states[:, j] = row
+    return states
 
 
 def mutate(problem: Problem, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -500,6 +560,15 @@ class Pollux(BasePolicy):
             speedups=table,
             avoid_interference=self.interference_avoidance,
         )
+        cpu_room, mem_room = resource_capacity(view)
+        if (cpu_room is not None or mem_room is not None) and any(
+            j.spec.cpu_milli or j.spec.memory_mib for j in jobs
+        ):
+            problem.cpu_room, problem.mem_room = cpu_room, mem_room
+            problem.demand = np.array(
+                [(j.spec.cpu_milli, j.spec.memory_mib) for j in jobs], dtype=np.int64
+            ).reshape(count, 2)
+            problem.asked = np.array([j.spec.num_gpus for j in jobs], dtype=np.int64)
         if quotas:
             problem.vc_of = np.array([vc_index.get(j.spec.vc or "", -1) for j in jobs], dtype=int)
             problem.share = np.array([j.spec.gpu_milli / 1000 for j in jobs], dtype=float)

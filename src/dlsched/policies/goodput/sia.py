@@ -41,8 +41,10 @@ overhead preset: ``applications.py``'s per-model restart times), as in the artif
 ``restart_penalty_s`` sets one δ for every job. Placement keeps a job whose configuration
 is unchanged on its GPUs (dlsched charges moves; the artifact's simulator does not), places
 multi-node jobs on whole free nodes and the others best-fit. dlsched additions: VC pools
-and quotas are constraints of the program; a fractional job is a one-GPU rigid job placed
-by `view.place`. Goodput comes from the run's estimator
+and quotas are constraints of the program; on a cluster that declares CPU cores or host
+memory (issue 15), a configuration whose demand no set of idle nodes of its pool holds is
+left out, and placement takes only nodes with the CPU/memory left for the job's share; a
+fractional job is a one-GPU rigid job placed by `view.place`. Goodput comes from the run's estimator
 (`dlsched.policies.goodput.common`): with no goodput model it is throughput (statistical
 efficiency 1); ``bootstrap=False`` reads it for every type and count directly.
 
@@ -77,8 +79,11 @@ from dlsched.policies.base import BasePolicy
 from dlsched.policies.goodput.common import (
     Ticker,
     apply_plan,
+    demand_rows,
     goodput,
     node_counts,
+    node_demand_map,
+    resource_capacity,
     restart_factor,
 )
 from dlsched.policies.registry import register
@@ -303,6 +308,9 @@ class Sia(BasePolicy):
             for pool, members in pools.items()
         }
         self.last_plan: dict[object, Config] = {}
+        cpu, mem = resource_capacity(view)
+        self._rooms = [room for room in (cpu, mem) if room is not None]
+        self._room_kind = [k for k, room in enumerate((cpu, mem)) if room is not None]
 
     def on_finish(self, job: JobState) -> None:
         for table in (self._restarts, self._most_gpus, self._ran_on):
@@ -386,6 +394,8 @@ class Sia(BasePolicy):
                 if self.bootstrap and not ran:
                     options = options[:1]  # only profiled on its smallest configuration
             for k, n in options:
+                if not self._could_fit(job, members, k, n):
+                    continue  # its CPU/memory exceeds what k idle nodes of the pool hold
                 if rigid or not self.bootstrap or not ran:
                     value = goodput(view, job, gpu_type, n, k)
                     if not rigid and self.bootstrap and value > 0:
@@ -430,6 +440,26 @@ class Sia(BasePolicy):
             )
         return Choice(job, configs, costs)
 
+    def _demand(self, job: JobState, row: np.ndarray) -> list[np.ndarray]:
+        """The job's (CPU, memory) demand on each node of `row` (GPUs per node), for the
+        resources the cluster declares."""
+        spec = job.spec
+        totals = (spec.cpu_milli, spec.memory_mib)
+        return [demand_rows(row, totals[kind], spec.num_gpus) for kind in self._room_kind]
+
+    def _could_fit(self, job: JobState, members: list[int], k: int, n: int) -> bool:
+        """Whether `k` idle nodes of the pool hold the job's CPU and memory on `n` GPUs
+        (split as `_pack` splits them: whole nodes, or one node)."""
+        if not self._rooms or not (job.spec.cpu_milli or job.spec.memory_mib):
+            return True
+        row = np.full(k, n // k, dtype=np.int64)
+        row[0] += n - row.sum()
+        for room, demand in zip(self._rooms, self._demand(job, row), strict=True):
+            best = np.sort(room[members])[::-1][:k]
+            if len(best) < k or np.sort(demand)[::-1].max() > best[-1]:
+                return False
+        return True
+
     # ---- placement --------------------------------------------------------------------
     def _apply(self, view: ClusterView, plan: Mapping[JobState, Config]) -> None:
         """Turn configurations into GPUs per node: unchanged jobs keep theirs; multi-node
@@ -449,9 +479,18 @@ class Sia(BasePolicy):
             else:
                 moving.append((job, config))
         moving.sort(key=lambda item: (-item[1].gpus, item[0].spec.index))
+        rooms = [room.copy() for room in self._rooms]
+        if rooms:  # what the jobs that keep their GPUs hold
+            for job, counts in wanted.items():
+                self._charge(job, counts, rooms)
         for job, config in moving:
             members = self._pool_nodes[(config.gpu_type, config.owner)]
+            demands = (job.spec.cpu_milli, job.spec.memory_mib)
+            if rooms and any(demands):
+                members = self._with_room(job, members, config, rooms)
             wanted[job] = self._pack(members, free, size, config.gpus)
+            if rooms:
+                self._charge(job, wanted[job], rooms)
         before = {job: job.gpus for job in view.running.values()}
         placed = apply_plan(view, wanted, fractional)
         alloc = view.allocation()
@@ -461,6 +500,25 @@ class Sia(BasePolicy):
             self._allocated.add(job.job_id)
             self._seen(view, job)
 
+    def _charge(self, job: JobState, counts: Mapping[int, int], rooms: list[np.ndarray]) -> None:
+        """Take the job's CPU/memory on `counts` (GPUs per node) from `rooms`."""
+        demand = node_demand_map(job.spec, counts)
+        for room, kind in zip(rooms, self._room_kind, strict=True):
+            for node, amounts in demand.items():
+                room[node] -= amounts[kind]
+
+    def _with_room(
+        self, job: JobState, members: list[int], config: Config, rooms: list[np.ndarray]
+    ) -> list[int]:
+        """The pool's nodes with CPU and memory left for the job's share of `config` there
+        (its GPUs per node: a whole node, or all of them on one)."""
+        per = config.gpus // config.nodes
+        row = np.array([config.gpus - per * (config.nodes - 1)] + [per] * (config.nodes - 1))
+        need = [int(d.max()) for d in self._demand(job, row)]
+        return [
+            i for i in members if all(room[i] >= n for room, n in zip(rooms, need, strict=True))
+        ]
+
     @staticmethod
     def _pack(
         members: list[int], free: dict[int, int], size: dict[int, int], gpus: int
@@ -469,6 +527,8 @@ class Sia(BasePolicy):
         nodes first (for jobs of a node or more), then the fullest node that holds the rest,
         else the nodes with the most free GPUs."""
         counts: dict[int, int] = {}
+        if not members:
+            return counts
         left = gpus
         for node in members:
             whole = size[node]
