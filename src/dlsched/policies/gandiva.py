@@ -224,6 +224,8 @@ class Gandiva(BasePolicy):
         self._fits: dict[tuple, bool] = {}
         self._queue: deque[JobState] = deque()
         self._waiting_servers: set[_Server] = set()
+        # VC → servers where jobs of that VC wait, with how many (`_quota_freed`)
+        self._vc_waiting: dict[str, Counter[_Server]] = {}
         self._dirty: set[_Server] = set()  # GPUs freed: offer them to waiting jobs
         self._touched: set[_Server] = set()  # may have emptied: check at the end of a call
         self._options_cache: dict[object, tuple[tuple[str, Pool, int], ...]] = {}
@@ -321,11 +323,30 @@ class Gandiva(BasePolicy):
         jobs of that VC wait retry them (their free GPUs may have freed earlier, while the
         quota was full, and no other event would offer those GPUs again)."""
         vc = job.spec.vc
-        if vc is None:
-            return
-        for server in self._waiting_servers:
-            if any(w.spec.vc == vc for w in server.waiting):
-                self._dirty.add(server)
+        if vc is not None and vc in self._vc_waiting:
+            self._dirty.update(self._vc_waiting[vc])
+
+    def _add_waiting(self, server: _Server, job: JobState) -> None:
+        """`job` waits on `server` (at the back of its FIFO)."""
+        server.waiting[job] = None
+        self._waiting_servers.add(server)
+        vc = job.spec.vc
+        if vc is not None:
+            self._vc_waiting.setdefault(vc, Counter())[server] += 1
+
+    def _remove_waiting(self, server: _Server, job: JobState) -> None:
+        """`job` no longer waits on `server`."""
+        del server.waiting[job]
+        if not server.waiting:
+            self._waiting_servers.discard(server)
+        vc = job.spec.vc
+        if vc is not None:
+            servers = self._vc_waiting[vc]
+            servers[server] -= 1
+            if not servers[server]:
+                del servers[server]
+                if not servers:
+                    del self._vc_waiting[vc]
 
     # ---- servers: affinity, residents, emptiness ----------------------------------------
     def _set_affinity(self, server: _Server, size: int) -> None:
@@ -338,8 +359,7 @@ class Gandiva(BasePolicy):
         server.residents[job] = None
         server.load += size
         if waiting:
-            server.waiting[job] = None
-            self._waiting_servers.add(server)
+            self._add_waiting(server, job)
         if server.affinity is None:
             self._set_affinity(server, size)
         if job.spec.elastic:
@@ -350,9 +370,7 @@ class Gandiva(BasePolicy):
         del server.residents[job]
         server.load -= self._base[job]
         if job in server.waiting:
-            del server.waiting[job]
-            if not server.waiting:
-                self._waiting_servers.discard(server)
+            self._remove_waiting(server, job)
         self._elastic.pop(job, None)
         self._touched.add(server)
 
@@ -515,9 +533,7 @@ class Gandiva(BasePolicy):
         self._unpair(job)
         self._run_since.pop(job, None)
         self._grown.pop(job, None)
-        server = self._home[job]
-        server.waiting[job] = None
-        self._waiting_servers.add(server)
+        self._add_waiting(self._home[job], job)
         return gpus
 
     def _resume(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> bool:
@@ -527,10 +543,7 @@ class Gandiva(BasePolicy):
         if not view.fits_quota(job.spec, len(gpus)) or not view.fits_resources(job, gpus):
             return False
         self._take(job, gpus, pack=pack)
-        server = self._home[job]
-        del server.waiting[job]
-        if not server.waiting:
-            self._waiting_servers.discard(server)
+        self._remove_waiting(self._home[job], job)
         self._run_since[job] = self._now
         return True
 
