@@ -3,6 +3,8 @@ time accounting, one greedy pass over all types — by hand on tiny inputs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from truths import Linear
@@ -78,3 +80,18 @@ def test_round_must_be_positive():
     """A non-positive round is refused, naming the parameter."""
     with pytest.raises(ValueError, match="round_s"):
         SiaGavel(round_s=0)
+
+
+SATURN_1 = (
+    Path(__file__).resolve().parents[2]
+    / "shared/traces/sia_pollux/sia/workloads/saturn/workload-1.csv.gz"
+)
+
+
+@pytest.mark.skipif(not SATURN_1.exists(), reason="../shared/traces/sia_pollux not present")
+def test_saturn_workload_1_is_within_15_percent_of_the_artifacts_gavel():
+    """sia_gavel on Saturn workload-1 (sia-64, goodput truth, sia overheads) is within 15 %
+    of the artifact's Gavel, 6,474.2 s (issue 14); measured 6,335.2 s."""
+    result = dlsched.simulate(dlsched.load_trace(SATURN_1), "sia-64", "sia_gavel")
+    assert (result.jobs["status"] == "finished").all()
+    assert result.summary()["avg_jct"] == pytest.approx(6474.2, rel=0.15)
