@@ -138,11 +138,11 @@ def build_specs(
     sizes = _ints(df, "num_gpus")
     durations = _floats(df, "duration", math.nan)
     steps_given = _floats(df, "total_steps", math.nan)
-    priorities = _floats(df, "priority", 1.0)
+    priorities = _shared(_floats(df, "priority", 1.0))
     deadlines = _optional(_floats(df, "deadline", math.nan), float)
     min_sizes = _optional(_floats(df, "min_gpus", math.nan), int)
     max_sizes = _optional(_floats(df, "max_gpus", math.nan), int)
-    millis = [1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)]
+    millis = _shared([1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)])
     cpu_millis = _demands(df, "cpu_milli")
     memory_mibs = _demands(df, "memory_mib")
     demanding = "cpu_milli" in df.columns or "memory_mib" in df.columns
@@ -326,6 +326,14 @@ def _texts(df: pd.DataFrame, name: str) -> list[str | None]:
         mapping.append(None)  # code -1: a missing value
         return [mapping[code] for code in codes.tolist()]
     return [_text(value) for value in values.tolist()]
+
+
+def _shared(values: list[Any]) -> list[Any]:
+    """`values` with equal numbers as one object each: a column with few distinct values
+    (priorities, GPU shares) then costs a pointer per job, not a number object per job."""
+    seen: dict[Any, Any] = {}
+    # (zeros are left alone: 0.0 and -0.0 are equal keys, and their signs must stay)
+    return [seen.setdefault(value, value) if value else value for value in values]
 
 
 def _floats(df: pd.DataFrame, name: str, default: float) -> list[float]:
