@@ -99,6 +99,8 @@ class AuthorsGittinsTable:
         self.data = sorted(int(v) for v in samples)
         self.delta = int(delta)
         self.table = [self._rank(v - 1) for v in self.data] + [0.0]
+        self._table_array = np.asarray(self.table)
+        self._data_array = np.asarray(self.data)
 
     def _rank(self, attained: int) -> float:
         data, num, delta = self.data, len(self.data), self.delta
@@ -118,5 +120,4 @@ class AuthorsGittinsTable:
 
     def many(self, attained: np.ndarray) -> np.ndarray:
         """The index at each of an array of attained services (the same lookup)."""
-        table = np.asarray(self.table)
-        return table[np.searchsorted(np.asarray(self.data), attained, side="right")]
+        return self._table_array[np.searchsorted(self._data_array, attained, side="right")]

@@ -638,15 +638,13 @@ class TiresiasGittins(Tiresias):
         # A waiting job's service does not change, so neither does its index.
         return (-self._gittins(service), *self._fifo(job, False), job)
 
-    def _ranks(self, now: float, cache: dict) -> dict[JobState, float]:
-        """−index of every running job at `now`, computed at once."""
+    def _ranks(self, now: float, cache: dict) -> list[float]:
+        """−index at `now` of every running job, by slot (`_slot`): computed at once over
+        the whole slot arrays (a free slot's value is never read)."""
         ranks = cache.get("ranks")
         if ranks is None:
-            slots = np.fromiter(self._slot.values(), dtype=np.intp, count=len(self._slot))
-            service = self._base[slots] + self._gpus[slots] * (now - self._since[slots])
-            ranks = cache["ranks"] = dict(
-                zip(self._slot, (-self._gittins.many(service)).tolist(), strict=True)
-            )
+            service = self._base + self._gpus * (now - self._since)
+            ranks = cache["ranks"] = (-self._gittins.many(service)).tolist()
         return ranks
 
     def _running_sorted(
@@ -656,13 +654,16 @@ class TiresiasGittins(Tiresias):
         `now`, sorted, with their GPU counts; computed once per scheduling call."""
         entry = cache.get((level, pool))
         if entry is None:
-            ranks = self._ranks(now, cache)
+            ranks, slot = self._ranks(now, cache), self._slot
             keys, gpus = self._run[level].get(pool, ([], []))
-            ranked = sorted([(ranks[key[-1]], *key) for key in keys])
-            order = {key[-1]: n for key, n in zip(keys, gpus, strict=True)}
-            entry = cache[(level, pool)] = (ranked, [order[key[-1]] for key in ranked])
+            pairs = sorted(
+                [((ranks[slot[key[-1]]], *key), n) for key, n in zip(keys, gpus, strict=True)]
+            )
+            entry = cache[(level, pool)] = ([key for key, _ in pairs], [n for _, n in pairs])
         return entry
 
     def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
-        ranks = self._ranks(now, cache)
-        return [(ranks[key[-1]], *key) for keys, _ in self._run[level].values() for key in keys]
+        ranks, slot = self._ranks(now, cache), self._slot
+        return [
+            (ranks[slot[key[-1]]], *key) for keys, _ in self._run[level].values() for key in keys
+        ]
