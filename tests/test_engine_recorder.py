@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
+import pytest
 
 import dlsched
+from dlsched.engine.recorder import text_column
 from dlsched.engine.simulator import Simulator
 from dlsched.engine.specs import build_specs
 from dlsched.metrics import build_result
@@ -81,3 +84,19 @@ def test_timeline_rows_match_the_timeline_table() -> None:
     assert [tuple(r) for r in result.timeline.itertuples(index=False)] == sim.timeline
     assert list(result.timeline.columns) == ["time", "K80", "V100"]
     assert result.timeline.iloc[0].tolist() == [0.0, 1, 2]  # a on both V100s, b on the K80
+
+
+def test_text_column_maps_codes_and_marks_missing() -> None:
+    """`text_column` gives texts[code] per row and a missing value for code -1."""
+    column = pd.Series(text_column(np.array([1, -1, 0, 1]), ["P40", "V100"]))
+    assert column.tolist()[0] == "V100" and column.tolist()[2:] == ["P40", "V100"]
+    assert pd.isna(column.iloc[1])
+    assert column.dtype == pd.Series(["text"]).dtype
+
+
+@pytest.mark.filterwarnings("ignore:The 'future.infer_string' option")
+def test_text_column_without_pyarrow_strings_is_an_object_array() -> None:
+    """Where pandas does not infer pyarrow strings, the column is plain objects, None missing."""
+    with pd.option_context("future.infer_string", False):
+        column = text_column(np.array([0, -1]), ["a"])
+    assert column.dtype == object and column.tolist() == ["a", None]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -58,6 +59,23 @@ class Event(NamedTuple):
 
 
 EVENT_COLUMNS = list(Event._fields)
+
+
+def text_column(codes: np.ndarray, texts: Sequence[str]) -> Any:
+    """`texts[codes]` (code -1: missing) as the column pandas makes of such strings: with
+    pyarrow strings (pandas' default since 3.0), built by pyarrow from the codes, without
+    a Python object per row; else an object array."""
+    import pandas as pd
+
+    dtype = pd.Series(["text"]).dtype  # what pandas infers for a column of strings
+    if getattr(dtype, "storage", None) == "pyarrow":
+        import pyarrow as pa
+
+        indices = pa.array(codes.astype(np.int32), mask=codes < 0)
+        values = pa.DictionaryArray.from_arrays(indices, pa.array(texts, type=pa.large_string()))
+        return pd.array(values.cast(pa.large_string()), dtype=dtype)
+    column = np.array([*texts, None], dtype=object)[codes]  # -1 picks the None
+    return column
 
 
 class Recorder:
@@ -179,25 +197,27 @@ class Recorder:
         asked = np.fromiter((s.num_gpus for s in specs), np.int64, len(specs))
         num_gpus = np.where(kinds <= UNSCHEDULABLE, asked[jobs], lengths[codes])
         placed = np.frombuffer(self.placed_at, dtype=np.int64)
-        gpu_type = np.full(n, None, dtype=object)
-        gpu_type[placed] = np.array(self._type_names, dtype=object)[
-            np.frombuffer(self.placed_type, dtype=np.uint8)
-        ]
+        if len(placed):
+            type_codes = np.full(n, -1, dtype=np.int64)
+            type_codes[placed] = np.frombuffer(self.placed_type, dtype=np.uint8)
+            gpu_type: Any = text_column(type_codes, self._type_names)
+        else:  # no GPU type at all: a column of None, as pandas makes of one
+            gpu_type = np.full(n, None, dtype=object)
         rate = np.full(n, math.nan)
         rate[placed] = np.frombuffer(self.placed_rate, dtype=np.float64)
         overhead = np.full(n, math.nan)
         overhead[placed] = np.frombuffer(self.placed_overhead, dtype=np.float64)
-        text = np.array([",".join(map(str, g)) for g in self.gpu_sets], dtype=object)
+        text = [",".join(map(str, g)) for g in self.gpu_sets]
         return pd.DataFrame(
             {
                 "time": np.frombuffer(self.times, dtype=np.float64).copy(),
-                "event": np.array(EVENT_KINDS, dtype=object)[kinds],
+                "event": text_column(kinds, EVENT_KINDS),
                 "job_id": job_ids.take(jobs).reset_index(drop=True),
                 "num_gpus": num_gpus,
                 "gpu_type": gpu_type,
                 "rate": rate,
                 "overhead_s": overhead,
-                "gpus": text[codes],
+                "gpus": text_column(codes, text),
             }
         )
 
