@@ -75,6 +75,13 @@ def test_unschedulable_job_is_logged_with_its_request() -> None:
     result = build_result(sim, {}, sim._unschedulable)  # type: ignore[attr-defined]
     row = result.events[result.events["job_id"] == "d"]
     assert row["event"].tolist() == ["unschedulable"] and row["num_gpus"].tolist() == [4]
+    status = result.jobs.set_index("job_id")["status"]
+    assert status.to_dict() == {
+        "a": "finished",
+        "b": "finished",
+        "c": "finished",
+        "d": "unschedulable",
+    }
 
 
 def test_timeline_rows_match_the_timeline_table() -> None:

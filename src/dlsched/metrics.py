@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlsched.engine.recorder import text_column
 from dlsched.jobs import FINISHED
 
 _JSON_FILES = ("meta.json",)
@@ -180,12 +181,10 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
         (nan if s.finish_time is None else s.finish_time for s in states), float, n
     )
     gpu_seconds = np.fromiter((s.attained_service_s for s in states), float, n)
-    status = [
-        "unschedulable"
-        if s.spec.index in unschedulable
-        else (FINISHED if s.status == FINISHED else "unfinished")
-        for s in states
-    ]
+    # 0 finished, 1 unfinished, 2 unschedulable
+    status = np.fromiter((s.status != FINISHED for s in states), np.int64, n)
+    if unschedulable:
+        status[np.fromiter(unschedulable, np.int64, len(unschedulable))] = 2
     jobs = pd.DataFrame(
         {
             "job_id": [s.spec.job_id for s in states],
@@ -200,7 +199,7 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
             "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
             "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
             "rescales": np.fromiter((s.rescales for s in states), np.int64, n),
-            "status": status,
+            "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
             "model": [s.spec.model for s in states],
             "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
         }
