@@ -108,12 +108,22 @@ class CrossingWatch(Generic[_J]):
             return now + min(_wait(entry, now) for entry in armed.values())
         best = math.inf
         for rate, heap in self._plans.items():
-            while heap and not self._live(heap[0][2], heap[0][1]):
+            while heap:
+                low, token, job = heap[0]
+                entry = armed.get(job)
+                if entry is not None and entry[4] == token:  # no irregular entries here
+                    break
                 heapq.heappop(heap)
-            if not heap:
+            else:
                 continue
-            low = heap[0][0]
             top = low + _MARGIN * (abs(now) + abs(low) + self._scale[rate] + 1.0)
+            size = len(heap)
+            if (size < 2 or heap[1][0] > top) and (size < 3 or heap[2][0] > top):
+                # Every other entry is at least a child of the top: the top alone is near.
+                wait = _wait(entry, now)
+                if wait < best:
+                    best = wait
+                continue
             taken: list[tuple[float, int, _J]] = []
             while heap and heap[0][0] <= top:
                 item = heapq.heappop(heap)
