@@ -202,7 +202,8 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
             "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
             "model": [s.spec.model for s in states],
             "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
-        }
+        },
+        copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
     jobs["pending_s"] = jobs["jct"] - _held_seconds(states)
     for gpu_type in sorted(cluster.gpu_types):

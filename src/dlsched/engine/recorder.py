@@ -218,7 +218,8 @@ class Recorder:
                 "rate": rate,
                 "overhead_s": overhead,
                 "gpus": text_column(codes, text),
-            }
+            },
+            copy=False,  # the columns are new: no copy (nor a consolidated one) of them
         )
 
     # ---- the timeline -------------------------------------------------------------------
