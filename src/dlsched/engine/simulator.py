@@ -479,7 +479,12 @@ class Simulator:
         policy = self.policy
         view = self.view
         self.scheduling_calls += 1
-        alloc = view._open_call()
+        alloc = view._reused  # `view._open_call()`, inlined
+        if alloc is None:
+            alloc = view._open_call()
+        else:
+            alloc._changed = {}
+            view._alloc = alloc
         if self._observe_clock is not None:
             self._observe_clock(clock.now)
         wall = time.perf_counter()
@@ -491,7 +496,7 @@ class Simulator:
         self.scheduler_wall_s += time.perf_counter() - wall
         view._alloc = None
         clock.is_round = False
-        changes = alloc.changes()
+        changes = alloc.changes() if alloc._changed or alloc._before else None
         if changes:
             apply = self._apply
             for state, old, new in changes:
