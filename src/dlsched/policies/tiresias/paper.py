@@ -381,21 +381,6 @@ class Tiresias(TiresiasBase):
         the exact crossing (a fraction of a GPU)."""
         self._next_check = self._watch.next_check(now)
 
-    def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
-        """Keys of the running jobs of one queue (any order), comparable with the waiting
-        jobs' keys; for 2D-LAS, (first start, job order, job)."""
-        keys: list[tuple] = []
-        for running, _ in self._run[level].values():
-            keys.extend(running)
-        return keys
-
-    def _queue_order(self, level: int, now: float, cache: dict) -> list[JobState]:
-        """Jobs of one queue, highest priority first."""
-        keys = self._running_keys(level, now, cache)
-        keys.extend(self._waiting[level])
-        keys.sort()
-        return [key[-1] for key in keys]
-
     def _running_sorted(
         self, level: int, pool: Pool, now: float, cache: dict
     ) -> tuple[list[tuple], list[int]]:
@@ -571,21 +556,47 @@ class Tiresias(TiresiasBase):
     ):
         """The walk from the waiting job with `key` in queue `level` on: everything ranked
         above it keeps its GPUs (nothing was preempted up to there), so the GPUs it and the
-        jobs below it share are the free ones plus those the running jobs below it hold."""
+        jobs below it share are the free ones plus those the running jobs below it hold.
+
+        Only the pools the waiting jobs of the walk may use are walked: a running job of
+        another pool finds its own GPUs still there (nobody else can take them) and keeps
+        them, so leaving it out changes neither who is dropped nor who is admitted, nor
+        their order (the walk's early stops only cut short what it would find anyway)."""
         waiting = self._waiting[level]
-        behind = [other for other in self._running_keys(level, now, cache) if other > key]
-        room = {pool: free[pool] + sum(counts[level + 1 :]) for pool, counts in self._held.items()}
-        pool_of = self._pool_of
-        for other in behind:
-            job = other[-1]
-            room[pool_of[job]] += job.spec.num_gpus
-        head = waiting[bisect.bisect_left(waiting, key) :] + behind
+        head = waiting[bisect.bisect_left(waiting, key) :]
+        choice_of = self._choice_of
+        touched: dict[Pool, None] = {}
+        seen: set[int] = set()
+        for keys in (head, *self._waiting[level + 1 :]):
+            for other in keys:
+                job = other[-1]
+                choices = choice_of.get(job)
+                if choices is None:
+                    choices = choice_of[job] = self._choices(view, job)
+                if id(choices) not in seen:
+                    seen.add(id(choices))
+                    for pool, _ in choices:
+                        touched[pool] = None
+        held, pool_of = self._held, self._pool_of
+        room = {pool: free[pool] + sum(held[pool][level + 1 :]) for pool in touched}
+        running = 0
+        for pool in touched:
+            keys = self._running_sorted(level, pool, now, cache)[0]
+            behind = keys[bisect.bisect_right(keys, key) :]
+            running += len(behind)
+            for other in behind:
+                room[pool] += other[-1].spec.num_gpus
+            head.extend(behind)
         head.sort()
-        order = [key[-1] for key in head]
-        running = len(behind)
+        order = [other[-1] for other in head]
         for lower in range(level + 1, self._last + 1):
-            order.extend(self._queue_order(lower, now, cache))
-            running += sum(len(keys) for keys, _ in self._run[lower].values())
+            keys = list(self._waiting[lower])
+            for pool in touched:
+                ranked = self._running_sorted(lower, pool, now, cache)[0]
+                keys.extend(ranked)
+                running += len(ranked)
+            keys.sort()
+            order.extend(other[-1] for other in keys)
         return self._admit(view, order, room, running, pool_of)
 
     def _done(self, view: ClusterView, alloc: Allocation | None) -> Allocation | None:
@@ -661,9 +672,3 @@ class TiresiasGittins(Tiresias):
             )
             entry = cache[(level, pool)] = ([key for key, _ in pairs], [n for _, n in pairs])
         return entry
-
-    def _running_keys(self, level: int, now: float, cache: dict) -> list[tuple]:
-        ranks, slot = self._ranks(now, cache), self._slot
-        return [
-            (ranks[slot[key[-1]]], *key) for keys, _ in self._run[level].values() for key in keys
-        ]
