@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from dlsched.engine.ledger import FREE, WHOLE
 from dlsched.errors import SchedulingError
-from dlsched.jobs import FINISHED, JobState
+from dlsched.jobs import FINISHED, PENDING, JobSpec, JobState
 
 if TYPE_CHECKING:
     from dlsched.engine.ledger import Ledger
@@ -40,6 +40,9 @@ class Allocation(MutableMapping):
         # CPU/memory a running job held when this call first touched it (resource-accounting
         # clusters only): a job whose GPUs stay but whose amount changed is a change too.
         self._before: dict[JobState, dict[int, tuple[int, int]] | None] = {}
+        # (spec, GPU ids) that `ClusterView.place` last chose for a rigid whole-GPU job in
+        # that job's own pool with a built-in placer (see `__setitem__`)
+        self._placed: tuple[JobSpec, tuple[int, ...]] | None = None
 
     def _set(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         """Record the job's tentative GPUs; a job that gains or loses all its GPUs leaves or
@@ -82,6 +85,27 @@ class Allocation(MutableMapping):
             return False
 
     def __setitem__(self, job: object, gpus: tuple[int, ...]) -> None:
+        placed = self._placed
+        if (
+            placed is not None
+            and placed[1] is gpus
+            and type(job) is JobState
+            and job.spec is placed[0]
+            and job.status == PENDING
+            and job not in self._changed
+        ):
+            # A waiting job given the GPUs `view.place` has just chosen for it: their count,
+            # distinctness, VC and GPU type are right by construction (what `_assign` checks
+            # first), it holds nothing to give back, and the ledger still refuses GPUs taken
+            # since. Quotas and CPU/memory take the general path.
+            spec = job.spec
+            ledger = self._ledger
+            if not ledger.tracks_resources and (spec.vc is None or spec.vc not in ledger.vc_quota):
+                self._placed = None
+                ledger._take_whole(spec.index, gpus, spec.vc)
+                self._changed[job] = gpus
+                self._jobs.waiting(job, waits=False)
+                return
         self._assign(job, gpus)
 
     def pack(self, job: object, gpus: tuple[int, ...]) -> None:

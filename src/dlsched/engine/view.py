@@ -338,6 +338,17 @@ class ClusterView:
                 gpus = fraction(ledger, spec.gpu_milli, pool)
             elif free_by_pool.get(pool, 0) >= n:
                 gpus = self._whole(ledger, n, pool, pool_placer)
+                if (
+                    gpus is not None
+                    and self._alloc is not None
+                    and pool_placer in POOL_ONLY
+                    and n == spec.num_gpus
+                    and spec.gpu_milli == 1000
+                    and spec.min_gpus is None
+                    and spec.max_gpus is None
+                    and (gpu_type is None or spec.gpu_constraint is None)
+                ):  # right for the job by construction (`Allocation.__setitem__` trusts it)
+                    self._alloc._placed = (spec, gpus)
             else:
                 continue
             if gpus is not None:
