@@ -41,9 +41,12 @@ from dlsched.engine.ledger import PACKED, WHOLE, Ledger
 from dlsched.engine.progress import Progress
 from dlsched.engine.recorder import (
     FINISH,
-    KIND_CODE,
+    MIGRATE,
     PREEMPT,
     RERATE,
+    RESCALE,
+    RESTART,
+    START,
     SUBMIT,
     UNSCHEDULABLE,
     Event,
@@ -190,6 +193,12 @@ class Simulator:
         self.halted: dict[str, object] | None = None
         self.rates = JobRates(truth)
         self._rate_cache: dict[tuple, float] | None = None  # set when the run starts
+        # A first start's overhead when it is the same for every job (`_apply`), else None.
+        self._first_start_s: float | None = (
+            overheads.first_start_s
+            if type(overheads) is OverheadModel and not overheads.first_start_as_restart
+            else None
+        )
         # A truth whose rate depends on the job's progress (`ThroughputModel.rate_from`, e.g.
         # goodput, whose statistical efficiency changes by epoch) is re-rated at each bound of
         # its piecewise-constant rate; models without it take the plain path, untouched.
@@ -538,23 +547,24 @@ class Simulator:
             return
         if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating
             overhead = 0.0
-            kind = "rerate"
+            kind = RERATE
         elif old and len(old) != len(new):
             overhead = self.overheads.rescale(spec)
             state.rescales += 1
-            kind = "rescale"
+            kind = RESCALE
         elif old:
             overhead = self.overheads.migration(spec)
             state.migrations += 1
-            kind = "migrate"
+            kind = MIGRATE
         elif state.start_time is None:
-            overhead = self.overheads.first_start(spec)
+            first = self._first_start_s  # `overheads.first_start(spec)` when constant
+            overhead = self.overheads.first_start(spec) if first is None else first
             state.start_time = now
-            kind = "start"
+            kind = START
         else:
             overhead = self.overheads.restart(spec)
             state.restarts += 1
-            kind = "restart"
+            kind = RESTART
         rate_cache = self._rate_cache
         if (
             rate_cache is not None
@@ -612,7 +622,7 @@ class Simulator:
         recorder.placed_rate.append(rate)
         recorder.placed_overhead.append(overhead)
         recorder.times.append(now)
-        recorder.kinds.append(KIND_CODE[kind])
+        recorder.kinds.append(kind)
         recorder.jobs.append(spec.index)
         code = recorder.gpu_set_code.get(new)
         recorder.gpu_codes.append(recorder.gpus_code(new) if code is None else code)
