@@ -1,10 +1,11 @@
 """A million-job replay: the Philly table tiled 13×, CPU seconds and peak memory per policy.
 
-Tiles the Pollux-preprocessed Philly table (82,247 jobs) 13 times in time — copy `k` is the
-table with every submit time shifted by `k` × (the table's span + 1 s), ids renumbered
-`0..1,069,210` — and replays it on the Philly machine list under each policy, each in a
-fresh process, printing (issue 16's target 2: FIFO under 15 CPU-s, SRTF and Tiresias under
-40 CPU-s, peak memory under 1 GB for all three):
+Tiles the Pollux-preprocessed Philly table (82,247 jobs) 13 times in time with
+`dlsched.traces.transforms.tile` (copy `k` shifted by `k` × (the table's span + its mean gap
+between submissions), integer ids shifted past the previous copy's) and replays it on the
+Philly machine list under each policy, each in a fresh process, printing (issue 16's target
+2: FIFO under 15 CPU-s, SRTF and Tiresias under 40 CPU-s, peak memory under 1 GB for all
+three):
 
 - CPU seconds (`time.process_time`) of loading and tiling, and of `simulate()` (building job
   specs, the replay, the result tables);
@@ -27,9 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 import dlsched
+from dlsched.traces.transforms import tile
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO.parent / "shared" / "traces" / "philly" / "philly_jobs_pollux.csv.gz"
@@ -37,22 +37,8 @@ PHILLY_JOBS = 82_247
 
 
 def tiled_philly(path: Path, copies: int) -> dlsched.Workload:
-    """The Philly table repeated `copies` times one after the other (ids renumbered)."""
-    work = dlsched.load_trace(path, format="philly-pollux")
-    jobs = work.jobs
-    span = float(jobs["submit_time"].max() - jobs["submit_time"].min()) + 1.0
-    parts = []
-    for k in range(copies):
-        part = jobs.copy()
-        part["submit_time"] = part["submit_time"] + k * span
-        parts.append(part)
-    tiled = pd.concat(parts, ignore_index=True)
-    tiled["job_id"] = range(len(tiled))
-    if "source_row" in tiled.columns:
-        tiled["source_row"] = range(1, len(tiled) + 1)
-    provenance = dict(work.provenance)
-    provenance["transforms"] = [*provenance.get("transforms", []), {"name": "tile", "n": copies}]
-    return dlsched.Workload(tiled, provenance)
+    """The Philly table repeated `copies` times one after the other (`transforms.tile`)."""
+    return tile(dlsched.load_trace(path, format="philly-pollux"), copies)
 
 
 def peak_rss_mb() -> float:
