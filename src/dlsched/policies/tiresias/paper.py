@@ -156,6 +156,7 @@ class Tiresias(TiresiasBase):
         self._gpus = np.zeros(64)
         self._free_slots = list(range(63, -1, -1))
         self._slot: dict[JobState, int] = {}
+        self._stint_of: dict[JobState, tuple[float, float, float]] = {}  # base, since, rate
         self._next_check = math.inf  # the authors' next demotion check
         # running jobs below the last queue, against their queue's threshold
         self._watch: CrossingWatch[JobState] = CrossingWatch(_EPS)
@@ -290,12 +291,14 @@ class Tiresias(TiresiasBase):
         self._base[slot] = base
         self._since[slot] = now
         self._gpus[slot] = rate
+        self._stint_of[job] = (base, now, rate)
         if not self.literal:
             self._watch.arm(job, base, now, rate, self._threshold(self._level[job]))
 
     def _stint_ended(self, job: JobState) -> None:
         """`job` gives its GPUs back (preempted or finished)."""
         self._free_slots.append(self._slot.pop(job))
+        del self._stint_of[job]
         self._watch.disarm(job)
 
     def _threshold(self, level: int) -> float:
@@ -635,8 +638,14 @@ class TiresiasGittins(Tiresias):
     def start(self, view: ClusterView) -> None:
         """Empty queues and timers, the index, and the arrays of running services."""
         super().start(view)
-        index = GittinsIndex if self.literal else AuthorsGittinsTable
-        self._gittins = index(prior_samples(self.prior), self.delta)
+        self._gittins: GittinsIndex | AuthorsGittinsTable
+        # the authors' table as (sample sizes, index per step) when ranking by it
+        self._steps: tuple[list[int], list[float]] | None = None
+        if self.literal:
+            self._gittins = GittinsIndex(prior_samples(self.prior), self.delta)
+        else:
+            table = self._gittins = AuthorsGittinsTable(prior_samples(self.prior), self.delta)
+            self._steps = (table.data, table.table)
 
     def _fifo(self, job: JobState, running: bool) -> tuple:
         """Ties between equal indices: `literal`, FIFO by first start; otherwise the
@@ -665,10 +674,21 @@ class TiresiasGittins(Tiresias):
         `now`, sorted, with their GPU counts; computed once per scheduling call."""
         entry = cache.get((level, pool))
         if entry is None:
-            ranks, slot = self._ranks(now, cache), self._slot
             keys, gpus = self._run[level].get(pool, ([], []))
-            pairs = sorted(
-                [((ranks[slot[key[-1]]], *key), n) for key, n in zip(keys, gpus, strict=True)]
-            )
+            if self._steps is None:
+                ranks, slot = self._ranks(now, cache), self._slot
+                pairs = [
+                    ((ranks[slot[key[-1]]], *key), n) for key, n in zip(keys, gpus, strict=True)
+                ]
+            else:
+                # The table is a step function: the job's step, as `many` finds it, one job
+                # at a time (only this queue's and pool's jobs are needed).
+                (data, table), stint_of = self._steps, self._stint_of
+                pairs = []
+                for key, n in zip(keys, gpus, strict=True):
+                    base, since, rate = stint_of[key[-1]]
+                    step = bisect.bisect_right(data, base + rate * (now - since))
+                    pairs.append(((-table[step], *key), n))
+            pairs.sort()
             entry = cache[(level, pool)] = ([key for key, _ in pairs], [n for _, n in pairs])
         return entry
