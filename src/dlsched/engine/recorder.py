@@ -223,43 +223,16 @@ class Recorder:
         )
 
     # ---- the timeline -------------------------------------------------------------------
-    def busy(self, now: float, busy_by_type: dict[str, int]) -> None:
-        """Record busy GPUs per type at `now` (one row per instant, only when they change)."""
-        self._row(
-            now,
-            tuple(
-                [
-                    capacity - busy_by_type[t]
-                    for t, capacity in zip(self._type_order, self._capacity, strict=True)
-                ]
-            ),
-        )
-
-    def busy_from_free(self, now: float, free_by_type: dict[str, int]) -> None:
-        """`busy` from the ledger's free GPUs per type (what the engine calls)."""
-        free_of = self._free_of
-        self._row(now, free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],))
-
     def snapshot(self, now: float) -> None:
-        """`busy_from_free(now, free_by_type)` of the dict given at construction (inlined:
-        the engine calls it after every change)."""
+        """Record the busy GPUs per type at `now` from the free counts of the dict given at
+        construction (the ledger's): one row per instant, only when they change. The engine
+        calls it after every change."""
         free_of = self._free_of
         free_by_type = self._free_by_type
         free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)
         times = self.row_times
         if times and times[-1] == now:
             self.row_free[-self._n_types :] = array("q", free)
-            self._last = free
-        elif free != self._last:
-            times.append(now)
-            self.row_free.extend(free)
-            self._last = free
-
-    def _row(self, now: float, free: tuple[int, ...]) -> None:
-        times = self.row_times
-        if times and times[-1] == now:
-            k = self._n_types
-            self.row_free[-k:] = array("q", free)
             self._last = free
         elif free != self._last:
             times.append(now)
