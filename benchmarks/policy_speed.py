@@ -1,12 +1,15 @@
-"""Policy cost per job: FIFO, FIFO with EASY backfill, per-VC FIFO, SJF and SRTF.
+"""Policy cost per job: FIFO, FIFO with EASY backfill, per-VC FIFO, SJF, SRTF, Tiresias-L/-G
+and Gandiva.
 
 Prints CPU microseconds per job (`time.process_time` around `simulate()`: building job
 specs, the replay and the result tables) and the ratio to plain FIFO on the same workload —
 the machine-independent figure issue 16 sets targets on:
 
 - the full Philly table (82,247 jobs) on the Philly machine list under ``fifo``, ``per-vc``
-  (inner ``fifo``, the Philly VCs of ``configs/clusters/philly.yaml``), ``sjf`` and ``srtf``:
-  per-VC FIFO close to FIFO, SJF and SRTF within 2×;
+  (inner ``fifo``, the Philly VCs of ``configs/clusters/philly.yaml``), ``sjf``, ``srtf``,
+  ``tiresias`` and ``tiresias-gittins`` (the paper's algorithm, the default) and ``gandiva``:
+  per-VC FIFO close to FIFO, the others within 2× (Tiresias-G and Gandiva preempt and resume
+  far more than the others: their event counts say how many times more);
 - the first 20,000 Philly jobs asking for at most 64 GPUs on 8 nodes × 8 GPUs, a long queue,
   under ``fifo`` and ``fifo`` with ``backfill="easy"``: EASY within 3×.
 
@@ -16,6 +19,10 @@ silently measure a smaller workload. Run from the repository root with the share
 beside it:
 
     python benchmarks/policy_speed.py [--repeat 3] [--jobs N] [--only fifo,srtf]
+
+The first `simulate()` of a process also imports the policy modules (a few tenths of a
+CPU-second): with ``--repeat 1`` that lands on the first label (FIFO), so compare with
+``--repeat 2`` or more.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ EVENTS = {
     "per-vc": 3 * PHILLY_JOBS,
     "sjf": 3 * PHILLY_JOBS,
     "srtf": 252_582,
+    "tiresias": 267_821,
+    "tiresias-gittins": 618_727,
+    "gandiva": 1_019_838,
     "fifo@64": 3 * EASY_JOBS,
     "fifo+easy@64": 3 * EASY_JOBS,
 }
@@ -49,6 +59,9 @@ RUNS: dict[str, tuple[str, dict[str, Any], str]] = {
     "per-vc": ("per-vc", {"inner": "fifo"}, "philly"),
     "sjf": ("sjf", {}, "philly"),
     "srtf": ("srtf", {}, "philly"),
+    "tiresias": ("tiresias", {}, "philly"),
+    "tiresias-gittins": ("tiresias-gittins", {}, "philly"),
+    "gandiva": ("gandiva", {}, "philly"),
     "fifo@64": ("fifo", {}, "64"),
     "fifo+easy@64": ("fifo", {"backfill": "easy"}, "64"),
 }
@@ -99,7 +112,7 @@ def main() -> None:
         "philly": (philly, dlsched.load_cluster("philly")),
         "64": (small, cluster_64()),
     }
-    print(f"{'policy':<14} {'jobs':>7} {'events':>8} {'CPU s':>7} {'µs/job':>7} {'× FIFO':>7}")
+    print(f"{'policy':<16} {'jobs':>7} {'events':>9} {'CPU s':>7} {'µs/job':>7} {'× FIFO':>7}")
     per_job: dict[str, float] = {}
     for label in labels:
         name, params, where = RUNS[label]
@@ -113,7 +126,7 @@ def main() -> None:
         base = per_job.get(BASELINE[where])
         ratio = f"{per_job[label] / base:>7.2f}" if base else f"{'':>7}"
         print(
-            f"{label:<14} {n_jobs:>7,} {summary['events']:>8,} {cpu:>7.2f} "
+            f"{label:<16} {n_jobs:>7,} {summary['events']:>9,} {cpu:>7.2f} "
             f"{per_job[label]:>7.1f} {ratio}",
             flush=True,
         )
