@@ -58,9 +58,14 @@ RTX 2080Ti + 2 × 8 A100 with the `sia` overhead preset and the goodput truth (S
 average JCT 1,833.8 s with the goodput oracle, 1,836.7 s with the learned goodput estimator,
 1,842.9 s with ``lambda_a=0``, against the artifact's 2,091.1 s (−12.3 %, within the issue's
 15 %); 6–7 CPU s. With δ from the overhead preset instead (cifar10 50 s rather than 30 s)
-it was 1,615.5 s (−23 %): the restart factor's δ matters more than λ_a. `pollux`
-(heterogeneity-unaware, as the paper runs it) on the same run: 2,898.8 s, so Sia < Pollux
-as in the paper's Table 3.
+it was 1,615.5 s (−23 %): the restart factor's δ matters more than λ_a. Table 3's order,
+Sia < Pollux < Gavel (`pollux` heterogeneity-unaware, as the paper runs it; `sia_gavel`, the
+artifact's Gavel), holds on every Saturn workload (1–10; on workload 1: 1,833.8 < 2,320.3 <
+6,335.2 s) and on every Philly and newtrace workload run (see issue 14's closing note).
+Sia's physical-testbed workload (``phoebe_workload.csv``, `sia-phoebe-44`): sia 2,102.1 s,
+pollux 2,487.1 s, sia_gavel 4,499.9 s (the paper: Sia ~50 % below Gavel, 35–50 % below
+Pollux; here 53 % and 15 %). Speed: 6–9 CPU s for 160 Saturn jobs, 35–42 CPU s for 960
+newtrace jobs (`benchmarks/sia_speed.py`).
 """
 
 from __future__ import annotations
