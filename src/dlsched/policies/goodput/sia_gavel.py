@@ -39,8 +39,12 @@ entry (the artifact offers it at 0.1 steps/s and then skips it as too large). El
 run at their requested count, as Gavel runs every job.
 
 Fidelity: Helios-Saturn ``workload-1.csv.gz`` on the Sia simulator's 64-GPU cluster
-(`sia-64`), goodput truth, `sia` overheads: see `dlsched reproduce sia-saturn` (the artifact,
-run unmodified: 6,474.2 s average JCT, issue 14).
+(`sia-64`), goodput truth, `sia` overheads (`dlsched reproduce sia-saturn`): 6,335.2 s
+average JCT against the artifact's 6,474.2 s (issue 14's run of it, unmodified): −2.1 %;
+1–2 CPU s. dlsched's `max_sum_throughput_perf` (Stanford's Gavel restated: normalised
+throughputs, re-solved at most every 1,920 s, accounting reset at each solve, type after
+type) gives 7,516.5 s there (+16.1 %). Sia's testbed workload (``phoebe_workload.csv``,
+`sia-phoebe-44`): 4,499.9 s (`max_sum_throughput_perf`: 5,979.6 s).
 """
 
 from __future__ import annotations
