@@ -80,13 +80,26 @@ def test_a_stored_result_gives_the_same_figures(fifo_run, tmp_path):
 
 
 def test_demands_may_come_from_the_jobs_table(fifo_run):
-    """Without `demands`, the result's own cpu_milli/memory_mib columns are used."""
+    """A run with demands carries them in its jobs table, so `demands` may be left out."""
     result, workload = fifo_run
-    jobs = result.jobs.merge(workload.jobs[["job_id", "cpu_milli", "memory_mib"]], on="job_id")
-    with_columns = SimulationResult(jobs, result.events, result.timeline, result.meta)
-    assert utilisation_summary(with_columns, TWO_NODES) == utilisation_summary(
+    assert result.jobs["cpu_milli"].tolist() == workload.jobs["cpu_milli"].tolist()
+    assert result.jobs["memory_mib"].tolist() == workload.jobs["memory_mib"].tolist()
+    assert utilisation_summary(result, TWO_NODES) == utilisation_summary(
         result, TWO_NODES, workload
     )
+
+
+def test_summary_has_the_figures_where_the_cluster_declares_resources(fifo_run):
+    """summary() adds each declared resource's mean and peak; a GPU-only run adds none."""
+    result, workload = fifo_run
+    summary = result.summary()
+    assert summary["cpu_utilization"] == pytest.approx(780 / 1600)
+    assert summary["peak_memory_utilization"] == pytest.approx(14 / 32)
+    gpu_only = Cluster.from_dict(
+        {"name": "g", "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 2}]}
+    )
+    plain = dlsched.simulate(workload, gpu_only, policy="fifo").summary()
+    assert not {"cpu_utilization", "gpu_busy_utilization"} & set(plain)
 
 
 def test_a_gpu_only_cluster_has_only_the_gpu_column(fifo_run):

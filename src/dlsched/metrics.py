@@ -88,6 +88,10 @@ class SimulationResult:
             out["deadline_satisfaction"] = float(met.mean())
             out["total_tardiness"] = float(np.nansum(tardiness))
             out["avg_tardiness"] = _mean(tardiness[~np.isnan(tardiness)])
+        # Where the cluster declares CPU cores or host memory: each resource's time-mean and
+        # peak utilisation over the whole run (`dlsched.utilisation`; not restricted to
+        # `job_window`).
+        out.update(self.meta.get("resource_utilization") or {})
         if reference is not None:
             out["mean_ftf_rho"] = _mean(
                 finish_time_fairness(self, reference, job_window).to_numpy(dtype=float)
@@ -221,10 +225,22 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
+    cpu = np.fromiter((s.spec.cpu_milli for s in states), np.int64, n)
+    memory = np.fromiter((s.spec.memory_mib for s in states), np.int64, n)
+    if cpu.any() or memory.any():
+        # A run with CPU/memory demands carries them, so its tables alone say what each job
+        # held (`dlsched.utilisation`), wherever the trace has gone since.
+        jobs["cpu_milli"] = cpu
+        jobs["memory_mib"] = memory
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
     events = sim.recorder.frame(sim.specs, jobs["job_id"])
     timeline = sim.recorder.timeline_frame()
-    return SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
+    result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
+    if cluster.declares_cpus or cluster.declares_memory:
+        from dlsched.utilisation import utilisation_summary
+
+        meta["resource_utilization"] = utilisation_summary(result, cluster)
+    return result
 
 
 def _held_seconds(states: list[Any]) -> np.ndarray:

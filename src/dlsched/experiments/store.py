@@ -69,12 +69,16 @@ from typing import Any
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
-RESULTS_FORMAT = 3
+RESULTS_FORMAT = 4
 """The version of what a stored run means. Bump it whenever a change makes the same run
 config give a different result (simulation semantics, a summary field's definition, the file
 layout of a run): every stored run of another format is then re-run, with a message.
 3: Tiresias' default follows the authors' simulator, Gavel's rounds and `gavel_fifo` follow
 Gavel's code, `fifo`/`sjf` count fewer scheduling calls (CHANGELOG, Changed results).
+4: runs with CPU/memory demands keep them in ``jobs.parquet`` and, on clusters that declare
+cores or memory, summarise each resource's utilisation; `cap_gpu_demand` shrinks demands,
+`gavel_fifo` no longer holds a job on a type it can never use, `pollux`/`sia` plan within
+CPU/memory, `alibaba-spot-2026` declares cores (CHANGELOG, Changed results).
 Format 1 had no ``manifest.json``; format 2 added it."""
 
 RUN_MANIFEST = "manifest.json"
