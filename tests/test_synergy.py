@@ -221,6 +221,17 @@ def test_same_inputs_same_result():
     pd.testing.assert_frame_equal(runs[0].events, runs[1].events)
 
 
+def test_named_truth_and_bundled_cluster_give_the_same_run():
+    """throughput="synergy" on the bundled synergy-128 is the SynergyModel run on it."""
+    work = synergy_workload(40, jobs_per_hour=30)
+    by_name = dlsched.simulate(work, "synergy-128", "synergy", throughput="synergy")
+    given = dlsched.simulate(
+        work, dlsched.load_cluster("synergy-128"), "synergy", throughput=SynergyModel()
+    )
+    pd.testing.assert_frame_equal(by_name.jobs, given.jobs)
+    assert by_name.summary()["cpu_utilization"] > 0
+
+
 def test_workload_is_the_authors():
     """The generator's first jobs are those the authors' simulator makes for seeds 1 and 42."""
     work = synergy_workload(3, list_seed=1)

@@ -77,6 +77,16 @@ THROUGHPUT_MODELS.add("goodput", _goodput)
 THROUGHPUT_MODELS.add("goodput-pollux", _goodput_pollux)
 
 
+def _synergy() -> ThroughputModel:
+    from dlsched.perf.synergy import SynergyModel
+
+    return SynergyModel()
+
+
+# Synergy (perf/synergy.py): a job's rate scaled by the CPU and memory it holds per GPU.
+THROUGHPUT_MODELS.add("synergy", _synergy)
+
+
 def _oracle(spec: str, arg: str) -> OracleEstimator:
     from dlsched.perf.estimator import OracleEstimator
 

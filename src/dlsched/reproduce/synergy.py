@@ -71,25 +71,10 @@ QUICK = (("fifo", "proportional"), ("fifo", "tune"))
 
 def cluster() -> Any:
     """The authors' default cluster (``configs/default_cluster.ini``): 16 × 8 GPUs, 24 cores
-    and 500 GB of memory per server."""
+    and 500 GB of memory per server (the bundled ``synergy-128``)."""
     import dlsched
 
-    return dlsched.Cluster.from_dict(
-        {
-            "name": "synergy-128",
-            "gpu_types": {"V100": {}},
-            "nodes": [
-                {
-                    "name": "server",
-                    "gpu_type": "V100",
-                    "count": 16,
-                    "gpus_per_node": 8,
-                    "cpus": 24,
-                    "host_memory_gb": 500,
-                }
-            ],
-        }
-    )
+    return dlsched.load_cluster("synergy-128")
 
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
