@@ -37,7 +37,7 @@ import simpy
 from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
-from dlsched.engine.ledger import PACKED, WHOLE, Ledger
+from dlsched.engine.ledger import PACKED, WHOLE, Ledger, Pool
 from dlsched.engine.progress import Progress
 from dlsched.engine.recorder import (
     FINISH,
@@ -245,6 +245,11 @@ class Simulator:
                 for spec in specs
             )
         )
+        # Such a policy may also say after a call which pools must give GPUs back before its
+        # next call can do anything (`BasePolicy.call_when_nothing_fits`): the (pool, epoch)
+        # pairs seen then, or None.
+        self._waiting_for = getattr(policy, "waiting_for", None) if self._skip_blocked else None
+        self._waits: list[tuple[Pool, int]] | None = None
         self.view = ClusterView(
             cluster,
             self.ledger,
@@ -478,7 +483,16 @@ class Simulator:
             least = jobs._least  # `jobs.min_demand()`, inlined
             if least is None:
                 least = jobs.min_demand()
-            if not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
+            waits = self._waits
+            blocked = False  # no GPUs came back where the policy said it waits
+            if waits is not None:
+                epoch = self.ledger.pool_epoch
+                for pool, seen in waits:
+                    if epoch[pool] != seen:
+                        break
+                else:
+                    blocked = True
+            if blocked or not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
                 # Nothing waiting fits: the policy declared such a call a no-op.
                 self._last_call_changed = False
                 self._idle_calls = 0
@@ -517,6 +531,13 @@ class Simulator:
             self._snapshot(clock.now)
         else:
             self._last_call_changed = False
+        if self._waiting_for is not None:
+            pools = self._waiting_for(view)
+            if pools is None:
+                self._waits = None
+            else:
+                epoch = self.ledger.pool_epoch
+                self._waits = [(pool, epoch[pool]) for pool in pools]
         if self._auditor is not None:
             self._auditor.after_schedule()
         if changes or jobs.running:

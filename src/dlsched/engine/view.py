@@ -355,6 +355,28 @@ class ClusterView:
                 return gpus
         return None
 
+    def waiting_pools(
+        self, job: JobSpec | JobState, strategy: str | Placer | JobStrategy = "consolidated"
+    ) -> tuple[Pool, ...] | None:
+        """The pools whose freed GPUs could let `place(job, strategy=strategy)` succeed
+        where it fails now: while none of them gives GPUs back, it keeps failing. None when
+        something else could change the answer (a VC quota, CPU or memory demands, a
+        fraction, an elastic job, a strategy that is not a built-in pool placer)."""
+        spec = job.spec if isinstance(job, JobState) else job
+        if spec.gpu_milli < 1000 or spec.min_gpus is not None or spec.max_gpus is not None:
+            return None
+        ledger = self._ledger
+        vc = spec.vc
+        if vc is not None and vc in ledger.vc_quota:
+            return None
+        if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
+            return None
+        found = get_placer(strategy) if isinstance(strategy, str) else strategy
+        if found not in POOL_ONLY:
+            return None
+        owner = vc if vc is not None and vc in self._owning_vcs else None
+        return tuple((t, owner) for t in self.rank_types(spec))
+
     def _job_placer(self, strategy: JobStrategy) -> JobPlacer:
         """The run's placer of a job-aware strategy (built at its first use in the run)."""
         placer = self._job_placers.get(strategy)

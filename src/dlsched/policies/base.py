@@ -14,6 +14,10 @@ preempts, packs, moves jobs or acts on its own timers then (FIFO without preempt
 may declare `call_when_nothing_fits = False`: the engine then skips the scheduling calls of
 instants where the smallest waiting request exceeds the free GPUs (or nothing waits) and
 something runs; round ticks are always called. The default, True, calls at every instant.
+Such a policy may also define `waiting_for(view)`, which the engine asks after each call: the
+pools (`ClusterView.waiting_pools`) whose freed GPUs could let its next call do something,
+or None. While none of them gets GPUs back, arrivals included, the engine skips its calls
+(strict FIFO: the blocked head decides, and an arrival joins behind it).
 
 What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
 says (`view.estimator`); the true rate stays with the engine. Random choices come from

@@ -26,6 +26,7 @@ import bisect
 import sys
 from collections import deque
 
+from dlsched.engine.ledger import Pool
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import PENDING, RUNNING, JobState
 from dlsched.perf.estimator import NoisyEstimator, OracleEstimator
@@ -332,6 +333,9 @@ class Fifo(BasePolicy):
         self._running = _RunningEnds()
         self._started_last: list[JobState] = []
         self._fast: bool | None = None  # decided at the first call, from the estimator
+        self._blocked: JobState | None = None  # the head whose placement failed last call
+        self._pools_of: JobState | None = None  # the job `_pools` were found for
+        self._pools: tuple[Pool, ...] | None = None
 
     def on_arrival(self, job: JobState) -> None:
         self._queue.append(job)
@@ -342,6 +346,19 @@ class Fifo(BasePolicy):
         """True when a scheduling call would change nothing: no job waits. It stays True
         until the next `on_arrival` (`per-vc` then skips the call)."""
         return len(self._queue) == len(self._gone)
+
+    def waiting_for(self, view: ClusterView) -> tuple[Pool, ...] | None:
+        """(Engine, after a call) the pools whose freed GPUs could let the next call start a
+        job; None when it might anyway. Without backfilling only the head may start, and an
+        arrival joins behind it: while its placement failed and its pools get no GPUs back,
+        every call is a no-op (`BasePolicy.call_when_nothing_fits`)."""
+        head = self._blocked
+        if head is None or self.backfill is not None:
+            return None
+        if head is not self._pools_of:  # the same head is often blocked for many calls
+            self._pools_of = head
+            self._pools = view.waiting_pools(head, self.placement)
+        return self._pools
 
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
@@ -355,9 +372,12 @@ class Fifo(BasePolicy):
                 continue
             gpus = view.place(head, strategy=self.placement)
             if gpus is None:
+                self._blocked = head
                 break
             alloc[head] = gpus
             started.append(queue.popleft())
+        else:
+            self._blocked = None
         if self.backfill is None:
             return alloc
         if self._fast is None:
