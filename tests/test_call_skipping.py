@@ -1,5 +1,5 @@
-"""Calls skipped while a policy waits for GPUs of given pools (`waiting_for`), and a
-replaceable policy timer (`ClusterView.wake_at(..., replace=True)`)."""
+"""Calls skipped while a policy waits for GPUs of given pools (`waiting_for`), and at
+instants where only a policy's stale wake-ups are due (`woken`)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,19 @@ from dlsched.jobs import JobSpec
 from dlsched.overheads import make_overheads
 from dlsched.perf import make_estimator
 from dlsched.policies.fifo import Fifo
+from dlsched.policies.tiresias import Tiresias
 
 
 class PlainFifo(Fifo):
     """FIFO without the hook: called whenever some waiting job could fit the free GPUs."""
 
     waiting_for = None  # type: ignore[assignment]
+
+
+class PlainTiresias(Tiresias):
+    """Tiresias-L called at each of its wake-ups, stale or not."""
+
+    woken = None  # type: ignore[assignment]
 
 
 def _cluster(*types: str) -> dlsched.Cluster:
@@ -111,3 +118,62 @@ def test_waiting_pools_is_none_for_a_job_of_a_vc_with_a_quota():
         }
     )
     assert _view(cluster).waiting_pools(_spec(vc="guests")) is None
+
+
+# a (1 GPU) runs 0..2000: Tiresias plans its demotion check at 3,250 s; a ends at 2000, so
+# the check moves to b's crossing (1000 + 3,250 s) and the wake-up at 3,250 s is stale.
+STALE_WAKE = pd.DataFrame(
+    [("a", 0.0, 1, 2000.0), ("b", 1000.0, 1, 5000.0)],
+    columns=["job_id", "submit_time", "num_gpus", "duration"],
+)
+
+
+def test_a_stale_tiresias_wake_up_makes_no_call():
+    """The wake-up at 3,250 s is answered by `woken` without a scheduling call."""
+    quiet = dlsched.simulate(STALE_WAKE, _cluster(), "tiresias")
+    plain = dlsched.simulate(STALE_WAKE, _cluster(), PlainTiresias())
+    assert quiet.meta["scheduling_calls"] == plain.meta["scheduling_calls"] - 1
+    pd.testing.assert_frame_equal(plain.jobs, quiet.jobs)
+    pd.testing.assert_frame_equal(plain.events, quiet.events)
+    pd.testing.assert_frame_equal(plain.timeline, quiet.timeline)
+
+
+def test_an_arrival_at_a_stale_wake_up_keeps_the_call():
+    """A job submitted at the stale wake-up's instant is scheduled there."""
+    jobs = STALE_WAKE.copy()
+    jobs.loc[len(jobs)] = ["c", 3250.0, 1, 10.0]
+    quiet = dlsched.simulate(jobs, _cluster(), "tiresias")
+    plain = dlsched.simulate(jobs, _cluster(), PlainTiresias())
+    assert quiet.meta["scheduling_calls"] == plain.meta["scheduling_calls"]
+    assert quiet.jobs.set_index("job_id").loc["c", "start_time"] == 3250.0
+
+
+def test_literal_tiresias_is_called_at_every_wake_up():
+    """`literal=True` acts at each call: `woken` keeps them all."""
+    quiet = dlsched.simulate(STALE_WAKE, _cluster(), Tiresias(literal=True))
+    plain = dlsched.simulate(STALE_WAKE, _cluster(), PlainTiresias(literal=True))
+    assert quiet.meta["scheduling_calls"] == plain.meta["scheduling_calls"]
+
+
+class Sleepy(Fifo):
+    """FIFO that asks to be woken 100 s after each call and says wake-ups need no call."""
+
+    call_when_nothing_fits = True
+
+    def schedule(self, view):
+        view.wake_at(view.now + 100.0)
+        return super().schedule(view)
+
+    def woken(self, view) -> bool:
+        return False
+
+
+def test_a_wake_up_at_an_arrival_s_instant_is_still_a_call():
+    """b arrives at 100, where a wake-up is also due: it starts then, not at a's end."""
+    jobs = pd.DataFrame(
+        [("a", 0.0, 2, 1000.0), ("b", 100.0, 1, 10.0)],
+        columns=["job_id", "submit_time", "num_gpus", "duration"],
+    )
+    result = dlsched.simulate(jobs, _cluster(), Sleepy())
+    assert result.jobs.set_index("job_id").loc["b", "start_time"] == 100.0
+    assert result.meta["scheduling_calls"] == 3  # at 0, 100 and 110; not at 200 or 210

@@ -250,6 +250,14 @@ class Simulator:
         # pairs seen then, or None.
         self._waiting_for = getattr(policy, "waiting_for", None) if self._skip_blocked else None
         self._waits: list[tuple[Pool, int]] | None = None
+        # A policy may answer, at an instant where only its own wake-ups are due, whether its
+        # call would do anything (`BasePolicy.woken`); an estimator that learns is told the
+        # time at each call, so then every call is made. `_wake_mark`: the event log's length
+        # when a wake-up asked for the instant's call (-1: something else asked first).
+        self._woken: Callable[[ClusterView], bool] | None = (
+            getattr(policy, "woken", None) if self._observe_clock is None else None
+        )
+        self._wake_mark = -1
         self.view = ClusterView(
             cluster,
             self.ledger,
@@ -465,7 +473,9 @@ class Simulator:
         self._wakeups.discard(when)
         self.clock.now = max(self.clock.now, when)
         if self.jobs.active:
-            self._request_schedule()
+            if self._woken is not None:
+                self._wake_mark = -1 if self._requested else len(self.recorder.times)
+            self._requested = True
 
     def _request_schedule(self) -> None:
         """Ask for one scheduling call after everything else at this instant (`_loop`)."""
@@ -476,8 +486,19 @@ class Simulator:
         self._requested = False
         self.scheduling_instants += 1
         clock, jobs = self.clock, self.jobs
+        mark = self._wake_mark
+        if mark >= 0:
+            self._wake_mark = -1
         if not jobs.active:
             clock.is_round = False
+            return
+        if (
+            mark == len(self.recorder.times)  # only wake-ups since the last call: no event
+            and not clock.is_round
+            and jobs.running
+            and not self._woken(self.view)  # type: ignore[misc]
+        ):
+            self._skip_call()  # the policy says its call would change nothing now
             return
         if self._skip_blocked and not clock.is_round and jobs.running:
             least = jobs._least  # `jobs.min_demand()`, inlined
@@ -494,10 +515,7 @@ class Simulator:
                     blocked = True
             if blocked or not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
                 # Nothing waiting fits: the policy declared such a call a no-op.
-                self._last_call_changed = False
-                self._idle_calls = 0
-                if self._auditor is not None:
-                    self._auditor.after_schedule()
+                self._skip_call()
                 return
         policy = self.policy
         view = self.view
@@ -550,6 +568,13 @@ class Simulator:
                     f"the policy made {STALL_CALLS} scheduling calls in a row with nothing "
                     "running and started nothing",
                 )
+
+    def _skip_call(self) -> None:
+        """What a scheduling call that changes nothing leaves behind, while jobs run."""
+        self._last_call_changed = False
+        self._idle_calls = 0
+        if self._auditor is not None:
+            self._auditor.after_schedule()
 
     def _apply(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         now = self.clock.now

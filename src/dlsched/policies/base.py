@@ -19,6 +19,12 @@ pools (`ClusterView.waiting_pools`) whose freed GPUs could let its next call do 
 or None. While none of them gets GPUs back, arrivals included, the engine skips its calls
 (strict FIFO: the blocked head decides, and an arrival joins behind it).
 
+A policy that asks for wake-ups (`ClusterView.wake_at`) may define `woken(view) -> bool`: at
+an instant where only its wake-ups are due (no arrival, completion or round since its last
+call) the engine asks it instead of calling `schedule`, and skips the call on False. It must
+answer False only when `schedule` would change nothing, its own state included (Tiresias: a
+demotion check that has moved later since the wake-up was asked for).
+
 What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
 says (`view.estimator`); the true rate stays with the engine. Random choices come from
 `view.rng`, the policy's stream of the run's seed.

@@ -71,7 +71,8 @@ job asking for a fraction of a GPU counts as a whole GPU in admission.
 Speed: queues are kept sorted incrementally; promotion (and `literal` demotion) times are
 timers in a heap, the default's demotion check is one wake-up replanned at each event, both
 it and the demotions due answered from heaps of stint parameters (`crossings.py`) rather than
-by evaluating every running job; a
+by evaluating every running job; a wake-up for a check that has moved since costs no
+scheduling call (`woken`); a
 scheduling call first admits waiting jobs into free GPUs, in priority order, and walks the
 priority order (from that job on) only when a waiting job could take GPUs from a
 lower-priority running one — an exact test, see `_fast_admit`; Gittins indices of running
@@ -398,6 +399,21 @@ class Tiresias(TiresiasBase):
         return sum(gpus[bisect.bisect_right(keys, key) :])
 
     # ---- the paper: scheduling --------------------------------------------------------
+    def woken(self, view: ClusterView) -> bool:
+        """(Engine) at an instant where only this policy's wake-ups are due: whether
+        `schedule` would do anything. It would not (it returns at once) when no job arrived
+        or finished since the last call, no timer is due and the demotion check it woke up
+        for has since moved later (`literal`: every call acts). Wake-ups are not withdrawn
+        when the check moves, because one that is stale may still be due within the 1e-9
+        tolerance of a timer or a check; asking here keeps those calls and only those."""
+        if self.literal or self._event:
+            return True
+        now = view.now
+        timers = self._timers
+        if timers and timers[0][0] <= now + 1e-9 * max(1.0, abs(now)):
+            return True
+        return now >= self._next_check - 1e-9 * max(1.0, now)
+
     def schedule(self, view: ClusterView) -> Allocation | None:
         now = view.now
         changed = self._fire_timers(now)
