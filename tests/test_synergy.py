@@ -272,3 +272,56 @@ def test_reproduction_measures_a_window_of_the_generated_workload():
     out = measure({**spec, "window": (5, 25), "stop": False}, Path("."))
     assert set(out) == {"mean_jct_h", "p99_jct_h"}
     assert 0 < out["mean_jct_h"] <= out["p99_jct_h"]
+
+
+def test_utilisation_counts_what_the_ledger_gave_not_the_demand():
+    """TUNE gives res18 3, gnmt 1, res50 3 and alexnet 3 cores of the node's 12: the run's
+    CPU utilisation is 10/12, from the amounts the engine recorded with each event."""
+    result = dlsched.simulate(
+        jobs(["res18", "gnmt", "res50", "alexnet"]), node(), "synergy", throughput=SynergyModel()
+    )
+    assert result.events.loc[result.events["event"] == "start", "held_cpu_milli"].tolist() == [
+        3000,
+        1000,
+        3000,
+        3000,
+    ]
+    assert result.summary()["cpu_utilization"] == pytest.approx(10 / 12)
+
+
+def test_utilisation_follows_a_rerate():
+    """3 cores for 600 s, then 9 until 1350 s, on 12 cores: (3·600 + 9·750) / (12·1350)."""
+    result = dlsched.simulate(jobs(["res18"]), node(), _Resize(), throughput=SynergyModel())
+    assert "rerate" in result.events["event"].tolist()
+    assert result.summary()["cpu_utilization"] == pytest.approx((3 * 600 + 9 * 750) / 16200)
+
+
+class _ResizeDuringStart(BasePolicy):
+    """Job 0 on GPU 0 with 3 cores, then 3.001 at 50 s (inside a 100 s start overhead)."""
+
+    name = "resize-during-start"
+
+    def schedule(self, view):
+        alloc = view.allocation()
+        for state in [*view.pending.values(), *view.running.values()]:
+            cpu = 3000 if view.now < 50 else 3001
+            alloc.assign(state, (0,), cpu_milli=cpu, memory_mib=64000)
+        if view.now < 50:
+            view.wake_at(50.0)
+        return alloc
+
+
+def test_a_rerate_during_a_start_overhead_keeps_the_rest_of_it():
+    """A 1000 s job with a 100 s start overhead, re-rated at 50 s at the same speed,
+    still finishes at 1100 s."""
+    from dlsched.overheads import OverheadModel
+
+    result = dlsched.simulate(
+        jobs(["gnmt"], seconds=1000),
+        node(),
+        _ResizeDuringStart(),
+        throughput=SynergyModel(),
+        overheads=OverheadModel(first_start_s=100.0),
+    )
+    assert "rerate" in result.events["event"].tolist()
+    assert result.jobs["finish_time"].iloc[0] == pytest.approx(1100.0)

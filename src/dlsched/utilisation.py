@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from dlsched.traces import Workload
 
 #: Events after which a job holds the GPUs they name, and those after which it holds none.
-HOLDING_EVENTS = frozenset({"start", "restart", "migrate", "rescale"})
+HOLDING_EVENTS = frozenset({"start", "restart", "migrate", "rescale", "rerate"})
 RELEASING_EVENTS = frozenset({"preempt", "finish"})
 
 RESOURCES = ("gpu", "cpu", "memory")
@@ -190,6 +190,9 @@ def _held(
 ) -> pd.DataFrame:
     """``time``, ``cpu_milli``, ``memory_mib``: what the jobs hold on the nodes that declare
     each resource, from each event on."""
+    events = result.events
+    if wanted and "held_cpu_milli" in events.columns:
+        return _held_as_recorded(events)
     table = _demand_table(result, demands) if wanted else {}
     if not table:
         return pd.DataFrame({"time": [0.0], "cpu_milli": [0], "memory_mib": [0]})
@@ -236,6 +239,39 @@ def _held(
         }
     )
     return frame.groupby("time", sort=True).last().reset_index()  # the state after an instant
+
+
+def _held_as_recorded(events: pd.DataFrame) -> pd.DataFrame:
+    """`_held` from the amounts the engine recorded with each event (``held_cpu_milli``,
+    ``held_memory_mib``: what the ledger held for the job once the instant was over), which
+    are right whatever a policy gave a job (`Allocation.assign(..., cpu_milli=...)`)."""
+    rows = events[events["event"].isin(HOLDING_EVENTS | RELEASING_EVENTS)]
+    holding: dict[Any, tuple[int, int]] = {}
+    times: list[float] = []
+    cpu_changes: list[int] = []
+    mem_changes: list[int] = []
+    for time, job, cpu, mem in zip(
+        rows["time"].to_numpy(float),
+        rows["job_id"],
+        rows["held_cpu_milli"].to_numpy(np.int64),
+        rows["held_memory_mib"].to_numpy(np.int64),
+        strict=True,
+    ):
+        now = (int(cpu), int(mem))
+        before = holding.get(job, (0, 0))
+        if now != before:
+            times.append(time)
+            cpu_changes.append(now[0] - before[0])
+            mem_changes.append(now[1] - before[1])
+            holding[job] = now
+    frame = pd.DataFrame(
+        {
+            "time": [0.0, *times],
+            "cpu_milli": np.cumsum([0, *cpu_changes], dtype=np.int64),
+            "memory_mib": np.cumsum([0, *mem_changes], dtype=np.int64),
+        }
+    )
+    return frame.groupby("time", sort=True).last().reset_index()
 
 
 def _gpu_ids(gpus: Any) -> tuple[int, ...]:

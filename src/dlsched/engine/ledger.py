@@ -103,6 +103,12 @@ class Ledger:
             None if self.mem_capacity is None else list(self.mem_capacity)
         )
         self.tracks_resources = self.cpu_free is not None or self.mem_free is not None
+        # (job index, milli-CPUs, MiB) a job holds from now on, on the nodes that declare each
+        # resource, appended at every change: the recorder turns it into what each job held
+        # when (`Recorder.snapshot`), whatever amount a policy gave it.
+        self.resource_log: list[tuple[int, int, int]] | None = [] if self.tracks_resources else None
+        self._counts_cpu = [n.cpus is not None for n in cluster.nodes]
+        self._counts_mem = [n.memory_gb is not None for n in cluster.nodes]
         # job index → {node: (milli-CPUs, MiB)} that `take` reserved for it
         self.reserved: dict[int, dict[int, tuple[int, int]]] = {}
 
@@ -245,12 +251,24 @@ class Ledger:
             held[node] = (cpu, mem)
         if held:
             self.reserved[job_index] = held
+            log = self.resource_log
+            if log is not None:
+                counts_cpu, counts_mem = self._counts_cpu, self._counts_mem
+                log.append(
+                    (
+                        job_index,
+                        sum(c for node, (c, _) in held.items() if counts_cpu[node]),
+                        sum(m for node, (_, m) in held.items() if counts_mem[node]),
+                    )
+                )
 
     def _unreserve(self, job_index: int) -> None:
         """Return what `_reserve` held for the job (nothing if it held nothing)."""
         held = self.reserved.pop(job_index, None)
         if held is None:
             return
+        if self.resource_log is not None:
+            self.resource_log.append((job_index, 0, 0))
         cpu_free, mem_free = self.cpu_free, self.mem_free
         for node, (cpu, mem) in held.items():
             if cpu_free is not None:

@@ -25,6 +25,7 @@ from dlsched.cluster import Cluster
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dlsched.engine.ledger import Ledger
     from dlsched.jobs import JobSpec
 
 #: What can happen to a job. `start`, `restart`, `migrate` and `rescale` carry the job's new
@@ -86,7 +87,12 @@ class Recorder:
     `placed_type` (`type_code`), `placed_rate` and `placed_overhead` for the events that
     place a job."""
 
-    def __init__(self, cluster: Cluster, free_by_type: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        free_by_type: dict[str, int] | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
         self.times = array("d")
         self.kinds = array("B")
         self.jobs = array("q")
@@ -112,6 +118,14 @@ class Recorder:
         self._last: tuple[int, ...] | None = None  # free GPUs of the timeline's last row
         # the ledger's free GPUs per type, which `snapshot` reads
         self._free_by_type: dict[str, int] = free_by_type if free_by_type is not None else {}
+        # What each job holds of CPU/memory (on the nodes that declare them) from an instant
+        # on, drained from the ledger's log at each snapshot: (time, job index, milli-CPUs,
+        # MiB). Only where the ledger tracks resources.
+        self._resource_log = ledger.resource_log if ledger is not None else None
+        self.held_times = array("d")
+        self.held_jobs = array("q")
+        self.held_cpu = array("q")
+        self.held_mem = array("q")
 
     # ---- events -------------------------------------------------------------------------
     def gpus_code(self, gpus: tuple[int, ...]) -> int:
@@ -208,7 +222,7 @@ class Recorder:
         overhead = np.full(n, math.nan)
         overhead[placed] = np.frombuffer(self.placed_overhead, dtype=np.float64)
         text = [",".join(map(str, g)) for g in self.gpu_sets]
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "time": np.frombuffer(self.times, dtype=np.float64).copy(),
                 "event": text_column(kinds, EVENT_KINDS),
@@ -221,12 +235,59 @@ class Recorder:
             },
             copy=False,  # the columns are new: no copy (nor a consolidated one) of them
         )
+        if self._resource_log is not None:
+            frame["held_cpu_milli"], frame["held_memory_mib"] = self._held_after(jobs)
+        return frame
+
+    def _held_after(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per event: the milli-CPUs and MiB its job holds (on the nodes that declare them)
+        once the event's instant is over, from the ledger's log."""
+        import pandas as pd
+
+        n = len(jobs)
+        if not len(self.held_times):
+            return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        log = pd.DataFrame(
+            {
+                "time": np.frombuffer(self.held_times, dtype=np.float64),
+                "job": np.frombuffer(self.held_jobs, dtype=np.int64),
+                "cpu": np.frombuffer(self.held_cpu, dtype=np.int64),
+                "mem": np.frombuffer(self.held_mem, dtype=np.int64),
+            }
+        )  # in time order already; within an instant, the last entry of a job is its state
+        events = pd.DataFrame(
+            {
+                "time": np.frombuffer(self.times, dtype=np.float64),
+                "job": jobs,
+                "row": np.arange(n),
+            }
+        )
+        found = pd.merge_asof(
+            events.sort_values("time", kind="stable"),
+            log,
+            on="time",
+            by="job",
+            direction="backward",
+            allow_exact_matches=True,
+        ).sort_values("row")
+        return (
+            found["cpu"].fillna(0).to_numpy(np.int64),
+            found["mem"].fillna(0).to_numpy(np.int64),
+        )
 
     # ---- the timeline -------------------------------------------------------------------
     def snapshot(self, now: float) -> None:
         """Record the busy GPUs per type at `now` from the free counts of the dict given at
         construction (the ledger's): one row per instant, only when they change. The engine
         calls it after every change."""
+        log = self._resource_log
+        if log:
+            for job, cpu, mem in log:
+                self.held_times.append(now)
+                self.held_jobs.append(job)
+                self.held_cpu.append(cpu)
+                self.held_mem.append(mem)
+            log.clear()
         free_of = self._free_of
         free_by_type = self._free_by_type
         free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)

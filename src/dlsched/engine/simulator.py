@@ -184,7 +184,7 @@ class Simulator:
             )
         self.jobs = JobIndex(self.states)
         self.clock = Clock()
-        self.recorder = Recorder(cluster, self.ledger.free_by_type)
+        self.recorder = Recorder(cluster, self.ledger.free_by_type, self.ledger)
         self._snapshot = self.recorder.snapshot
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
@@ -581,6 +581,7 @@ class Simulator:
         spec = state.spec
         job_id = spec.job_id
         jobs = self.jobs
+        resume_at = state.progress_from  # the end of a start/move overhead still running
         if old:
             self._stop(state, now)
         if not new:
@@ -591,8 +592,9 @@ class Simulator:
             jobs.pending[job_id] = state
             self.recorder.add(now, PREEMPT, spec.index, old)
             return
-        if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating
-            overhead = 0.0
+        if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating,
+            # which keeps what is left of an overhead in progress
+            overhead = max(0.0, resume_at - now)
             kind = RERATE
         elif old and len(old) != len(new):
             overhead = self.overheads.rescale(spec)
