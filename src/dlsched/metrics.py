@@ -46,7 +46,13 @@ class SimulationResult:
         With `reference` (a run of the same jobs under a baseline, e.g. Gavel's
         ``gavel_isolated`` equal share), the summary also has ``mean_ftf_rho``: the mean over
         the window's jobs of the finish-time fairness ρ = JCT here / JCT in `reference`
-        (`finish_time_fairness`); the other keys do not change."""
+        (`finish_time_fairness`); the other keys do not change.
+
+        Where the cluster declares CPU cores or host memory, the summary also has each
+        resource's time-mean and peak utilisation (``cpu_utilization``,
+        ``peak_cpu_utilization``, ``memory_utilization``, ``peak_memory_utilization``,
+        ``gpu_busy_utilization``, ``peak_gpu_utilization``; `dlsched.utilisation`): these are
+        over the whole run's makespan, whatever `job_window` says."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)

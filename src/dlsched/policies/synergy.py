@@ -373,8 +373,10 @@ class Synergy(BasePolicy):
                 )
                 self._forget(peer)
                 self._record(view, peer, gpus, fair)
-                short_cpu -= extra_cpu * n_peer
-                short_mem -= extra_mem * n_peer
+                # only the peer's GPUs on this node free room here
+                here = sum(1 for x in gpus if view.cluster.gpu_node[x] == node)
+                short_cpu -= extra_cpu * here
+                short_mem -= extra_mem * here
                 shrunk = True
         return shrunk
 
