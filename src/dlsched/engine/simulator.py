@@ -493,7 +493,8 @@ class Simulator:
             clock.is_round = False
             return
         if (
-            mark == len(self.recorder.times)  # only wake-ups since the last call: no event
+            mark >= 0
+            and mark == len(self.recorder.times)  # only wake-ups since the last call: no event
             and not clock.is_round
             and jobs.running
             and not self._woken(self.view)  # type: ignore[misc]

@@ -371,11 +371,22 @@ class ClusterView:
             return None
         if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
             return None
-        found = get_placer(strategy) if isinstance(strategy, str) else strategy
+        resolved = self._strategies.get(strategy)  # filled by `place`
+        found = (
+            resolved[0]
+            if resolved is not None
+            else (get_placer(strategy) if isinstance(strategy, str) else strategy)
+        )
         if found not in POOL_ONLY:
             return None
         owner = vc if vc is not None and vc in self._owning_vcs else None
-        return tuple((t, owner) for t in self.rank_types(spec))
+        index = spec.index
+        types = None
+        if 0 <= index < len(self._ranked_at) and self._jobs.states[index].spec is spec:
+            types = self._ranked_at[index]  # as `place` found them
+        if types is None:
+            types = self.rank_types(spec)
+        return tuple((t, owner) for t in types)
 
     def _job_placer(self, strategy: JobStrategy) -> JobPlacer:
         """The run's placer of a job-aware strategy (built at its first use in the run)."""
