@@ -80,9 +80,7 @@ CASES: dict[str, Case] = {
     "max_min_fairness_packed": Case(packs=True),
     "min_total_duration_packed": Case(packs=True),
     "gavel_gandiva": Case(packs=True),
-    # Known bug: with CPU/memory demands, Pollux's and Sia's plans can keep choosing nodes
-    # without room for a job and never start it (Pollux: the engine halts the run as stalled;
-    # Sia: the job is left unfinished). Fewer generations keep Pollux's search affordable here.
+    # Fewer generations keep Pollux's search affordable here.
     "pollux": Case(params={"generations": 20}),
     "sia": Case(),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
