@@ -66,8 +66,8 @@ Workload 6 at load 1.0: 2,399.1 s vs 2,446.1 s; with
 ``patience=None`` (all 100 generations) 2,337.5 s, 72 CPU s; at load 1.5 the fixed patience
 of 10 gave +11.5 %, max(10, jobs) +3.8 %, all generations +2.1 % (118 CPU s). On the Sia
 simulator's heterogeneous cluster (Helios-Saturn workload 1, see `sia`): 2,320.3 s (20–31 CPU
-s; the same at every commit since this figure was first written here); 2,255.2 s with ``heterogeneity_aware=True``
-(measured then).
+s; the same at every commit since this figure was first written here); 2,255.2 s with
+``heterogeneity_aware=True`` (measured then).
 """
 
 from __future__ import annotations
