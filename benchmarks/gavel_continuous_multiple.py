@@ -9,7 +9,8 @@ Setup as `dlsched reproduce gavel-fig9` (`dlsched.reproduce.gavel.run_point`: 36
 P100 + 36 K80, Gavel's throughput table as the truth, 360 s rounds, average JCT of jobs
 4000–4999), with the jobs Gavel's simulator generates for Figure 9:
 `gavel_generated(..., multi_gpu=True)` (scale factors 1/2/4/8 with probabilities
-0.7/0.1/0.15/0.05, a multi-GPU job's model redrawn until it runs distributed).
+0.7/0.1/0.15/0.05, a multi-GPU job's model redrawn until it runs distributed), drawn from
+Gavel's job table in the order the authors' runs had it (`GAVEL_JOB_TYPES_OSDI20`).
 
 `--layout` (default `gavel`) is how the 108 GPUs sit in servers, which decides the rate of
 a multi-GPU gang. Gavel's simulator rates every gang at the table's *consolidated*

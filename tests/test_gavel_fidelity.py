@@ -3,8 +3,9 @@ low-load shape of the authors' figure on a reduced cluster.
 
 The full-size point: 36 V100 + 36 P100 + 36 K80, jobs 4000–4999 of the trace Gavel's
 simulator generates with seed 0 at 2.0 jobs/h (`gavel_generated`), the authors' figure
-values next to ours: agnostic FIFO 18.32 h, LAS-perf 16.95 h (we get 18.26 and 17.01 h;
-asserted within 3%). Same jobs, same mechanism, so the two simulators should agree to the
+values next to ours: agnostic FIFO 18.32 h, LAS-perf 16.95 h (we get 18.46 and 16.92 h on
+the jobs of the authors' job-table order, 18.26 and 17.01 h with the released one; asserted
+within 3%). Same jobs, same mechanism, so the two simulators should agree to the
 noise of their differences (the authors' shuffled type order comes from Python's `random`,
 ours from numpy).
 

@@ -18,7 +18,7 @@ import pytest
 
 import dlsched
 from dlsched.perf.profile import ProfileTable
-from dlsched.traces.synthetic import gavel_generated
+from dlsched.traces.synthetic import GAVEL_JOB_TYPES_OSDI20, gavel_generated
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "gavel"
 PHYSICAL = SHARED / "traces" / "physical_cluster"
@@ -64,6 +64,31 @@ def test_gavel_generated_multi_gpu_replays_gavels_generator():
     assert list(jobs["submit_time"]) == pytest.approx([0.0, 163.057382, 634.516552])
     steps = jobs["duration"].iloc[0] * ProfileTable.gavel().throughput(RESNET18, "v100", 8)
     assert steps == pytest.approx(17484476, abs=1)  # Gavel: int(duration × V100 rate)
+
+
+def test_gavel_generated_with_the_osdi20_job_order_replays_the_papers_generator():
+    """job_types=GAVEL_JOB_TYPES_OSDI20 (A3C 15th): seed 0's jobs as Gavel's generator of
+    2020-05-19, which drew the published figures' jobs, gives them (the released order gives
+    other types from the third job on)."""
+    jobs = gavel_generated(7, 6.0, seed=0, multi_gpu=True, job_types=GAVEL_JOB_TYPES_OSDI20).jobs
+    assert list(jobs["model"]) == [
+        RESNET18,
+        "Transformer (batch size 16)",
+        "Recommendation (batch size 1024)",
+        "Recommendation (batch size 4096)",
+        "LM (batch size 10)",
+        "A3C",
+        "LM (batch size 10)",
+    ]
+    assert list(jobs["num_gpus"]) == [8, 1, 1, 1, 4, 1, 4]
+    released = gavel_generated(7, 6.0, seed=0, multi_gpu=True).jobs
+    assert list(released["model"])[2] == "Recommendation (batch size 2048)"
+
+
+def test_gavel_generated_refuses_a_job_table_that_is_not_gavels():
+    """job_types must be Gavel's 26 types in some order: a missing type is an error."""
+    with pytest.raises(ValueError, match="job_types"):
+        gavel_generated(3, 6.0, job_types=GAVEL_JOB_TYPES_OSDI20[:-1])
 
 
 def test_gavel_fifo_oversubscribes_the_type_it_gives():

@@ -52,7 +52,17 @@ from dlsched.reproduce.runner import (
     run_reproduction,
 )
 
-CATALOGUE = ("tiresias", "gavel", "gavel_static", "hydra", "pollux", "fgd", "goodput", "synergy")
+CATALOGUE = (
+    "tiresias",
+    "gavel",
+    "gavel_static",
+    "gavel_physical",
+    "hydra",
+    "pollux",
+    "fgd",
+    "goodput",
+    "synergy",
+)
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
 

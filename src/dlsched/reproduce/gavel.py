@@ -7,7 +7,13 @@ Setup, as in the paper and its artifact (`scheduler/scripts/sweeps/run_sweep_con
 `gavel-108-consolidated`, one node per type, because Gavel's simulator charges a gang the
 consolidated throughput wherever its workers are), the jobs Gavel's simulator
 generates with seed 0 at λ jobs/hour (`dlsched.traces.synthetic.gavel_generated`, which replays
-its seeded draws; ``multi_gpu=True`` for Figure 9's scale factors 1/2/4/8), Gavel's measured
+its seeded draws; ``multi_gpu=True`` for Figure 9's scale factors 1/2/4/8) from Gavel's job
+table in the order the authors' runs had it (`GAVEL_JOB_TYPES_OSDI20`, A3C 15th: the
+figures' numbers were printed on 2020-05-19, before Gavel's commit 19a0dd2 moved A3C to the
+end; with the released order the jobs differ from the 15th type on, and at 2 jobs/h Figure
+9's published points were 10-25 % above what dlsched and Gavel's released simulator give,
+while Gavel's simulator as of 2020-05-19 gives them to 0.1 %: ``fifo_perf`` 27.68 h,
+``fifo`` 37.56 h), Gavel's measured
 throughputs as the truth (``throughput="gavel"``), 360 s rounds, no overheads. The metric is
 the average JCT of jobs 4000–4999 in arrival order (``summary(job_window=...)``). Jobs keep
 arriving after job 4999 until the window has finished, as in Gavel's simulator; once it has,
@@ -60,6 +66,8 @@ POLICIES = (
 AUTHORS_KEY = {"gavel_fifo": "fifo", "gavel_gandiva": "gandiva", "gavel_allox": "allox"}
 """dlsched's policy name → the key in the authors' table, where they differ."""
 JCT_METRIC, RHO_METRIC = "avg_jct_hours", "mean_ftf_rho_vs_isolated"
+JOB_ORDER = "osdi20"
+"""The order of Gavel's job table the figures' jobs are drawn with (`job_types`)."""
 RHO_REFERENCE = "gavel_isolated"
 """The run ρ is measured against: Gavel's `isolated` policy on the same jobs."""
 WINDOW = (4000, 5000)
@@ -201,14 +209,15 @@ def run_point(
     cluster: Any = "gavel-108",
     budget_s: float = math.inf,
     with_rho: bool = False,
+    job_order: str = JOB_ORDER,
     **params: Any,
 ) -> dict[str, float]:
     """`window_jct` on the jobs Gavel's simulator generates with `seed` at `rate` jobs/hour
-    (`tail_jobs` more after the window); `with_rho`: ρ against `RHO_REFERENCE` on the same
-    jobs (`isolated_reference`)."""
-    jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed)
+    (`tail_jobs` more after the window) from its job table in `job_order` (`job_types`);
+    `with_rho`: ρ against `RHO_REFERENCE` on the same jobs (`isolated_reference`)."""
+    jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
     reference = (
-        isolated_reference(rate, multi_gpu, window, tail_jobs, seed, cluster, budget_s)
+        isolated_reference(rate, multi_gpu, window, tail_jobs, seed, cluster, budget_s, job_order)
         if with_rho
         else None
     )
@@ -224,11 +233,24 @@ def run_point(
     )
 
 
+def job_types(job_order: str) -> tuple[str, ...]:
+    """Gavel's job table in `job_order`: ``"osdi20"`` (the paper's runs, A3C 15th) or
+    ``"released"`` (Gavel's released code, A3C 25th)."""
+    from dlsched.traces import synthetic
+
+    orders = {"osdi20": synthetic.GAVEL_JOB_TYPES_OSDI20, "released": synthetic.GAVEL_JOB_TYPES}
+    if job_order not in orders:
+        raise ValueError(f"job_order must be one of {sorted(orders)}, got {job_order!r}")
+    return orders[job_order]
+
+
 @functools.lru_cache(maxsize=2)
-def _jobs(rate: float, multi_gpu: bool, n_jobs: int, seed: int) -> Any:
+def _jobs(rate: float, multi_gpu: bool, n_jobs: int, seed: int, job_order: str) -> Any:
     from dlsched.traces.synthetic import gavel_generated
 
-    return gavel_generated(n_jobs, rate, seed=seed, multi_gpu=multi_gpu)
+    return gavel_generated(
+        n_jobs, rate, seed=seed, multi_gpu=multi_gpu, job_types=job_types(job_order)
+    )
 
 
 _REFERENCES: dict[tuple, Any] = {}
@@ -243,13 +265,23 @@ def isolated_reference(
     seed: int,
     cluster: Any,
     budget_s: float = math.inf,
+    job_order: str = JOB_ORDER,
 ) -> Any:
     """The `RHO_REFERENCE` run (Gavel's `isolated`) of the jobs `run_point` simulates, as
     Gavel's notebooks take it for ρ; None if it gave up. Kept per process (the last two):
     every policy's ρ at one rate divides by the same run."""
-    key = (rate, multi_gpu, tuple(window), tail_jobs, seed, _cluster_key(cluster), budget_s)
+    key = (
+        rate,
+        multi_gpu,
+        tuple(window),
+        tail_jobs,
+        seed,
+        _cluster_key(cluster),
+        budget_s,
+        job_order,
+    )
     if key not in _REFERENCES:
-        jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed)
+        jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
         result, gave_up, _, _ = window_run(
             jobs, RHO_REFERENCE, window=window, cluster=cluster, budget_s=budget_s
         )
@@ -278,6 +310,8 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         budget_s=spec["budget_s"],
         cluster=spec.get("cluster", "gavel-108"),
         with_rho=bool(spec.get("rho", False)),
+        # specs stored before the job order was chosen were measured with the released one
+        job_order=spec.get("job_order", "released"),
     )
 
 
@@ -316,6 +350,7 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         "multi_gpu": multi_gpu,
                         "tail_jobs": tail,
                         "budget_s": FULL_BUDGET_S,
+                        "job_order": JOB_ORDER,
                         **({"cluster": CONSOLIDATED} if multi_gpu else {}),
                         # only where ρ is published: the other tasks stay as they were stored
                         **({"rho": True} if rate in fair else {}),

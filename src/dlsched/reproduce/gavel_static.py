@@ -7,7 +7,10 @@ Setup, as in the paper's artifact (`scheduler/scripts/sweeps/run_sweep_static.py
 charges a gang the consolidated throughput wherever its workers are, as for Figure 9), the
 first N jobs Gavel's generator draws with each seed, multi-GPU (scale factors 1/2/4/8), all
 submitted at t = 0 (``gavel_generated(N, math.inf, seed=s, multi_gpu=True)``: Gavel passes
-``lam=0``, so no arrival gap is drawn), Gavel's measured throughputs as the truth
+``lam=0``, so no arrival gap is drawn) from Gavel's job table in the order the authors' runs
+had it (``job_types=GAVEL_JOB_TYPES_OSDI20``, A3C 15th: the figure's logs predate Gavel's
+commit 19a0dd2 of 2020-08-29, which moved A3C to the end; `dlsched.reproduce.gavel`), Gavel's
+measured throughputs as the truth
 (``throughput="gavel"``), 360 s rounds, no overheads. The metric is the makespan (the last
 completion; all jobs start at 0), in hours, averaged over seeds 0, 1 and 2 as the authors'
 notebook prints it (``makespan.ipynb``: the mean over seeds of each (policy, N)).
@@ -15,15 +18,12 @@ notebook prints it (``makespan.ipynb``: the mean over seeds of each (policy, N))
 Seeds: seed s draws the jobs (``gavel_generated(..., seed=s)``) and seeds the run
 (``simulate(..., seed=s)``), from which the policies draw their random choices (Gavel's
 agnostic FIFO its type draws, Gandiva its pairs), as Gavel's ``Scheduler(seed=s)`` seeds both
-its job generator and its policies. Gavel's agnostic FIFO is bimodal in those draws: at 100
-jobs with job seed 0 it ends at 184 h or at 661 h depending on whether its type draws leave
-the K80s idle at the first solve and hand them long jobs at the second. With run seeds 0, 1, 2
-the three job seeds all fall in the mode the authors' mean shows (184, 178 and 183 h: mean
-182 h, authors' 182.3 h); with run seed 0 for every job seed, seed 2 falls in the other
-(291 h), and replaying Gavel's own ``random.Random(s)`` for the draw
-(``gavel_fifo(seed=s)``) puts job seed 0 there (661 h), although its first solve agrees
-with Gavel's `FIFOPolicy` code read step by step: why Gavel's run with seed 0 did not end
-there is not known.
+its job generator and its policies. Gavel's agnostic FIFO is bimodal in its type draws: on
+the jobs of the released job order, job seed 0 with Gavel's own ``random.Random(0)``
+(``gavel_fifo(seed=0)``) ends at 661 h instead of 184 h, because its draws leave the K80s
+idle at the first solve and hand them long jobs at the second. On the authors' job order
+that puzzle goes away: ``gavel_fifo(seed=s)`` gives 186.8, 180.2 and 179.1 h at 100 jobs
+(mean 182.0 h, authors' 182.3 h), as do the run-stream draws used here.
 
 Policies, as the figure names them: ``fifo`` is Gavel's agnostic FIFO (`gavel_fifo`),
 ``gandiva`` Gavel's re-implementation of Gandiva (`gavel_gandiva`, its pairing drawn from
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.reproduce.base import DataFile, Point, Reproduction, Task, Tolerance
-from dlsched.reproduce.gavel import AUTHORS, CONSOLIDATED, authors_values
+from dlsched.reproduce.gavel import AUTHORS, CONSOLIDATED, JOB_ORDER, authors_values, job_types
 
 EXPERIMENT, METRIC = "static-multiple", "makespan_hours"
 SEEDS = (0, 1, 2)
@@ -59,14 +59,19 @@ QUICK = (
 TOLERANCE = Tolerance(rel=0.10)
 
 
-def makespan_hours(policy: str, n_jobs: int, seed: int, **params: Any) -> dict[str, float]:
+def makespan_hours(
+    policy: str, n_jobs: int, seed: int, job_order: str = JOB_ORDER, **params: Any
+) -> dict[str, float]:
     """Makespan (hours) of the first `n_jobs` multi-GPU jobs Gavel's generator draws with
-    `seed`, all at t = 0, under `policy` on `CONSOLIDATED` with Gavel's throughputs and the
-    run seeded with `seed` too (the policies' random draws), and the run's CPU seconds."""
+    `seed` from its job table in `job_order`, all at t = 0, under `policy` on
+    `CONSOLIDATED` with Gavel's throughputs and the run seeded with `seed` too (the
+    policies' random draws), and the run's CPU seconds."""
     import dlsched
     from dlsched.traces.synthetic import gavel_generated
 
-    jobs = gavel_generated(n_jobs, math.inf, seed=seed, multi_gpu=True)
+    jobs = gavel_generated(
+        n_jobs, math.inf, seed=seed, multi_gpu=True, job_types=job_types(job_order)
+    )
     started = time.process_time()
     result = dlsched.simulate(
         jobs,
@@ -90,7 +95,9 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     spans = []
     for seed in spec["seeds"]:
-        run = makespan_hours(spec["policy"], int(spec["n_jobs"]), int(seed))
+        # specs stored before the job order was chosen were measured with the released one
+        order = spec.get("job_order", "released")
+        run = makespan_hours(spec["policy"], int(spec["n_jobs"]), int(seed), order)
         out[f"makespan_h_seed{seed}"] = run["makespan_h"]
         spans.append(run["makespan_h"])
         out["cpu_s"] = out.get("cpu_s", 0.0) + run["cpu_s"]
@@ -115,7 +122,12 @@ def plan(shared: Path, quick: bool) -> list[Point]:
                 continue
             task = Task(
                 f"{policy}-{n_jobs:g}jobs",
-                {"policy": policy, "n_jobs": int(n_jobs), "seeds": list(SEEDS)},
+                {
+                    "policy": policy,
+                    "n_jobs": int(n_jobs),
+                    "seeds": list(SEEDS),
+                    "job_order": JOB_ORDER,
+                },
             )
             points.append(
                 Point(
