@@ -402,6 +402,27 @@ def test_an_elastic_job_grows_only_as_far_as_its_node_has_cpus(policy):
     assert _stints(result, 0) == [1, 2]
 
 
+def test_sia_spreads_a_rigid_job_whose_cpus_fit_only_over_two_nodes():
+    """Two nodes of 4 GPUs and 8 CPUs, a rigid 4-GPU job asking 16 CPUs: Sia spreads it 2 + 2
+    and it finishes (it was left unfinished, with nothing said)."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [4],
+            "duration": [1000.0],
+            "cpu_milli": [16000],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "cpus": 8}]}
+    )
+    result = dlsched.simulate(jobs, hardware, "sia", throughput=Sublinear(), audit=True)
+    assert result.jobs["status"].tolist() == ["finished"]
+    start = result.events[result.events["event"] == "start"]["gpus"].iloc[0]
+    assert sorted(int(g) // 4 for g in start.split(",")) == [0, 0, 1, 1]
+
+
 def test_repair_cuts_a_job_to_the_cpus_left_on_its_node_in_job_order():
     """Node of 4 GPUs and 8 CPUs; job 0 asks 3 CPUs per GPU, job 1 4 CPUs for 1 GPU: job 0
     keeps 2 GPUs (6 CPUs), job 1 (2 CPUs left) gets nothing."""

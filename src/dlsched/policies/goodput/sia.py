@@ -402,7 +402,19 @@ class Sia(BasePolicy):
                     options = options[:1]  # only profiled on its smallest configuration
             for k, n in options:
                 if not self._could_fit(job, members, k, n):
-                    continue  # its CPU/memory exceeds what k idle nodes of the pool hold
+                    # Its CPU/memory exceeds what k idle nodes of the pool hold: spread
+                    # over the fewest more nodes that would (a rigid job has no other
+                    # option), else leave the configuration out.
+                    k = next(
+                        (
+                            more
+                            for more in range(k + 1, min(n, len(members)) + 1)
+                            if self._could_fit(job, members, more, n)
+                        ),
+                        0,
+                    )
+                    if not k:
+                        continue
                 if rigid or not self.bootstrap or not ran:
                     value = goodput(view, job, gpu_type, n, k)
                     if not rigid and self.bootstrap and value > 0:
@@ -495,7 +507,11 @@ class Sia(BasePolicy):
             demands = (job.spec.cpu_milli, job.spec.memory_mib)
             if rooms and any(demands):
                 members = self._with_room(job, members, config, rooms)
-            wanted[job] = self._pack(members, free, size, config.gpus)
+            most = max((size[i] for i in members), default=1) or 1
+            if config.nodes > -(-config.gpus // most):  # spread for CPU/memory (`_choice`)
+                wanted[job] = self._spread(members, free, config)
+            else:
+                wanted[job] = self._pack(members, free, size, config.gpus)
             if rooms:
                 self._charge(job, wanted[job], rooms)
         before = {job: job.gpus for job in view.running.values()}
@@ -525,6 +541,25 @@ class Sia(BasePolicy):
         return [
             i for i in members if all(room[i] >= n for room, n in zip(rooms, need, strict=True))
         ]
+
+    @staticmethod
+    def _spread(members: list[int], free: dict[int, int], config: Config) -> dict[int, int]:
+        """GPUs per node for a configuration spread over more nodes than its GPUs need (its
+        CPU/memory does not fit fewer): the shares `_could_fit` checked, each on the member
+        with the most free GPUs that holds it, charged to `free`; {} when they do not fit."""
+        per = config.gpus // config.nodes
+        shares = [config.gpus - per * (config.nodes - 1)] + [per] * (config.nodes - 1)
+        counts: dict[int, int] = {}
+        for share in shares:
+            fitting = [i for i in members if i not in counts and free[i] >= share]
+            if not fitting:
+                for node, n in counts.items():
+                    free[node] += n
+                return {}
+            node = max(fitting, key=lambda i: (free[i], -i))
+            counts[node] = share
+            free[node] -= share
+        return counts
 
     @staticmethod
     def _pack(
