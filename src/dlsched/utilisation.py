@@ -202,43 +202,33 @@ def _held(
     events = result.events
     kinds = HOLDING_EVENTS | RELEASING_EVENTS
     rows = events[events["event"].isin(kinds)]
-    holding: dict[str, tuple[int, int]] = {}
-    times: list[float] = []
-    cpu_changes: list[int] = []
-    mem_changes: list[int] = []
-    for time, kind, job, gpus in zip(
-        rows["time"].to_numpy(float),
-        rows["event"],
-        map(str, rows["job_id"]),
-        rows["gpus"],
-        strict=True,
-    ):
-        demand = table.get(job)
-        if demand is None:
-            continue
-        if kind in HOLDING_EVENTS:
+
+    def amounts() -> Iterable[tuple[float, str, tuple[int, int]]]:
+        for time, kind, job, gpus in zip(
+            rows["time"].to_numpy(float),
+            rows["event"],
+            map(str, rows["job_id"]),
+            rows["gpus"],
+            strict=True,
+        ):
+            demand = table.get(job)
+            if demand is None:
+                continue
+            if kind not in HOLDING_EVENTS:
+                yield time, job, (0, 0)
+                continue
             spec = JobSpec(0, job, 0.0, demand[0], 0.0, cpu_milli=demand[1], memory_mib=demand[2])
             per_node = ledger.node_demands(spec, _gpu_ids(gpus))
-            now = (
-                sum(c for node, (c, _) in per_node.items() if counts_cpu[node]),
-                sum(m for node, (_, m) in per_node.items() if counts_mem[node]),
+            yield (
+                time,
+                job,
+                (
+                    sum(c for node, (c, _) in per_node.items() if counts_cpu[node]),
+                    sum(m for node, (_, m) in per_node.items() if counts_mem[node]),
+                ),
             )
-        else:
-            now = (0, 0)
-        before = holding.get(job, (0, 0))
-        if now != before:
-            times.append(time)
-            cpu_changes.append(now[0] - before[0])
-            mem_changes.append(now[1] - before[1])
-            holding[job] = now
-    frame = pd.DataFrame(
-        {
-            "time": [0.0, *times],
-            "cpu_milli": np.cumsum([0, *cpu_changes], dtype=np.int64),
-            "memory_mib": np.cumsum([0, *mem_changes], dtype=np.int64),
-        }
-    )
-    return frame.groupby("time", sort=True).last().reset_index()  # the state after an instant
+
+    return _totals(amounts())
 
 
 def _held_as_recorded(events: pd.DataFrame) -> pd.DataFrame:
@@ -246,18 +236,27 @@ def _held_as_recorded(events: pd.DataFrame) -> pd.DataFrame:
     ``held_memory_mib``: what the ledger held for the job once the instant was over), which
     are right whatever a policy gave a job (`Allocation.assign(..., cpu_milli=...)`)."""
     rows = events[events["event"].isin(HOLDING_EVENTS | RELEASING_EVENTS)]
+    return _totals(
+        (time, job, (int(cpu), int(mem)))
+        for time, job, cpu, mem in zip(
+            rows["time"].to_numpy(float),
+            rows["job_id"],
+            rows["held_cpu_milli"].to_numpy(np.int64),
+            rows["held_memory_mib"].to_numpy(np.int64),
+            strict=True,
+        )
+    )
+
+
+def _totals(amounts: Iterable[tuple[float, Any, tuple[int, int]]]) -> pd.DataFrame:
+    """``time``, ``cpu_milli``, ``memory_mib`` held by all jobs together, from (time, job,
+    (milli-CPUs, MiB) the job holds from then on) in time order; one row per instant, the
+    state once it is over."""
     holding: dict[Any, tuple[int, int]] = {}
     times: list[float] = []
     cpu_changes: list[int] = []
     mem_changes: list[int] = []
-    for time, job, cpu, mem in zip(
-        rows["time"].to_numpy(float),
-        rows["job_id"],
-        rows["held_cpu_milli"].to_numpy(np.int64),
-        rows["held_memory_mib"].to_numpy(np.int64),
-        strict=True,
-    ):
-        now = (int(cpu), int(mem))
+    for time, job, now in amounts:
         before = holding.get(job, (0, 0))
         if now != before:
             times.append(time)
