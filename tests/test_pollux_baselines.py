@@ -101,6 +101,30 @@ def test_placement_takes_the_nodes_with_the_most_free_gpus_first():
     assert start_gpus(result) == {"a": "0,1,2", "b": "4,5,6", "c": "3,7"}
 
 
+def test_vc_quota_is_counted_within_the_round_in_priority_order():
+    """Quota 2 for VC Q on 4 GPUs: a new job of Q preempts Q's demoted job at the next round
+    (as without quotas), and a job of no VC starts at once beside Q's job."""
+    jobs = pd.DataFrame(
+        [("a1", 0.0, 2, 1000.0, "Q"), ("a2", 200.0, 2, 100.0, "Q"), ("z3", 0.0, 2, 50.0, None)],
+        columns=["job_id", "submit_time", "num_gpus", "duration", "vc"],
+    )
+    cluster = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}],
+            "vcs": [{"name": "Q", "gpus": 2}],
+        }
+    )
+    result = dlsched.simulate(
+        jobs, cluster, "pollux_tiresias", overheads="none", threshold_gpu_s=100.0
+    )
+    events = result.events
+    first = events[events["event"].isin(["start", "preempt"])].groupby(["job_id", "event"])
+    times = first["time"].min().to_dict()
+    assert times[("z3", "start")] == 0.0
+    assert times[("a1", "preempt")] == times[("a2", "start")] == 240.0
+
+
 def test_parameters_are_checked():
     """A non-positive threshold or interval is refused, naming the parameter."""
     with pytest.raises(ValueError, match="threshold_gpu_s"):

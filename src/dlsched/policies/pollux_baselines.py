@@ -151,9 +151,12 @@ class PolluxTiresias(BasePolicy):
                 high.remove(job)
                 low.append(job)
         room = dict(view.pool_capacity())
+        # VC quotas counted within the round, as pool room is: in priority order, so a
+        # demoted job of a VC gives way to a higher-priority one of the same VC
+        quota = {vc.name: float(vc.quota_gpus) for vc in view.cluster.vcs if vc.quota_gpus}
         admitted: list[tuple[JobState, str | None]] = []
         for job in (*high, *low):
-            fits, gpu_type = self._admit(view, job, room)
+            fits, gpu_type = self._admit(view, job, room, quota)
             if fits:
                 admitted.append((job, gpu_type))
         keep = {job for job, _ in admitted}
@@ -173,21 +176,30 @@ class PolluxTiresias(BasePolicy):
         return alloc
 
     def _admit(
-        self, view: ClusterView, job: JobState, room: dict[Pool, int]
+        self, view: ClusterView, job: JobState, room: dict[Pool, int], quota: dict[str, float]
     ) -> tuple[bool, str | None]:
-        """Count `job` into `room` if its GPUs fit: its current pool if it runs, else the first
-        of its types (fastest first) whose pool has room. (fits, the GPU type to place it on;
-        None: it keeps its GPUs)."""
-        n = max(1, job.spec.num_gpus)
+        """Count `job` into `room` (and its VC's `quota`) if its GPUs fit: its current pool if
+        it runs, else the first of its types (fastest first) whose pool has room. (fits, the
+        GPU type to place it on; None: it keeps its GPUs)."""
+        spec = job.spec
+        n = max(1, spec.num_gpus)
+        vc = spec.vc if spec.vc in quota else None
+        share = spec.num_gpus * spec.gpu_milli / 1000
+        if vc is not None and quota[vc] + 1e-9 < share:
+            return False, None
         if job.gpus:
             pool = view.pool_of_gpu(job.gpus[0])
             if room.get(pool, 0) >= n:
                 room[pool] -= n
+                if vc is not None:
+                    quota[vc] -= share
                 return True, None
             return False, None
-        for gpu_type in view.rank_types(job.spec):
-            pool = view.pool(job.spec, gpu_type)
-            if room.get(pool, 0) >= n and view.fits_quota(job.spec, job.spec.num_gpus):
+        for gpu_type in view.rank_types(spec):
+            pool = view.pool(spec, gpu_type)
+            if room.get(pool, 0) >= n:
                 room[pool] -= n
+                if vc is not None:
+                    quota[vc] -= share
                 return True, gpu_type
         return False, None
