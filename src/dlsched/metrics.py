@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dlsched.engine.recorder import text_column
-from dlsched.jobs import FINISHED
+from dlsched.jobs import FINISHED, gpu_seconds_columns
 
 _JSON_FILES = ("meta.json",)
 
@@ -74,7 +74,8 @@ class SimulationResult:
             "migrations": int(jobs["migrations"].sum()),
             "rescales": int(jobs["rescales"].sum()) if "rescales" in jobs.columns else 0,
             "scheduling_calls": int(self.meta.get("scheduling_calls", 0)),
-            "events": int(len(self.events)),
+            # (a log streamed to parquet, `simulate(events=...)`, is counted as written)
+            "events": int(self.meta.get("events_written", len(self.events))),
             "scheduler_wall_s": float(self.meta.get("scheduler_wall_s", 0.0)),
             "sim_wall_s": float(self.meta.get("sim_wall_s", 0.0)),
         }
@@ -179,8 +180,14 @@ def _makespan(done: pd.DataFrame) -> float:
     return float(done["finish_time"].max() - done["submit_time"].min())
 
 
-def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) -> SimulationResult:
-    """Assemble a `SimulationResult` from a finished `Simulator` run."""
+def build_result(
+    sim: Any, meta: dict[str, Any], unschedulable: dict[int, str], *, release: bool = False
+) -> SimulationResult:
+    """Assemble a `SimulationResult` from a finished `Simulator` run.
+
+    `release`: once the per-job table is built, drop the run's job specs and states
+    (`Simulator.release_jobs`), so that they are freed before the event log's table is
+    built rather than held beside it (`simulate` does; the simulator is not used after)."""
     states = sim.states
     cluster = sim.cluster
     n = len(states)
@@ -216,10 +223,9 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
         copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
     jobs["pending_s"] = jobs["jct"] - _held_seconds(states)
-    for gpu_type in sorted(cluster.gpu_types):
-        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = np.fromiter(
-            (s.gpu_seconds_by_type.get(gpu_type, 0.0) for s in states), float, n
-        )
+    types = sorted(cluster.gpu_types)
+    for gpu_type, column in gpu_seconds_columns(states, gpu_seconds, types).items():
+        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = column
     deadlines = np.fromiter(
         (nan if s.spec.deadline is None else s.spec.deadline for s in states), float, n
     )
@@ -238,8 +244,12 @@ def build_result(sim: Any, meta: dict[str, Any], unschedulable: dict[int, str]) 
         # held (`dlsched.utilisation`), wherever the trace has gone since.
         jobs["cpu_milli"] = cpu
         jobs["memory_mib"] = memory
+    asked = jobs["num_gpus"].to_numpy()
+    del states
+    if release:
+        sim.release_jobs()
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
-    events = sim.recorder.frame(sim.specs, jobs["job_id"])
+    events = sim.recorder.frame(asked, jobs["job_id"])
     timeline = sim.recorder.timeline_frame()
     result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
     if cluster.declares_cpus or cluster.declares_memory:

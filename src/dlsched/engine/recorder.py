@@ -13,6 +13,7 @@ per row, its time and the free GPUs of each type (busy = capacity − free, at t
 from __future__ import annotations
 
 import math
+import os
 from array import array
 from collections.abc import Sequence
 from operator import itemgetter
@@ -61,6 +62,10 @@ class Event(NamedTuple):
 
 EVENT_COLUMNS = list(Event._fields)
 
+#: Events per row group of an event log streamed to parquet (`Recorder.stream_to`): the most
+#: the log holds in memory meanwhile (some 30 bytes an event, plus its table while written).
+EVENTS_ROW_GROUP = 1 << 20
+
 
 def text_column(codes: np.ndarray, texts: Sequence[str]) -> Any:
     """`texts[codes]` (code -1: missing) as the column pandas makes of such strings: with
@@ -95,8 +100,9 @@ class Recorder:
     ) -> None:
         self.times = array("d")
         self.kinds = array("B")
-        self.jobs = array("q")
-        self.gpu_codes = array("q")
+        # 32-bit job indices and GPU-set codes (2**31 of either is beyond any run's memory)
+        self.jobs = array("i")
+        self.gpu_codes = array("i")
         self.placed_at = array("q")
         self.placed_type = array("B")
         self.placed_rate = array("d")
@@ -114,7 +120,7 @@ class Recorder:
         # free GPUs per type, in `_type_order`, as a tuple (one type: wrapped below)
         self._free_of: Any = itemgetter(*self._type_order) if self._n_types > 1 else None
         self.row_times = array("d")
-        self.row_free = array("q")  # `_n_types` numbers per timeline row
+        self.row_free = array("i")  # `_n_types` numbers per timeline row
         self._last: tuple[int, ...] | None = None  # free GPUs of the timeline's last row
         # the ledger's free GPUs per type, which `snapshot` reads
         self._free_by_type: dict[str, int] = free_by_type if free_by_type is not None else {}
@@ -126,6 +132,10 @@ class Recorder:
         self.held_jobs = array("q")
         self.held_cpu = array("q")
         self.held_mem = array("q")
+        # streaming (`stream_to`): events written so far, and the log's length that writes
+        self._written = 0
+        self._flush_at = 1 << 62  # never, unless streaming
+        self._sink: _EventSink | None = None
 
     # ---- events -------------------------------------------------------------------------
     def gpus_code(self, gpus: tuple[int, ...]) -> int:
@@ -161,7 +171,55 @@ class Recorder:
         self.add(now, kind, job_index, gpus)
 
     def __len__(self) -> int:
-        return len(self.times)
+        """Events logged so far, those already written to a stream included."""
+        return self._written + len(self.times)
+
+    # ---- streaming to parquet -------------------------------------------------------------
+    def stream_to(
+        self,
+        path: str | os.PathLike[str],
+        asked: np.ndarray,
+        job_ids: pd.Series,
+        row_group: int | None = None,
+    ) -> None:
+        """Write the event log to the parquet file `path` as the run goes, a row group each
+        time `row_group` (default `EVENTS_ROW_GROUP`) events are held (the table `frame`
+        would give, in pieces), so the log never holds more. `asked` and `job_ids` are what
+        `frame` takes. Where the ledger tracks CPU/memory the log is written at the end (its
+        held columns need the whole run's resource log)."""
+        if row_group is None:
+            row_group = EVENTS_ROW_GROUP
+        if row_group < 1:
+            raise ValueError(f"row_group must be at least 1 event, got {row_group!r}")
+        self._sink = _EventSink(path, asked, job_ids, row_group)
+        if self._resource_log is None:
+            self._flush_at = row_group
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the log goes to a parquet file (`stream_to`) rather than to `frame`."""
+        return self._sink is not None
+
+    def flush(self) -> None:
+        """Write the events held to the stream as a row group and forget them."""
+        sink = self._sink
+        if sink is None or not len(self.times):
+            return
+        sink.write(self._frame(sink.asked, sink.job_ids))
+        self._written += len(self.times)
+        for column in (self.times, self.kinds, self.jobs, self.gpu_codes):
+            del column[:]
+        for column in (self.placed_at, self.placed_type, self.placed_rate, self.placed_overhead):
+            del column[:]
+
+    def close(self) -> None:
+        """Write what is held and finish the parquet file (a run that stopped on an error
+        leaves a readable file of the events up to its last flush)."""
+        sink = self._sink
+        if sink is None:
+            return
+        self.flush()
+        sink.close()
 
     def rows(self, specs: list[JobSpec]) -> list[Event]:
         """The log as `Event` rows (slow on long runs: `frame` builds the table)."""
@@ -192,11 +250,21 @@ class Recorder:
             )
         return out
 
-    def frame(self, specs: list[JobSpec], job_ids: pd.Series) -> pd.DataFrame:
+    def frame(self, asked: np.ndarray, job_ids: pd.Series) -> pd.DataFrame:
         """The event log as `result.events` (GPU ids as text, "3,4").
 
-        `job_ids` is the result's job-id column (one row per spec, in spec order): the log's
-        column takes its values and its dtype."""
+        `asked` holds each job's GPU request and `job_ids` is the result's job-id column (one
+        row per spec, in spec order): the log's column takes its values and its dtype. When
+        the log is streamed (`stream_to`), it writes the rest and finishes the file, and the
+        table it returns has the log's columns and no rows."""
+        sink = self._sink
+        if sink is None:
+            return self._frame(asked, job_ids)
+        self.close()
+        return sink.empty if sink.empty is not None else self._frame(asked, job_ids)
+
+    def _frame(self, asked: np.ndarray, job_ids: pd.Series) -> pd.DataFrame:
+        """The events held as a table (`frame`)."""
         import pandas as pd
 
         n = len(self.times)
@@ -205,10 +273,9 @@ class Recorder:
             frame["gpus"] = []
             return frame
         kinds = np.frombuffer(self.kinds, dtype=np.uint8)
-        jobs = np.frombuffer(self.jobs, dtype=np.int64)
-        codes = np.frombuffer(self.gpu_codes, dtype=np.int64)
+        jobs = np.frombuffer(self.jobs, dtype=np.int32)
+        codes = np.frombuffer(self.gpu_codes, dtype=np.int32)
         lengths = np.fromiter((len(g) for g in self.gpu_sets), np.int64, len(self.gpu_sets))
-        asked = np.fromiter((s.num_gpus for s in specs), np.int64, len(specs))
         num_gpus = np.where(kinds <= UNSCHEDULABLE, asked[jobs], lengths[codes])
         placed = np.frombuffer(self.placed_at, dtype=np.int64)
         if len(placed):
@@ -236,7 +303,9 @@ class Recorder:
             copy=False,  # the columns are new: no copy (nor a consolidated one) of them
         )
         if self._resource_log is not None:
-            frame["held_cpu_milli"], frame["held_memory_mib"] = self._held_after(jobs)
+            frame["held_cpu_milli"], frame["held_memory_mib"] = self._held_after(
+                jobs.astype(np.int64)
+            )
         return frame
 
     def _held_after(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -293,12 +362,14 @@ class Recorder:
         free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)
         times = self.row_times
         if times and times[-1] == now:
-            self.row_free[-self._n_types :] = array("q", free)
+            self.row_free[-self._n_types :] = array("i", free)
             self._last = free
         elif free != self._last:
             times.append(now)
             self.row_free.extend(free)
             self._last = free
+        if len(self.times) >= self._flush_at:
+            self.flush()
 
     @property
     def timeline(self) -> list[tuple[float, ...]]:
@@ -319,9 +390,57 @@ class Recorder:
         if not rows:
             return pd.DataFrame([], columns=self.timeline_columns)
         k = self._n_types
-        free = np.frombuffer(self.row_free, dtype=np.int64).reshape(rows, k)
+        free = np.frombuffer(self.row_free, dtype=np.int32).reshape(rows, k)
         busy = np.asarray(self._capacity, dtype=np.int64) - free
         columns: dict[str, Any] = {"time": np.frombuffer(self.row_times, dtype=np.float64).copy()}
         for j, name in enumerate(self._type_names):
             columns[name] = busy[:, j].copy()
         return pd.DataFrame(columns, columns=self.timeline_columns)
+
+
+class _EventSink:
+    """A parquet file that an event log is written to, one row group at a time."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], asked: np.ndarray, job_ids: pd.Series, row_group: int
+    ) -> None:
+        self.path = os.fspath(path)
+        self.asked = asked
+        self.job_ids = job_ids
+        self.row_group = row_group
+        self.writer: Any = None
+        self.schema: Any = None
+        self.empty: pd.DataFrame | None = None  # the log's columns, no rows
+        self.closed = False
+
+    def write(self, frame: pd.DataFrame) -> None:
+        """Append `frame` (a piece of the log) to the file."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            schema = pa.Schema.from_pandas(frame, preserve_index=False)
+            # a piece without any placement has no GPU type at all: its column is text
+            at = schema.get_field_index("gpu_type")
+            if pa.types.is_null(schema.field(at).type):
+                schema = schema.set(at, pa.field("gpu_type", pa.large_string()))
+            self.schema = schema
+            self.writer = pq.ParquetWriter(self.path, schema)
+            self.empty = frame.iloc[:0].reset_index(drop=True)
+        table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
+        self.writer.write_table(table, row_group_size=self.row_group)
+
+    def close(self) -> None:
+        """Finish the file (once)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.writer is None:  # no event at all: a file with the log's columns
+            import pandas as pd
+
+            frame = pd.DataFrame([], columns=EVENT_COLUMNS)
+            frame["gpus"] = []
+            frame.to_parquet(self.path, index=False)
+            self.empty = frame
+            return
+        self.writer.close()

@@ -296,6 +296,14 @@ class Simulator:
     def timeline_columns(self) -> list[str]:
         return self.recorder.timeline_columns
 
+    def release_jobs(self) -> None:
+        """Let go of the run's job specs and states once the result's per-job table holds
+        what they said (`build_result(release=True)`): on a million-job run they are some
+        800 MB, which would otherwise be held while the event log's table is built."""
+        self.specs = []
+        self.states = []
+        self.jobs.states = []
+
     # ---- public -----------------------------------------------------------------------
     def run(self) -> None:
         """Run until every job has finished or nothing more can happen."""
@@ -474,7 +482,7 @@ class Simulator:
         self.clock.now = max(self.clock.now, when)
         if self.jobs.active:
             if self._woken is not None:
-                self._wake_mark = -1 if self._requested else len(self.recorder.times)
+                self._wake_mark = -1 if self._requested else len(self.recorder)
             self._requested = True
 
     def _request_schedule(self) -> None:
@@ -494,7 +502,7 @@ class Simulator:
             return
         if (
             mark >= 0
-            and mark == len(self.recorder.times)  # only wake-ups since the last call: no event
+            and mark == len(self.recorder)  # only wake-ups since the last call: no event
             and not clock.is_round
             and jobs.running
             and not self._woken(self.view)  # type: ignore[misc]
@@ -798,11 +806,10 @@ class Simulator:
         state.credited_at = now
         held = now - state.held_since
         gpu_s = state.gpu_share * held
+        # before `attained_service_s`, which it reads
+        state.credit_gpu_seconds(self.cluster.gpu_type_of[state.gpus[0]], gpu_s)
         state.attained_service_s += gpu_s
         state.held_s += held
-        gpu_type = self.cluster.gpu_type_of[state.gpus[0]]
-        by_type = state.gpu_seconds_by_type
-        by_type[gpu_type] = by_type.get(gpu_type, 0.0) + gpu_s
         return held
 
     def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
@@ -899,12 +906,15 @@ class Simulator:
         # 0.0 + x is x: a job's first stint shares its float objects rather than adding
         # zeros (three fewer objects per job held to the end of a run)
         attained, held_before = state.attained_service_s, state.held_s
+        gpu_type = self.cluster.gpu_type_of[gpus[0]]
+        # `state.credit_gpu_seconds(gpu_type, gpu_s)`, inlined for a job's only type
+        by_type = state._gpu_seconds_by_type
+        if by_type is None or by_type == gpu_type:
+            state._gpu_seconds_by_type = gpu_type
+        else:
+            state.credit_gpu_seconds(gpu_type, gpu_s)
         state.attained_service_s = attained + gpu_s if attained else gpu_s
         state.held_s = held_before + held if held_before else held
-        gpu_type = self.cluster.gpu_type_of[gpus[0]]
-        by_type = state.gpu_seconds_by_type
-        before = by_type.get(gpu_type)
-        by_type[gpu_type] = gpu_s if before is None else before + gpu_s
         state.last_run_s = held
         state.gpus = ()
         state._rate = 0.0
