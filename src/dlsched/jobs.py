@@ -8,10 +8,7 @@ whenever the job's allocation changes, so a rate always applies to one stint of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 PENDING = "pending"
 RUNNING = "running"
@@ -169,29 +166,3 @@ class JobState:
             f"JobState({self.spec.job_id!r}, {self.status}, gpus={len(self.gpus)}/"
             f"{self.spec.num_gpus}, steps={self.steps_done:.1f}/{self.spec.total_steps:.1f})"
         )
-
-
-def gpu_seconds_columns(
-    states: Sequence[JobState], gpu_seconds: np.ndarray, gpu_types: Sequence[str]
-) -> dict[str, np.ndarray]:
-    """Per GPU type key, each job's `gpu_seconds_by_type` value (0.0 where none) as a
-    column; `gpu_seconds` is the jobs' `attained_service_s` column."""
-    where = {t: k for k, t in enumerate(gpu_types)}
-    several = len(gpu_types)
-    codes = np.fromiter(
-        (
-            several
-            if s._gpu_seconds_by_type.__class__ is dict
-            else where.get(s._gpu_seconds_by_type, -1)  # type: ignore[arg-type]
-            for s in states
-        ),
-        np.int64,
-        len(states),
-    )
-    columns = {t: np.where(codes == k, gpu_seconds, 0.0) for k, t in enumerate(gpu_types)}
-    for i in np.flatnonzero(codes == several).tolist():
-        held = states[i]._gpu_seconds_by_type
-        assert isinstance(held, dict)
-        for t in gpu_types:
-            columns[t][i] = held.get(t, 0.0)
-    return columns

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dlsched.engine.recorder import text_column
-from dlsched.jobs import FINISHED, gpu_seconds_columns
+from dlsched.jobs import FINISHED
 
 _JSON_FILES = ("meta.json",)
 
@@ -52,7 +52,11 @@ class SimulationResult:
         resource's time-mean and peak utilisation (``cpu_utilization``,
         ``peak_cpu_utilization``, ``memory_utilization``, ``peak_memory_utilization``,
         ``gpu_busy_utilization``, ``peak_gpu_utilization``; `dlsched.utilisation`): these are
-        over the whole run's makespan, whatever `job_window` says."""
+        over the whole run's makespan, whatever `job_window` says.
+
+        Jobs without GPUs (``num_gpus`` 0, CPU/memory only) count like any job in the JCT,
+        queueing, makespan and job counts; they hold 0 GPU-seconds, so they add nothing to
+        ``utilization`` (select ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone)."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)
@@ -188,47 +192,46 @@ def build_result(
     `release`: once the per-job table is built, drop the run's job specs and states
     (`Simulator.release_jobs`), so that they are freed before the event log's table is
     built rather than held beside it (`simulate` does; the simulator is not used after)."""
-    states = sim.states
+    specs = sim.specs
     cluster = sim.cluster
-    n = len(states)
+    n = len(specs)
     nan = math.nan
-    submit = np.fromiter((s.spec.submit_time for s in states), float, n)
-    start = np.fromiter((nan if s.start_time is None else s.start_time for s in states), float, n)
-    finish = np.fromiter(
-        (nan if s.finish_time is None else s.finish_time for s in states), float, n
-    )
-    gpu_seconds = np.fromiter((s.attained_service_s for s in states), float, n)
+    types = sorted(cluster.gpu_types)
+    # the jobs' outcomes as columns (`JobStates`: finished jobs have no state object left)
+    outcome = sim.states.columns(types)
+    submit = np.fromiter((s.submit_time for s in specs), float, n)
+    start = outcome["start_time"]
+    finish = outcome["finish_time"]
     # 0 finished, 1 unfinished, 2 unschedulable
-    status = np.fromiter((s.status != FINISHED for s in states), np.int64, n)
+    status = (~outcome["finished"]).astype(np.int64)
     if unschedulable:
         status[np.fromiter(unschedulable, np.int64, len(unschedulable))] = 2
     jobs = pd.DataFrame(
         {
-            "job_id": [s.spec.job_id for s in states],
+            "job_id": [s.job_id for s in specs],
             "submit_time": submit,
             "start_time": start,
             "finish_time": finish,
             "jct": finish - submit,
             "queueing_delay": start - submit,
-            "num_gpus": np.fromiter((s.spec.num_gpus for s in states), np.int64, n),
-            "gpu_seconds": gpu_seconds,
-            "preemptions": np.fromiter((s.preemptions for s in states), np.int64, n),
-            "migrations": np.fromiter((s.migrations for s in states), np.int64, n),
-            "restarts": np.fromiter((s.restarts for s in states), np.int64, n),
-            "rescales": np.fromiter((s.rescales for s in states), np.int64, n),
+            "num_gpus": np.fromiter((s.num_gpus for s in specs), np.int64, n),
+            "gpu_seconds": outcome["gpu_seconds"],
+            "preemptions": outcome["preemptions"],
+            "migrations": outcome["migrations"],
+            "restarts": outcome["restarts"],
+            "rescales": outcome["rescales"],
             "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
-            "model": [s.spec.model for s in states],
-            "total_steps": np.fromiter((s.spec.total_steps for s in states), float, n),
+            "model": [s.model for s in specs],
+            "total_steps": np.fromiter((s.total_steps for s in specs), float, n),
         },
         copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
-    jobs["pending_s"] = jobs["jct"] - _held_seconds(states)
-    types = sorted(cluster.gpu_types)
-    for gpu_type, column in gpu_seconds_columns(states, gpu_seconds, types).items():
-        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = column
-    deadlines = np.fromiter(
-        (nan if s.spec.deadline is None else s.spec.deadline for s in states), float, n
-    )
+    # wall time each job held GPUs (whatever their count or share)
+    jobs["pending_s"] = jobs["jct"] - outcome["held_s"]
+    for gpu_type in types:
+        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = outcome[f"gpu_seconds_{gpu_type}"]
+    del outcome
+    deadlines = np.fromiter((nan if s.deadline is None else s.deadline for s in specs), float, n)
     if not np.isnan(deadlines).all():
         jobs["deadline"] = deadlines
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
@@ -237,15 +240,15 @@ def build_result(
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
-    cpu = np.fromiter((s.spec.cpu_milli for s in states), np.int64, n)
-    memory = np.fromiter((s.spec.memory_mib for s in states), np.int64, n)
+    cpu = np.fromiter((s.cpu_milli for s in specs), np.int64, n)
+    memory = np.fromiter((s.memory_mib for s in specs), np.int64, n)
     if cpu.any() or memory.any():
         # A run with CPU/memory demands carries them, so its tables alone say what each job
         # held (`dlsched.utilisation`), wherever the trace has gone since.
         jobs["cpu_milli"] = cpu
         jobs["memory_mib"] = memory
     asked = jobs["num_gpus"].to_numpy()
-    del states
+    del specs
     if release:
         sim.release_jobs()
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
@@ -257,8 +260,3 @@ def build_result(
 
         meta["resource_utilization"] = utilisation_summary(result, cluster)
     return result
-
-
-def _held_seconds(states: list[Any]) -> np.ndarray:
-    """Wall time each job held GPUs (whatever their count or share)."""
-    return np.fromiter((s.held_s for s in states), float, len(states))

@@ -52,7 +52,7 @@ from dlsched.engine.recorder import (
     Event,
     Recorder,
 )
-from dlsched.engine.state import Clock, JobIndex
+from dlsched.engine.state import Clock, JobIndex, JobStates
 from dlsched.engine.view import ClusterView
 from dlsched.errors import ConfigError, SchedulingError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
@@ -168,7 +168,10 @@ class Simulator:
         self.seed = seed
         self.max_time_s = max_time_s
         self.skip = skip or set()
-        self.states = [JobState(spec) for spec in specs]
+        # Made at arrival, let go at finish (`JobStates`) — but the auditor reads every
+        # job's state after each call, so with it they are kept
+        self.states = JobStates(specs)
+        self._retire = None if audit else self.states.retire
         self.ledger = Ledger(cluster)
         if (
             getattr(policy, "accounts_resources", True) is False
@@ -301,8 +304,8 @@ class Simulator:
         what they said (`build_result(release=True)`): on a million-job run they are some
         800 MB, which would otherwise be held while the event log's table is built."""
         self.specs = []
-        self.states = []
-        self.jobs.states = []
+        self.states = self.jobs.states = JobStates([])
+        self._retire = None  # (it holds the old states)
 
     # ---- public -----------------------------------------------------------------------
     def run(self) -> None:
@@ -404,7 +407,7 @@ class Simulator:
         """Submit the jobs of each instant that is due, from spec `i = entry[4]` on (`timed`:
         the instant's own timer fired), asking for a scheduling call after each; then plan
         the next instant."""
-        specs, states, n = self.specs, self.states, len(self.specs)
+        specs, live, n = self.specs, self.states.live, len(self.specs)
         i = entry[4]
         clock, jobs, skip = self.clock, self.jobs, self.skip
         recorder = self.recorder
@@ -433,7 +436,9 @@ class Simulator:
                     recorder.add(now, UNSCHEDULABLE, i, ())
                     i += 1
                     continue
-                state = states[i]
+                state = live[i]
+                if state is None:  # `self.states[i]`, inlined
+                    state = live[i] = JobState(spec)
                 job_id = spec.job_id
                 pending[job_id] = state  # JobIndex.arrive, inlined for speed
                 active[job_id] = state
@@ -944,6 +949,8 @@ class Simulator:
         self._snapshot(now)
         if self._auditor is not None:
             self._auditor.after_finish(state)
+        if self._retire is not None:
+            self._retire(state)
         self._requested = True  # `_request_schedule`, inlined
         progress = self._progress
         if progress is not None and jobs.finished >= progress.next_check:
