@@ -314,3 +314,72 @@ def test_exact_fifo_packed_runs_the_pair_it_plans():
     )
     assert times(result)["a"] == pytest.approx((0.0, 1000.0))
     assert times(result)["b"] == pytest.approx((0.0, 1000.0))
+
+
+def test_a_policy_seed_draws_the_type_order_as_gavels_worker_type_shuffler():
+    """seed=3: each round's agnostic type order is Gavel's random.Random(3 + 5).shuffle of
+    ["v100", "p100", "k80"], one shuffle per round, in Gavel's sequence."""
+    import random
+
+    from dlsched.policies.gavel.policies import MaxMinFairness
+
+    class Recording(MaxMinFairness):
+        def start(self, view):
+            super().start(view)
+            self.orders = []
+
+        def _shuffle_types(self):
+            super()._shuffle_types()
+            self.orders.append(tuple(self._types[k].lower() for k in self._round_order))
+
+    rows = [(i, 200.0 * i, 1, 5000.0 + 700 * i, RESNET18_64) for i in range(4)]
+    jobs = pd.DataFrame(rows, columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"])
+    policy = Recording(seed=3)
+    dlsched.simulate(jobs, cluster(V100=1, P100=1, K80=1), policy=policy, throughput="gavel")
+    shuffler = random.Random(8)
+    expected = []
+    for _ in policy.orders:
+        order = ["v100", "p100", "k80"]
+        shuffler.shuffle(order)
+        expected.append(tuple(order))
+    assert len(policy.orders) >= 5 and policy.orders == expected
+
+
+def test_whole_steps_truth_advances_a_job_whole_steps_per_round():
+    """At 1.004 steps/s a 360 s round holds 361 whole steps (361.44): a job of 722.5 steps
+    needs a third round and ends at 722.5 / (361 / 360) = 720.499 s, not 719.622 s."""
+    from dlsched.policies.gavel.realisation import WholeSteps
+
+    class Steady:
+        name = "steady"
+
+        def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+            return 0.0 if colocated else 1.004
+
+        def reference_type(self, model):
+            return None
+
+    jobs = pd.DataFrame(
+        [(0, 0.0, 1, 722.5, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    finish = {}
+    for name, truth in (("table", Steady()), ("whole", WholeSteps(Steady(), 360.0))):
+        result = dlsched.simulate(
+            jobs, cluster(V100=1), policy="max_min_fairness", throughput=truth
+        )
+        finish[name] = float(result.jobs["finish_time"].iloc[0])
+    assert finish["table"] == pytest.approx(722.5 / 1.004)
+    assert finish["whole"] == pytest.approx(722.5 / (361 / 360))
+
+
+def test_whole_steps_truth_shows_policies_the_base_rate():
+    """WholeSteps' throughput (what policies and the work conversion read) is the table's;
+    only its rate_from is the whole-step rate."""
+    from dlsched.policies.gavel.realisation import WholeSteps
+
+    truth = WholeSteps("gavel")
+    table = ProfileTable.gavel()
+    rate = table.throughput(RESNET18_64, "k80", 1)
+    assert truth.throughput(RESNET18_64, "k80", 1) == rate
+    assert truth.rate_from(RESNET18_64, "k80", 1, 1, 0.0) == (int(rate * 360) / 360, float("inf"))

@@ -236,3 +236,34 @@ def test_figure_9_tolerance_is_10_percent_below_twice_the_low_load_value_else_20
         low = min((p for p in jct.values() if p.series == series), key=lambda p: p.x)
         assert point.tolerance.rel == (0.10 if point.published < 2 * low.published else 0.20)
     assert all(p.tolerance.rel == 0.10 for p in plan if p.metric == "mean_ftf_rho")
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/anchors/gavel")
+def test_figure_9_tasks_replay_gavels_seed_and_whole_steps():
+    """Every task seeds its policy as Gavel's Scheduler(seed=0) does and advances jobs whole
+    steps per round, as Gavel's simulator."""
+    from dlsched.reproduce import REPRODUCTIONS
+
+    plan = REPRODUCTIONS.get("gavel-fig9").plan(SHARED.parents[1], True)
+    assert plan and all(p.task.spec["policy_seed"] == 0 for p in plan)
+    assert all(p.task.spec["truth"] == "whole_steps" for p in plan)
+
+
+def test_run_point_with_gavels_seed_and_whole_steps_finishes_the_window():
+    """A small window under gavel_fifo (whole steps) and gavel_gandiva (which packs, so it
+    keeps the table's rates) finishes every job of the window, with ρ."""
+    from dlsched.reproduce import gavel
+
+    for policy in ("gavel_fifo", "gavel_gandiva"):
+        out = gavel.run_point(
+            policy,
+            1.0,
+            multi_gpu=True,
+            window=(20, 40),
+            tail_jobs=10,
+            cluster=gavel.CONSOLIDATED,
+            with_rho=True,
+            policy_seed=0,
+            whole_steps=True,
+        )
+        assert out["completed"] >= 20 and out["avg_jct_h"] > 0 and out["mean_ftf_rho"] > 0

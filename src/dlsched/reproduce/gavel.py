@@ -14,7 +14,13 @@ end; with the released order the jobs differ from the 15th type on, and at 2 job
 9's published points were 10-25 % above what dlsched and Gavel's released simulator give,
 while Gavel's simulator as of 2020-05-19 gives them to 0.1 %: ``fifo_perf`` 27.68 h,
 ``fifo`` 37.56 h), Gavel's measured
-throughputs as the truth (``throughput="gavel"``), 360 s rounds, no overheads. The metric is
+throughputs as the truth, advanced as Gavel's simulator advances a job, int(rate · 360)
+whole steps per round (`dlsched.policies.gavel.realisation.WholeSteps`; the table's rates,
+``throughput="gavel"``, under the policies that pack jobs, which it cannot rate), every
+policy and the isolated reference seeded as Gavel's ``Scheduler(seed=0)`` seeds its own
+(`POLICY_SEED`: `gavel_fifo` makes FIFOPolicy's type draws, the agnostic policies Gavel's
+per-round type shuffles, `gavel_gandiva` its pairing, draw for draw), 360 s rounds, no
+overheads. The metric is
 the average JCT of jobs 4000–4999 in arrival order (``summary(job_window=...)``). Jobs keep
 arriving after job 4999 until the window has finished, as in Gavel's simulator; once it has,
 `WindowStop` ends the run (later jobs cannot affect the window). Gavel's agnostic FIFO
@@ -66,6 +72,14 @@ POLICIES = (
 AUTHORS_KEY = {"gavel_fifo": "fifo", "gavel_gandiva": "gandiva", "gavel_allox": "allox"}
 """dlsched's policy name → the key in the authors' table, where they differ."""
 JCT_METRIC, RHO_METRIC = "avg_jct_hours", "mean_ftf_rho_vs_isolated"
+POLICY_SEED = 0
+"""Gavel's run seed, which its ``Scheduler(seed=0)`` gives its policies and its type-order
+shuffler: every policy (and the isolated reference) gets it as its `seed`, so `gavel_fifo`
+makes FIFOPolicy's type draws and the agnostic policies Gavel's per-round type shuffles
+(`dlsched.policies.gavel.mechanism`), draw for draw. Policies that draw nothing ignore it."""
+TRUTH = "whole_steps"
+"""How jobs advance: as in Gavel's simulator, whole steps per round (`window_run`,
+`dlsched.policies.gavel.realisation.WholeSteps`), except under the policies that pack."""
 JOB_ORDER = "osdi20"
 """The order of Gavel's job table the figures' jobs are drawn with (`job_types`)."""
 RHO_REFERENCE = "gavel_isolated"
@@ -183,18 +197,26 @@ def window_run(
     window: tuple[int, int] = WINDOW,
     cluster: Any = "gavel-108",
     budget_s: float = math.inf,
+    whole_steps: bool = False,
     **params: Any,
 ) -> tuple[Any, bool, float | None, float]:
     """Run `policy` on `jobs` until the `window` jobs have finished (`WindowStop`): the
     `SimulationResult`, whether it gave up after `budget_s` CPU seconds, when the window
-    finished and the CPU seconds taken."""
+    finished and the CPU seconds taken. The truth is Gavel's table (``"gavel"``), or with
+    `whole_steps` Gavel's simulator's progress, whole steps per round (`WholeSteps`), for
+    a policy that never packs jobs (`packs_jobs`; the whole-step truth has no pair rates)."""
     import dlsched
+    from dlsched.policies.gavel.realisation import WholeSteps
 
-    wrapped = WindowStop(dlsched.policies.get(policy, **params), window, budget_s)
+    inner = dlsched.policies.get(policy, **params)
+    wrapped = WindowStop(inner, window, budget_s)
+    truth: Any = "gavel"
+    if whole_steps and not getattr(inner, "packs_jobs", False):
+        truth = WholeSteps("gavel", getattr(inner, "period_s", inner.round_s))
     started = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the cut-off jobs never finish
-        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput="gavel", audit=False)
+        result = dlsched.simulate(jobs, cluster, policy=wrapped, throughput=truth, audit=False)
     return result, wrapped.gave_up, wrapped.done_at, time.process_time() - started
 
 
@@ -210,17 +232,36 @@ def run_point(
     budget_s: float = math.inf,
     with_rho: bool = False,
     job_order: str = JOB_ORDER,
+    policy_seed: int | None = None,
+    whole_steps: bool = False,
     **params: Any,
 ) -> dict[str, float]:
     """`window_jct` on the jobs Gavel's simulator generates with `seed` at `rate` jobs/hour
     (`tail_jobs` more after the window) from its job table in `job_order` (`job_types`);
-    `with_rho`: ρ against `RHO_REFERENCE` on the same jobs (`isolated_reference`)."""
+    `with_rho`: ρ against `RHO_REFERENCE` on the same jobs (`isolated_reference`);
+    `policy_seed`: the policy's (and the reference's) `seed` (`POLICY_SEED` replays
+    Gavel's draws; None draws from the run's stream); `whole_steps`: Gavel's whole-step
+    progress as the truth (`window_run`), for the reference too."""
     jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
     reference = (
-        isolated_reference(rate, multi_gpu, window, tail_jobs, seed, cluster, budget_s, job_order)
+        isolated_reference(
+            rate,
+            multi_gpu,
+            window,
+            tail_jobs,
+            seed,
+            cluster,
+            budget_s,
+            job_order,
+            policy_seed,
+            whole_steps,
+        )
         if with_rho
         else None
     )
+    if policy_seed is not None:
+        params["seed"] = policy_seed
+    params["whole_steps"] = whole_steps
     return window_jct(
         jobs,
         policy,
@@ -266,10 +307,12 @@ def isolated_reference(
     cluster: Any,
     budget_s: float = math.inf,
     job_order: str = JOB_ORDER,
+    policy_seed: int | None = None,
+    whole_steps: bool = False,
 ) -> Any:
-    """The `RHO_REFERENCE` run (Gavel's `isolated`) of the jobs `run_point` simulates, as
-    Gavel's notebooks take it for ρ; None if it gave up. Kept per process (the last two):
-    every policy's ρ at one rate divides by the same run."""
+    """The `RHO_REFERENCE` run (Gavel's `isolated`, with `policy_seed` as its `seed`) of the
+    jobs `run_point` simulates, as Gavel's notebooks take it for ρ; None if it gave up. Kept
+    per process (the last two): every policy's ρ at one rate divides by the same run."""
     key = (
         rate,
         multi_gpu,
@@ -279,11 +322,20 @@ def isolated_reference(
         _cluster_key(cluster),
         budget_s,
         job_order,
+        policy_seed,
+        whole_steps,
     )
     if key not in _REFERENCES:
         jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
+        seeded = {} if policy_seed is None else {"seed": policy_seed}
         result, gave_up, _, _ = window_run(
-            jobs, RHO_REFERENCE, window=window, cluster=cluster, budget_s=budget_s
+            jobs,
+            RHO_REFERENCE,
+            window=window,
+            cluster=cluster,
+            budget_s=budget_s,
+            whole_steps=whole_steps,
+            **seeded,
         )
         while len(_REFERENCES) >= 2:
             del _REFERENCES[next(iter(_REFERENCES))]
@@ -312,6 +364,10 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         with_rho=bool(spec.get("rho", False)),
         # specs stored before the job order was chosen were measured with the released one
         job_order=spec.get("job_order", "released"),
+        # and those stored before the policy seed was passed drew from the run's stream,
+        # with continuous progress
+        policy_seed=spec.get("policy_seed"),
+        whole_steps=spec.get("truth") == "whole_steps",
     )
 
 
@@ -351,6 +407,8 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         "tail_jobs": tail,
                         "budget_s": FULL_BUDGET_S,
                         "job_order": JOB_ORDER,
+                        "policy_seed": POLICY_SEED,
+                        "truth": TRUTH,
                         **({"cluster": CONSOLIDATED} if multi_gpu else {}),
                         # only where ρ is published: the other tasks stay as they were stored
                         **({"rho": True} if rate in fair else {}),

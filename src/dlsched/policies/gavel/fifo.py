@@ -43,6 +43,29 @@ mechanism never runs a job with priority 0, so a job waits until a solve admits 
   fixed draw when the policy's `seed` is set.
 - `fifo_packed` (`packing.py`): `fifo_perf`, then waiting jobs packed beside running ones.
 
+Replaying a Gavel run (`type_choice="gavel"`, `seed` = Gavel's run seed, as
+``Scheduler(seed=s)`` passes it to ``FIFOPolicy(seed=s)``): `gavel_fifo` makes exactly the
+calls Gavel's agnostic FIFO makes on its ``random.Random(seed)`` — at every solve, one
+``randrange(n)`` per queued job visited in step 2, in arrival order, n being the number of
+listed types with room for its gang (none for a job that fits nowhere: the pass ends) —
+and no others. The mechanism's per-round type shuffle (Gavel's ``_worker_type_shuffler``,
+``random.Random(seed + 5)``) is replayed as well (`mechanism`), though under FIFO it cannot
+change a run: a job's X is on one type, and entries with priority 0 never run. The draws
+stay Gavel's for as long as every solve sees the same jobs with the same types given.
+Checked solve by solve against Gavel's simulator of 2020-05-19 on Figure 9's jobs at 2.2
+jobs/h (seed 0): X identical at the first 158 solves (100 simulated hours) with the
+engine's continuous progress, and at the first 351 (219 h) with Gavel's whole-step
+progress (`realisation.WholeSteps`). What still makes a run diverge: (1) progress — Gavel
+advances a job int(rate · 360) whole steps per round, so a job may need one round more
+than under continuous progress, and when that round starts with a solve, the solve sees
+one more job (job 199 at 100 h); `WholeSteps` as the truth removes this; (2) round ends —
+Gavel's rounds end when their last job has done its whole steps, a few milliseconds short
+of 360 s, so its round boundaries drift early (5.8 s by 219 h), and a job arriving in that
+gap is seen a solve later there than here (job 488 at 218.7 h); (3) after the cluster has
+emptied, Gavel's rounds restart at the next arrival, dlsched's stay on the 360 s grid.
+Near saturation, one different solve sends the queue another way, and the average JCT of
+the window moves by tens of percent (the module docstring of `dlsched.reproduce.gavel`).
+
 Faithful: admission only at solves (so, as in Gavel, GPUs freed by a completion may stay
 idle until the next solve, at most `resolve_interval_s` later); no preemption of admitted
 jobs by FIFO itself (`fifo_perf` may move a job to a faster type at a solve, as Gavel's

@@ -30,13 +30,16 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   V100, P100, K80; here the types are ranked by the mean, over every job seen so far, of
   the job's throughput there relative to its best, which gives that order on Gavel's
   table), in an order reshuffled every round for agnostic ones (Gavel's
-  `_worker_type_shuffler`, from the run's random stream `view.rng`, so `simulate(seed=...)`
-  changes it; a policy `seed` replays a fixed draw instead, `seed=0` the one every run
-  made before runs owned their randomness). An entry is taken if the job is not already
-  placed, can run on that type and its gang fits in the GPUs left; entries with priority 0
-  are taken too (Gavel's lists hold every active job), so idle GPUs go to any job with an
-  X (on another type), except under FIFO (Gavel's rule) and the cost policies (a
-  deviation: filling GPUs a job's X does not use would raise the very cost they
+  `_worker_type_shuffler`): with a policy `seed`, exactly Gavel's draws — its
+  `random.Random(seed + 5).shuffle` of the list ``["v100", "p100", "k80"]`` (the types the
+  cluster has; other types after them, by name) once per scheduling round, as
+  `Scheduler(seed=seed)` makes them, plus the one Gavel makes at the round whose last job
+  ends with no job left; with `seed=None` (the default) a numpy permutation from the run's
+  random stream `view.rng` at every pass, so `simulate(seed=...)` changes it. An entry is
+  taken if the job is not already placed, can run on that type and its gang fits in the
+  GPUs left; entries with priority 0 are taken too (Gavel's lists hold every active job), so idle
+  GPUs go to any job with an X (on another type), except under FIFO (Gavel's rule) and the cost
+  policies (a deviation: filling GPUs a job's X does not use would raise the very cost they
   minimise). Jobs are then placed largest gang first, keeping their GPUs when they stay
   on the same type, on the fewest nodes (`view.place`, consolidated, falling back to any
   free GPUs of the type: Gavel assigns workers in server order without consolidation).
@@ -80,6 +83,7 @@ unless the simulation configures one.
 from __future__ import annotations
 
 import inspect
+import random
 
 import numpy as np
 
@@ -93,6 +97,7 @@ from dlsched.policies.gavel.realisation import Rounds, TimeSlices
 DEFAULT_ROUND_S = 360.0  # Gavel's time_per_iteration
 DEFAULT_RESOLVE_INTERVAL_S = 1920.0  # Gavel's minimum_time_between_allocation_resets
 DEFAULT_SLICE_S = 60.0
+GAVEL_TYPE_ORDER = ("v100", "p100", "k80")  # the list Gavel's scheduler shuffles each round
 _RESTART_DELAY_S = 1e-6
 
 Mode = tuple[int, object]  # (GPU type index, partner class key or None)
@@ -184,7 +189,8 @@ class GavelPolicy(BasePolicy):
     Parameters (the module docstring tells what each does): `round_s`, `fill_idle`,
     `resolve_interval_s`, `exact`, `slice_s`, `charge_type_change`, and `seed`: None (the
     default) draws the agnostic policies' type-order shuffle from the run's stream
-    (`view.rng`); an integer replays that fixed draw in every run. `__init__` only stores
+    (`view.rng`); an integer makes Gavel's own draws, as its `Scheduler(seed=seed)` and
+    policies make them (`random.Random(seed + 5)` for the shuffle). `__init__` only stores
     them, with the realisation they select (`Rounds`, or `TimeSlices` when `exact`; it reads
     the class attribute `zero_priority_fill`): `start(view)` builds each run's state, so one
     instance serves many runs.
@@ -193,6 +199,7 @@ class GavelPolicy(BasePolicy):
     name = "gavel"
     heterogeneity_aware = True
     zero_priority_fill = True  # GPUs left over go to jobs with priority 0 (not under FIFO)
+    packs_jobs = False  # whether it may run two jobs on the same GPUs (space sharing)
 
     def __init__(
         self,
@@ -257,8 +264,12 @@ class GavelPolicy(BasePolicy):
         self._type_time = np.zeros(0)
         self._partner: dict[JobState, JobState] = {}  # packed pairs as placed
         self._deferred: dict[JobState, tuple[int, JobState | None]] = {}
-        # The agnostic policies' type-order shuffle (see the class docstring).
-        self._rng = view.rng if self.seed is None else np.random.default_rng(self.seed)
+        # The agnostic policies' type-order shuffle (see the class docstring): numpy's from
+        # the run's stream, or with a seed Gavel's `_worker_type_shuffler` (`seed + 5`)
+        self._rng = view.rng
+        self._shuffler = None if self.seed is None else random.Random(int(self.seed) + 5)
+        self._round_order: list[int] | None = None
+        self._idle_shuffles = 0
 
     def __repr__(self) -> str:
         return (
@@ -282,6 +293,10 @@ class GavelPolicy(BasePolicy):
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
+        if not self._jobs and self._shuffler is not None:
+            # Gavel's loop still schedules the round at whose end the last job left (a
+            # shuffle), and then again when the next job arrives
+            self._idle_shuffles += 1
         self._rates.pop(job, None)
         self._deferred.pop(job, None)
         row = self._table.row.get(job)
@@ -508,6 +523,8 @@ class GavelPolicy(BasePolicy):
             # when replaying a trace file), we re-solve at once (a low-load deviation)
             if self._can_resolve(view.now) or (nothing_runs and self._dirty) or not self._modes:
                 self._resolve(view)
+            if self._shuffler is not None and not self.heterogeneity_aware:
+                self._shuffle_types()
             alloc = self._assign(view, full=True)
             table = self._table
             self._round_jobs = [table.jobs[i] for i in np.flatnonzero(table.mode[: table.n] >= 0)]
@@ -536,7 +553,24 @@ class GavelPolicy(BasePolicy):
     def _order_types(self) -> list[int]:
         if self.heterogeneity_aware:
             return list(self._type_order)
+        if self._round_order is not None:  # Gavel's draw for this round (`_shuffle_types`)
+            return list(self._round_order)
         return [int(k) for k in self._rng.permutation(len(self._types))]
+
+    def _shuffle_types(self) -> None:
+        """This round's type order as Gavel's `_schedule_jobs_on_workers` draws it: its
+        `_worker_type_shuffler.shuffle` of ``["v100", "p100", "k80"]`` (those the cluster
+        has), once per round, after the shuffles of rounds that ended with no job left."""
+        names = [t.lower() for t in self._types]
+        order = [names.index(t) for t in GAVEL_TYPE_ORDER if t in names]
+        order += sorted((k for k in range(len(names)) if k not in order), key=names.__getitem__)
+        shuffler = self._shuffler
+        assert shuffler is not None
+        for _ in range(self._idle_shuffles):
+            shuffler.shuffle(list(order))
+        self._idle_shuffles = 0
+        shuffler.shuffle(order)
+        self._round_order = order
 
     def _choose(
         self, now: float, room: np.ndarray, only_pending: bool

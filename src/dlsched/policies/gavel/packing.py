@@ -192,6 +192,8 @@ def max_min_fairness_packed(
 class _PackedPolicy(GavelPolicy):
     """Shared pieces: class ids of jobs and cached pair rates."""
 
+    packs_jobs = True
+
     def start(self, view: ClusterView) -> None:
         """The mechanism's run state and an empty cache of pair rates (the estimator's)."""
         super().start(view)
