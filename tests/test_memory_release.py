@@ -131,3 +131,14 @@ def test_states_are_made_when_first_read() -> None:
     first = states[-1]
     assert states[1] is first and states.live[1] is first
     assert [s.job_id for s in states[0:2]] == ["j0", "j1"]
+
+
+def test_a_run_stopped_early_reports_its_live_jobs() -> None:
+    """At `max_time_s`, jobs still running or waiting (states not released) are reported
+    as a run that keeps every state reports them."""
+    with pytest.warns(RuntimeWarning):
+        kept = dlsched.simulate(_jobs(), _cluster(), "srtf", audit=True, max_time_s=20.0)
+    with pytest.warns(RuntimeWarning):
+        released = dlsched.simulate(_jobs(), _cluster(), "srtf", audit=False, max_time_s=20.0)
+    assert (released.jobs["status"] == "unfinished").any()
+    pd.testing.assert_frame_equal(released.jobs, kept.jobs, check_exact=True)

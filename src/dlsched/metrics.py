@@ -189,17 +189,32 @@ def build_result(
 ) -> SimulationResult:
     """Assemble a `SimulationResult` from a finished `Simulator` run.
 
-    `release`: once the per-job table is built, drop the run's job specs and states
-    (`Simulator.release_jobs`), so that they are freed before the event log's table is
-    built rather than held beside it (`simulate` does; the simulator is not used after)."""
+    `release`: once what the per-job table needs of the job specs is in columns, drop the
+    run's specs and states (`Simulator.release_jobs`), so that they are freed before the
+    result's tables are built rather than held beside them (`simulate` does; the simulator
+    is not used after)."""
     specs = sim.specs
+    states = sim.states
     cluster = sim.cluster
     n = len(specs)
     nan = math.nan
+    # what the table needs of the specs first, so that they can go before the table is built
+    # (the Series infer their dtypes as the table would from the lists)
+    job_ids = pd.Series([s.job_id for s in specs])
+    models = pd.Series([s.model for s in specs])
+    submit = np.fromiter((s.submit_time for s in specs), float, n)
+    num_gpus = np.fromiter((s.num_gpus for s in specs), np.int64, n)
+    total_steps = np.fromiter((s.total_steps for s in specs), float, n)
+    deadlines = np.fromiter((nan if s.deadline is None else s.deadline for s in specs), float, n)
+    cpu = np.fromiter((s.cpu_milli for s in specs), np.int64, n)
+    memory = np.fromiter((s.memory_mib for s in specs), np.int64, n)
+    del specs
+    if release:
+        sim.release_jobs()
     types = sorted(cluster.gpu_types)
     # the jobs' outcomes as columns (`JobStates`: finished jobs have no state object left)
-    outcome = sim.states.columns(types)
-    submit = np.fromiter((s.submit_time for s in specs), float, n)
+    outcome = states.columns(types)
+    del states
     start = outcome["start_time"]
     finish = outcome["finish_time"]
     # 0 finished, 1 unfinished, 2 unschedulable
@@ -208,30 +223,30 @@ def build_result(
         status[np.fromiter(unschedulable, np.int64, len(unschedulable))] = 2
     jobs = pd.DataFrame(
         {
-            "job_id": [s.job_id for s in specs],
+            "job_id": job_ids,
             "submit_time": submit,
             "start_time": start,
             "finish_time": finish,
             "jct": finish - submit,
             "queueing_delay": start - submit,
-            "num_gpus": np.fromiter((s.num_gpus for s in specs), np.int64, n),
+            "num_gpus": num_gpus,
             "gpu_seconds": outcome["gpu_seconds"],
             "preemptions": outcome["preemptions"],
             "migrations": outcome["migrations"],
             "restarts": outcome["restarts"],
             "rescales": outcome["rescales"],
             "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
-            "model": [s.model for s in specs],
-            "total_steps": np.fromiter((s.total_steps for s in specs), float, n),
+            "model": models,
+            "total_steps": total_steps,
         },
         copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
+    del job_ids, models
     # wall time each job held GPUs (whatever their count or share)
     jobs["pending_s"] = jobs["jct"] - outcome["held_s"]
     for gpu_type in types:
         jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = outcome[f"gpu_seconds_{gpu_type}"]
     del outcome
-    deadlines = np.fromiter((nan if s.deadline is None else s.deadline for s in specs), float, n)
     if not np.isnan(deadlines).all():
         jobs["deadline"] = deadlines
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
@@ -240,17 +255,12 @@ def build_result(
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
-    cpu = np.fromiter((s.cpu_milli for s in specs), np.int64, n)
-    memory = np.fromiter((s.memory_mib for s in specs), np.int64, n)
     if cpu.any() or memory.any():
         # A run with CPU/memory demands carries them, so its tables alone say what each job
         # held (`dlsched.utilisation`), wherever the trace has gone since.
         jobs["cpu_milli"] = cpu
         jobs["memory_mib"] = memory
     asked = jobs["num_gpus"].to_numpy()
-    del specs
-    if release:
-        sim.release_jobs()
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
     events = sim.recorder.frame(asked, jobs["job_id"])
     timeline = sim.recorder.timeline_frame()

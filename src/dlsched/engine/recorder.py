@@ -8,6 +8,10 @@ the job's index and its GPUs (as a code into a table of the distinct GPU tuples 
 GPU type, rate and overhead of the events that place a job (start, restart, migrate,
 rescale, rerate) go into four side columns with the event's position. The timeline stores,
 per row, its time and the free GPUs of each type (busy = capacity − free, at the end).
+
+A long run may stream the event log to a parquet file instead (`Recorder.stream_to`,
+``simulate(events=path)``): every `EVENTS_ROW_GROUP` events the columns held are written as a
+row group of the same table and cleared, so the log's memory stays bounded.
 """
 
 from __future__ import annotations
@@ -194,11 +198,6 @@ class Recorder:
         self._sink = _EventSink(path, asked, job_ids, row_group)
         if self._resource_log is None:
             self._flush_at = row_group
-
-    @property
-    def streaming(self) -> bool:
-        """Whether the log goes to a parquet file (`stream_to`) rather than to `frame`."""
-        return self._sink is not None
 
     def flush(self) -> None:
         """Write the events held to the stream as a row group and forget them."""

@@ -300,9 +300,10 @@ class Simulator:
         return self.recorder.timeline_columns
 
     def release_jobs(self) -> None:
-        """Let go of the run's job specs and states once the result's per-job table holds
-        what they said (`build_result(release=True)`): on a million-job run they are some
-        800 MB, which would otherwise be held while the event log's table is built."""
+        """Let go of the run's job specs and states once what the result needs of them is
+        in columns (`build_result(release=True)`): on a million-job run they are some
+        500 MB, which would otherwise be held while the result's tables are built."""
+        self.states.specs = []  # a caller may still hold the states: not their specs
         self.specs = []
         self.states = self.jobs.states = JobStates([])
         self._retire = None  # (it holds the old states)
