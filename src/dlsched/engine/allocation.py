@@ -13,6 +13,10 @@ accounts CPU and memory, a job also takes its demand on the nodes of its GPUs
 equal old and new GPUs, and the engine re-rates it. A policy may instead return any
 mapping of job id → GPU ids as its whole answer, and the engine diffs it against the
 current state.
+
+A job that asks for no GPU (`JobSpec.num_gpus` 0) is given one *host slot*
+(`ClusterView.host_slot(node)`, an id past the GPU ids) in place of GPU ids: it then holds
+its CPU and memory on that node and no GPU (`dlsched.engine.ledger`).
 """
 
 from __future__ import annotations
@@ -143,7 +147,14 @@ class Allocation(MutableMapping):
         else:
             low, high = spec.gpu_range
             bad = not low <= n <= high
+        if bad and not spec.num_gpus and self._ledger.is_host_slot(gpus):
+            bad = False  # a job without GPUs goes to a node by its host slot
         if bad or (n > 1 and len(set(gpus)) != n):
+            if not spec.num_gpus:
+                raise SchedulingError(
+                    f"job {state.job_id!r} asks for no GPU: give it one host slot "
+                    f"(`view.host_slot(node)`), the policy gave {gpus}"
+                )
             low, high = spec.gpu_range
             wanted = f"{low}" if low == high else f"{low} to {high}"
             raise SchedulingError(

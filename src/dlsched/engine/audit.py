@@ -57,14 +57,21 @@ class Auditor:
         packed: dict[int, list[int]] = {}
         shared: dict[int, int] = {}
         vc_used: dict[str, float] = {}
+        hosted: dict[int, int] = {}  # node → jobs without GPUs on it
         for job_id, state in sim.jobs.running.items():
             spec = state.spec
             if state.status != RUNNING or not state.gpus:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
             low, high = spec.gpu_range
-            if not low <= len(state.gpus) <= high:
+            if not spec.num_gpus:  # a job without GPUs holds one host slot, no GPU
+                if not ledger.is_host_slot(state.gpus):
+                    self._fail(f"job {job_id!r} asks for no GPU and holds {state.gpus}")
+                hosted[ledger.gpu_node[state.gpus[0]]] = (
+                    hosted.get(ledger.gpu_node[state.gpus[0]], 0) + 1
+                )
+            elif not low <= len(state.gpus) <= high:
                 self._fail(f"job {job_id!r} holds {len(state.gpus)} GPUs, may hold {low} to {high}")
-            for gpu in state.gpus:
+            for gpu in state.gpus if spec.num_gpus else ():
                 if spec.fractional:
                     if expected[gpu] >= 0:
                         self._fail(f"GPU {gpu} is both whole and shared")
@@ -91,6 +98,8 @@ class Auditor:
                 self._fail(f"job {job_id!r} of VC {spec.vc!r} holds GPUs of pools {pools}")
             if spec.gpu_constraint and any(t not in spec.gpu_constraint for t, _ in pools):
                 self._fail(f"job {job_id!r} runs outside its GPU-type constraint")
+        if hosted != ledger.hosting:
+            self._fail(f"jobs without GPUs per node {ledger.hosting} != {hosted}")
         if expected != ledger.owner:
             self._fail("the ledger's owners differ from the running jobs' GPUs")
         if {g: sorted(j) for g, j in packed.items()} != {
@@ -127,8 +136,9 @@ class Auditor:
             self._fail("finished count is off")
 
     def _check_resources(self) -> None:
-        """CPU and memory: only running jobs hold any, on nodes of their GPUs; each node's
-        free amount is its capacity less what jobs hold, and never below zero."""
+        """CPU and memory: only running jobs hold any, on nodes of their GPUs (a job without
+        GPUs: its host slot's node); each node's free amount is its capacity less what jobs
+        hold, and never below zero."""
         sim = self.sim
         ledger = sim.ledger
         holders = {state.spec.index: state for state in sim.jobs.running.values()}

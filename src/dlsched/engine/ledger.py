@@ -17,6 +17,13 @@ is unlimited for that resource (`UNLIMITED`): the file says nothing about it, so
 invented. A job's demand (`JobSpec.cpu_milli`, `memory_mib`, the whole job's) is held on its
 nodes in proportion to its GPUs there (`node_demands`); `take` reserves it and `give_back`
 returns exactly what `take` reserved for the job.
+
+A job that asks for no GPU (`JobSpec.num_gpus` 0: CPU and/or memory only) is placed on a
+node by its *host slot*, an id past the GPU ids (`host_slot`: ``num_gpus + node index``):
+its allocation is that one id, it takes no GPU, only its demand on that node, and any
+number of such jobs may share a node while its CPU and memory last. `gpu_node` and
+`gpu_type` cover the host slots too, so what reads a job's node or type from its ids works
+for them unchanged.
 """
 
 from __future__ import annotations
@@ -51,8 +58,12 @@ class Ledger:
         self.node_pool: list[Pool] = [
             (node.gpu_type, owner_vc.get(node.index)) for node in cluster.nodes
         ]
-        self.gpu_node = cluster.gpu_node
-        self.gpu_type = cluster.gpu_type_of
+        # GPU ids, then one host slot per node (jobs without GPUs: see the module docstring)
+        self.host_base = cluster.num_gpus
+        self.gpu_node: tuple[int, ...] = cluster.gpu_node + tuple(n.index for n in cluster.nodes)
+        self.gpu_type: tuple[str, ...] = cluster.gpu_type_of + tuple(
+            n.gpu_type for n in cluster.nodes
+        )
         self.capacity = cluster.capacity_by_type()
         self.free_by_type: dict[str, int] = dict(self.capacity)
         self.pool_capacity: dict[Pool, int] = {}
@@ -111,6 +122,9 @@ class Ledger:
         self._counts_mem = [n.memory_gb is not None for n in cluster.nodes]
         # job index → {node: (milli-CPUs, MiB)} that `take` reserved for it
         self.reserved: dict[int, dict[int, tuple[int, int]]] = {}
+        # node → number of jobs without GPUs on it (a node whose GPUs are all free may hold
+        # some, and then not all its CPU and memory are free)
+        self.hosting: dict[int, int] = {}
 
     @property
     def free_total(self) -> int:
@@ -150,6 +164,23 @@ class Ledger:
 
     def pool_of(self, gpu: int) -> Pool:
         return self.node_pool[self.gpu_node[gpu]]
+
+    # ---- jobs without GPUs --------------------------------------------------------------
+    def host_slot(self, node: int) -> int:
+        """The id that places a job without GPUs on `node` (see the module docstring)."""
+        return self.host_base + node
+
+    def is_host_slot(self, gpus: tuple[int, ...]) -> bool:
+        """Whether `gpus` is one valid host slot (the allocation of a job without GPUs)."""
+        return len(gpus) == 1 and self.host_base <= gpus[0] < len(self.gpu_node)
+
+    def _check_host(self, job_index: int, gpus: tuple[int, ...]) -> None:
+        if not self.is_host_slot(gpus):
+            raise SchedulingError(
+                f"job index {job_index} asks for no GPU: give it one host slot "
+                f"(`Ledger.host_slot(node)`, {self.host_base} to {len(self.gpu_node) - 1}), "
+                f"not {gpus}"
+            )
 
     # ---- CPU and host memory ------------------------------------------------------------
     def node_demands(
@@ -354,7 +385,12 @@ class Ledger:
     def _take_gpus(
         self, job_index: int, gpus: tuple[int, ...], milli: int, vc: str | None, pack: bool
     ) -> None:
-        """`take` of shares of GPUs or of packed GPUs."""
+        """`take` of shares of GPUs or of packed GPUs (or, `milli` 0, of a host slot)."""
+        if milli == 0:  # a job without GPUs: only its CPU/memory, reserved by `take`
+            self._check_host(job_index, gpus)
+            node = self.gpu_node[gpus[0]]
+            self.hosting[node] = self.hosting.get(node, 0) + 1
+            return
         owner = self.owner
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
@@ -434,6 +470,17 @@ class Ledger:
         owner = self.owner
         if milli == WHOLE and not self.packed_jobs:
             self._give_back_whole(job_index, gpus, vc)
+            return
+        if milli == 0:  # a job without GPUs held only its CPU/memory, returned above
+            self._check_host(job_index, gpus)
+            node = self.gpu_node[gpus[0]]
+            left = self.hosting.get(node, 0) - 1
+            if left < 0:
+                raise SchedulingError(f"node {node} holds no job without GPUs to give back")
+            if left:
+                self.hosting[node] = left
+            else:
+                del self.hosting[node]
             return
         for gpu in gpus:
             held = (

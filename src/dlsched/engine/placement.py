@@ -257,7 +257,9 @@ class JobPlacer(Protocol):
         """GPU ids for `n_gpus` of the job's GPUs (a fraction of one when `spec.gpu_milli`
         < 1000) in any of `pools` (the pools the job may use, fastest type first), or None
         when it does not fit now. VC quotas are checked before; CPU and memory are the
-        strategy's to respect."""
+        strategy's to respect. `n_gpus` 0: a job without GPUs (`JobSpec.num_gpus` 0), for
+        which the answer is the host slot of a node with room for its CPU and memory,
+        ``(ledger.host_slot(node),)``."""
         ...
 
 

@@ -7,7 +7,10 @@ simulator states them (``hkust-adsl/kubernetes-scheduler-simulator``, commit ``8
 Kubernetes score plugin: every node that can hold the job (enough GPU, CPU and memory, an
 allowed GPU type) gets an integer score in 0-100 and the job goes to a node of the highest
 score; among equal scores, the lowest node index (the authors changed Kubernetes'
-``selectHost`` from a random choice to the smallest node name, "for reproducibility").
+``selectHost`` from a random choice to the smallest node name, "for reproducibility"), or,
+wrapped in `ShuffledTies`, the first node of a random order drawn once per run (what that
+rule amounts to in their simulator, which prefixes every node's name with its place in a
+random permutation of the nodes when it creates them: ``syncClusterResourceList``).
 
 - ``fgd``: fragmentation gradient descent. A node's *fragmentation* (`node_fragmentation`)
   is the GPU capacity (milli-GPUs) a job drawn from the workload's *typical jobs* could not
@@ -29,6 +32,18 @@ score; among equal scores, the lowest node index (the authors changed Kubernetes
   then idle nodes, then nodes of other kinds; within each, the fuller the better.
 - ``random``: a node chosen uniformly at random among those that fit.
 
+A job without GPUs (a CPU-only pod: `JobSpec.num_gpus` 0) may go to any node with room for
+its CPU and memory, whatever its GPUs hold (the authors' ``Open-Gpu-Share`` filter passes
+every node for a pod that asks no GPU), and is scored as the plugins score such a pod:
+``fgd`` by the fragmentation its CPU adds (a node left with too little CPU for a typical
+job strands its free GPUs), ``weighted_best_fit`` and ``dot_product`` by the same formulas
+with no GPU asked, ``gpu_packing`` and ``gpu_clustering`` 0 on every node (their
+``MinNodeScore`` for ``podGpuMilli <= 0`` / the ``no-gpu`` affinity: the tie rule alone
+decides), ``random`` uniformly. It takes the node's host slot (`dlsched.engine.ledger`).
+A CPU-only pod adds no kind to its node under ``gpu_clustering`` (the authors count only
+GPU affinities), and a node whose GPUs are all free still counts as idle under
+``gpu_packing`` while CPU-only pods run on it.
+
 Inside the chosen node a whole-GPU job takes its lowest free GPU ids; a fractional job
 takes, except under ``fgd``, the fullest GPU it fits on (best fit, lowest id on ties), and
 under ``random`` a GPU chosen uniformly at random among those it fits on (the authors'
@@ -41,10 +56,11 @@ taken until they cover 95 % of the jobs, their frequencies normalised; the autho
 in fragmentation (memory only decides where a job fits), as in the authors' ``frag.go``.
 
 Simplified: a job asking for more GPUs than any node has (no such pod exists in a
-Kubernetes cluster) is placed by ``consolidated``; the run's own jobs stand for the trace
-the authors derive typical jobs from (dlsched has no CPU-only jobs, so they have none);
-without CPU accounting the CPU terms are left out; ``random``'s choices come from the
-policy's stream (`ClusterView.rng`), so they depend on the seed, not on Go's generator.
+Kubernetes cluster) is placed by ``consolidated``; the run's own jobs (CPU-only ones
+included when the workload has them) stand for the trace the authors derive typical jobs
+from (`FGDWith` gives others); without CPU accounting the CPU terms are left out;
+``random``'s choices and `ShuffledTies`' order come from the policy's stream
+(`ClusterView.rng`), so they depend on the seed, not on Go's generator.
 """
 
 from __future__ import annotations
@@ -58,8 +74,11 @@ from dataclasses import dataclass
 
 from dlsched.engine.ledger import FREE, PACKED, SHARED, UNLIMITED, WHOLE, Ledger, Pool
 from dlsched.engine.placement import (
+    JobStrategy,
     PlacementContext,
     consolidated,
+    get_placer,
+    is_job_aware,
     job_demand,
     place_fitting,
 )
@@ -230,7 +249,11 @@ class SharingPlacer:
             for pool, by in sizes.items()
         }
         self._largest = {pool: max(by) for pool, by in sizes.items()}
+        self._pool_nodes = {
+            pool: frozenset().union(*by.values()) for pool, by in self._size_nodes.items()
+        }
         self._gpus = [node.gpu_ids for node in cluster.nodes]
+        self._tie_rank: list[int] | None = None  # tie-break order (`order_nodes`); None: index
 
     # ---- what subclasses give ----------------------------------------------------------
     def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
@@ -252,12 +275,15 @@ class SharingPlacer:
     def place(self, spec: JobSpec, n_gpus: int, pools: Sequence[Pool]) -> tuple[int, ...] | None:
         """See `dlsched.engine.placement.JobPlacer`."""
         ledger = self.ledger
+        if not n_gpus:
+            return self._place_host(spec, pools)
         fractional = spec.gpu_milli < WHOLE
         tracked = ledger.tracks_resources and bool(spec.cpu_milli or spec.memory_mib)
         cpu, mem = job_demand(spec, n_gpus) if tracked else (0, 0)
         if not fractional and all(n_gpus > self._largest.get(pool, 0) for pool in pools):
             return self._spread(spec, n_gpus, pools, tracked)
         need = 1 if fractional else n_gpus
+        hosting = ledger.hosting
         milli = spec.gpu_milli
         fits = ledger.fits_resources
         cpu_free = ledger.cpu_free
@@ -275,10 +301,12 @@ class SharingPlacer:
                 if tracked and not _fits_idle(cpu_cap, mem_cap, cpu, mem, ledger):
                     continue
                 idle = source[size] & members
+                if hosting and idle:
+                    idle -= hosting.keys()  # scored one by one below
                 if not idle:
                     continue
                 state = _Node(
-                    min(idle),
+                    self._first(idle),
                     pool[0],
                     size,
                     (WHOLE,) * size,
@@ -300,6 +328,13 @@ class SharingPlacer:
                     used.update(nodes - same if same else nodes)
             if fractional:
                 used.update(room)
+            if hosting:  # nodes with all GPUs free that hold jobs without GPUs
+                free_lists = ledger.node_free
+                used.update(
+                    node
+                    for node in hosting
+                    if ledger.node_pool[node] == pool and len(free_lists[node]) >= need
+                )
             for node in sorted(used):
                 if tracked and not fits(node, cpu, mem):
                     continue
@@ -316,10 +351,75 @@ class SharingPlacer:
             return (self.pick_gpu(state, spec, cpu),)
         return tuple(ledger.node_free[state.node][:n_gpus])
 
+    def _place_host(self, spec: JobSpec, pools: Sequence[Pool]) -> tuple[int, ...] | None:
+        """A job without GPUs: the host slot of the best-scoring node of `pools` with room
+        for its CPU and memory, whatever its GPUs hold (the authors' filter passes every
+        node for a pod that asks no GPU). Nodes whose GPUs are all free and that hold no
+        job are scored once per class, as for GPU jobs."""
+        ledger = self.ledger
+        cpu, mem = spec.cpu_milli, spec.memory_mib
+        fits = ledger.fits_resources
+        cpu_free = ledger.cpu_free
+        hosting = ledger.hosting
+        best = -1
+        tied: list[tuple[_Node, AbstractSet[int] | None]] = []
+        for pool in pools:
+            source = ledger.buckets.get(pool)
+            if source is None:
+                continue
+            idle_all: set[int] = set()
+            for (size, cpu_cap, mem_cap), members in self._classes[pool]:
+                idle = source[size] & members
+                if hosting and idle:
+                    idle -= hosting.keys()
+                idle_all |= idle
+                if not idle or not _fits_idle(cpu_cap, mem_cap, cpu, mem, ledger):
+                    continue
+                state = _Node(
+                    self._first(idle),
+                    pool[0],
+                    size,
+                    (WHOLE,) * size,
+                    cpu_cap if cpu_free is not None and cpu_cap < UNLIMITED else _INF,
+                    [],
+                )
+                value = self.score(state, spec, 0, cpu)
+                if value > best:
+                    best, tied = value, [(state, idle)]
+                elif value == best:
+                    tied.append((state, idle))
+            partial, _ = self._partial_by_node(pool, WHOLE + 1)
+            for node in sorted(self._pool_nodes[pool] - idle_all):
+                if not fits(node, cpu, mem):
+                    continue
+                state = self._state(node, pool, partial.get(node, []))
+                value = self.score(state, spec, 0, cpu)
+                if value > best:
+                    best, tied = value, [(state, None)]
+                elif value == best:
+                    tied.append((state, None))
+        if not tied:
+            return None
+        return (ledger.host_slot(self._choose(tied).node),)
+
+    def order_nodes(self, rank: Sequence[int]) -> None:
+        """Break ties by `rank` (node index → its position; a permutation of the nodes)
+        instead of by node index (`ShuffledTies`)."""
+        self._tie_rank = list(rank)
+
+    def _first(self, nodes: AbstractSet[int]) -> int:
+        """The node that wins a tie among `nodes`: the lowest index, or the lowest rank."""
+        rank = self._tie_rank
+        return min(nodes) if rank is None else min(nodes, key=rank.__getitem__)
+
     def _choose(self, tied: list[tuple[_Node, AbstractSet[int] | None]]) -> _Node:
         """The node of the lowest index among the best (the authors' ``selectHost`` takes
-        the smallest node name among equal scores, "for reproducibility")."""
-        return min(tied, key=lambda item: item[0].node)[0]
+        the smallest node name among equal scores, "for reproducibility"), or of the lowest
+        rank (`order_nodes`)."""
+        rank = self._tie_rank
+        if rank is None:
+            return min(tied, key=lambda item: item[0].node)[0]
+        return min(tied, key=lambda item: rank[item[0].node])[0]
 
     def _partial_by_node(
         self, pool: Pool, milli: int
@@ -437,6 +537,8 @@ class GpuPacking(SharingPlacer):
     """``gpu_packing``: Packing (``GpuPackingScore``); see the module docstring."""
 
     def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        if not n_gpus:  # a pod without GPUs: MinNodeScore everywhere
+            return 0
         lefts = state.lefts
         free = lefts.count(WHOLE)
         if free == state.size:
@@ -455,6 +557,8 @@ class GpuClustering(SharingPlacer):
     """``gpu_clustering``: Clustering (``GpuClusteringScore``); see the module docstring."""
 
     def score(self, state: _Node, spec: JobSpec, n_gpus: int, cpu: int) -> int:
+        if not n_gpus:  # a pod without GPUs (the "no-gpu" affinity): MinNodeScore everywhere
+            return 0
         fill = MAX_SCORE // 4 * (MAX_SPEC_GPU_MILLI - sum(state.lefts)) // MAX_SPEC_GPU_MILLI
         kinds = self._kinds(state)
         kind = _kind(spec.gpu_milli, n_gpus)
@@ -530,7 +634,7 @@ class FGD(SharingPlacer):
         before = self._fragmentation(lefts, before_rank, gpu_type)
         milli = spec.gpu_milli
         result: tuple[int, tuple[int, ...]]
-        if milli >= WHOLE:
+        if milli >= WHOLE or not n_gpus:  # whole GPUs, or none (a CPU-only job)
             after = self._fragmentation(lefts[n_gpus:], after_rank, gpu_type)
             result = (int(_sigmoid((before - after) / 1000) * MAX_SCORE), (WHOLE,))
         else:
@@ -561,6 +665,44 @@ class FGD(SharingPlacer):
         if WHOLE in values:
             options.append(self.ledger.node_free[state.node][0])
         return min(options)
+
+
+class ShuffledTies:
+    """A job-aware sharing strategy whose ties go to the first node of a random order of
+    the nodes, drawn once per run from the policy's stream (`PlacementContext.rng`), rather
+    than to the lowest node index.
+
+    This is what the authors' simulator does in effect: ``syncClusterResourceList`` prefixes
+    each node's name with its position in ``rand.Perm`` of the nodes before it creates
+    them, so ``selectHost``'s smallest name among equal scores is a random node, the same
+    one for the whole run. It matters where many nodes tie (a CPU-only pod under
+    ``gpu_packing`` and ``gpu_clustering``, which score it 0 everywhere; idle nodes of one
+    shape). `strategy`: a registered name (``"gpu_packing"``) or a job-aware strategy
+    object (`FGDWith`)."""
+
+    job_aware = True
+
+    def __init__(self, strategy: str | JobStrategy) -> None:
+        self.strategy = strategy
+
+    def __call__(self, context: PlacementContext) -> SharingPlacer:
+        found = get_placer(self.strategy) if isinstance(self.strategy, str) else self.strategy
+        if not is_job_aware(found):
+            raise ValueError(
+                f"ShuffledTies needs a job-aware sharing strategy, not {self.strategy!r}"
+            )
+        placer = found(context)  # type: ignore[call-arg, arg-type]
+        if not isinstance(placer, SharingPlacer):
+            raise ValueError(f"ShuffledTies needs a sharing strategy, not {self.strategy!r}")
+        order = context.rng.permutation(len(context.ledger.cluster.nodes))
+        rank = [0] * len(order)
+        for position, node in enumerate(order.tolist()):
+            rank[node] = position
+        placer.order_nodes(rank)
+        return placer
+
+    def __repr__(self) -> str:
+        return f"ShuffledTies({self.strategy!r})"
 
 
 class FGDWith:

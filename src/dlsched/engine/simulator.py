@@ -185,9 +185,16 @@ class Simulator:
                 "declare them (cpus/host_memory_gb): use a cluster without those capacities "
                 "or drop the workload's cpu_milli and memory_mib columns"
             )
+        without_gpus = next((spec for spec in specs if not spec.num_gpus), None)
+        if without_gpus is not None:
+            self._check_jobs_without_gpus(without_gpus, policy)
         self.jobs = JobIndex(self.states)
         self.clock = Clock()
         self.recorder = Recorder(cluster, self.ledger.free_by_type, self.ledger)
+        if without_gpus is not None:
+            # a job without GPUs holds a host slot, logged as no GPUs (the empty set's code)
+            for node in range(len(cluster.nodes)):
+                self.recorder.gpu_set_code[(self.ledger.host_slot(node),)] = 0
         self._snapshot = self.recorder.snapshot
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
@@ -276,6 +283,24 @@ class Simulator:
             from dlsched.engine.audit import Auditor
 
             self._auditor = Auditor(self)
+
+    def _check_jobs_without_gpus(self, spec: JobSpec, policy: object) -> None:
+        """A job that asks for no GPU runs only where nodes declare CPUs or memory and under
+        a policy that says it places such jobs (``places_jobs_without_gpus = True``: it
+        places through `ClusterView.place`, or gives them `ClusterView.host_slot`s)."""
+        name = getattr(policy, "name", type(policy).__name__)
+        if not self.ledger.tracks_resources:
+            raise ConfigError(
+                f"job {spec.job_id!r} asks for no GPU (num_gpus 0), only CPU/memory, but no "
+                f"node of cluster {self.cluster.name!r} declares CPUs or memory "
+                "(cpus/host_memory_gb): give its nodes those capacities or drop such jobs"
+            )
+        if getattr(policy, "places_jobs_without_gpus", False) is not True:
+            raise ConfigError(
+                f"job {spec.job_id!r} asks for no GPU (num_gpus 0), and policy {name!r} does "
+                "not place jobs without GPUs: drop such jobs (load the trace with "
+                "cpu_only=False) or use a policy that places them (places_jobs_without_gpus)"
+            )
 
     # ---- the state the rest of dlsched reads ------------------------------------------
     @property
@@ -634,6 +659,7 @@ class Simulator:
             and len(new) == 1
             and spec.type_durations is None
             and not self.ledger.packed_jobs
+            and spec.num_gpus
         ):  # `_rate` of one GPU, inlined: `JobRates.rate`'s cached answer when it has one
             gpu_type = self.cluster.gpu_type_of[new[0]]
             rate = rate_cache.get((spec.model, gpu_type, 1, 1, ()))
@@ -691,8 +717,8 @@ class Simulator:
         recorder.gpu_codes.append(recorder.gpus_code(new) if code is None else code)
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
-        cluster = self.cluster
-        n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
+        gpu_node = self.ledger.gpu_node  # GPU ids and host slots
+        n_nodes = len({gpu_node[g] for g in state.gpus})
         self._observe_stint(
             state,
             gpu_type,
@@ -732,7 +758,7 @@ class Simulator:
         """The true rate from the job's credited work on `gpus` (of `gpu_type`, the slowest
         type of a mixed gang), remembering where that rate ends."""
         index = state.spec.index
-        gpu_node = self.cluster.gpu_node
+        gpu_node = self.ledger.gpu_node
         where = (gpu_type, len(gpus), len({gpu_node[g] for g in gpus}))
         self._where[index] = where
         rate_from = self._rate_from
@@ -812,8 +838,8 @@ class Simulator:
         state.credited_at = now
         held = now - state.held_since
         gpu_s = state.gpu_share * held
-        # before `attained_service_s`, which it reads
-        state.credit_gpu_seconds(self.cluster.gpu_type_of[state.gpus[0]], gpu_s)
+        # GPU ids and host slots; before `attained_service_s`, which it reads
+        state.credit_gpu_seconds(self.ledger.gpu_type[state.gpus[0]], gpu_s)
         state.attained_service_s += gpu_s
         state.held_s += held
         return held
@@ -838,6 +864,9 @@ class Simulator:
         )
 
     def _rate(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[str, float]:
+        if not spec.num_gpus:  # on a host slot: its rate on no GPU, by its node's type
+            gpu_type = self.ledger.gpu_type[gpus[0]]
+            return gpu_type, self.rates.rate(spec, gpu_type, 0, 1)
         cluster = self.cluster
         gpu_type_of = cluster.gpu_type_of
         if not self.ledger.packed_jobs:  # the common case, kept cheap
@@ -912,7 +941,7 @@ class Simulator:
         # 0.0 + x is x: a job's first stint shares its float objects rather than adding
         # zeros (three fewer objects per job held to the end of a run)
         attained, held_before = state.attained_service_s, state.held_s
-        gpu_type = self.cluster.gpu_type_of[gpus[0]]
+        gpu_type = self.ledger.gpu_type[gpus[0]]  # GPU ids and host slots
         # `state.credit_gpu_seconds(gpu_type, gpu_s)`, inlined for a job's only type
         by_type = state._gpu_seconds_by_type
         if by_type is None or by_type == gpu_type:

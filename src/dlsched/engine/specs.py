@@ -275,6 +275,8 @@ def resource_shortfall(
     run: it ignores where the remainder of the split lands."""
     num = spec.num_gpus
     cpu, mem = spec.cpu_milli, spec.memory_mib
+    if not num:  # a job without GPUs: one node of an allowed pool must hold all of it
+        return _host_shortfall(cpu, mem, allowed, vc, ledger)
     if n != num and num > 0:  # an elastic job on its fewest GPUs: per-GPU demand × GPUs
         cpu, mem = -(-cpu * n // num), -(-mem * n // num)
     cpu_cap = ledger.cpu_capacity if cpu else None
@@ -310,6 +312,38 @@ def resource_shortfall(
         f"asks for {mem / 1024:g} GB of memory over {n} GPUs, more than {where} of its "
         f"allowed GPU types in cluster {ledger.cluster.name!r} can hold (at most "
         f"{most_mem / 1024:g} GB per node, shared in proportion to its GPUs there)",
+        "memory_mib",
+    )
+
+
+def _host_shortfall(
+    cpu: int, mem: int, allowed: list[str], vc: str | None, ledger: Ledger
+) -> tuple[str, str] | None:
+    """`resource_shortfall` of a job without GPUs: (reason, field) when no node of the
+    `allowed` types (of `vc`'s nodes, or the unowned ones) has its whole CPU and memory."""
+    cpu_cap = ledger.cpu_capacity if cpu else None
+    mem_cap = ledger.mem_capacity if mem else None
+    most_cpu = most_mem = 0
+    for node, pool in enumerate(ledger.node_pool):
+        if pool[1] != vc or pool[0] not in allowed:
+            continue
+        cpu_ok = cpu_cap is None or cpu_cap[node] >= cpu
+        mem_ok = mem_cap is None or mem_cap[node] >= mem
+        if cpu_ok and mem_ok:
+            return None
+        most_cpu = max(most_cpu, cpu_cap[node] if cpu_cap is not None else 0)
+        most_mem = max(most_mem, mem_cap[node] if mem_cap is not None else 0)
+    where = f"VC {vc!r}'s nodes" if vc else "the nodes no VC owns"
+    if cpu_cap is not None and most_cpu < cpu:
+        return (
+            f"asks for {cpu / 1000:g} CPUs and no GPU, more than any of {where} in cluster "
+            f"{ledger.cluster.name!r} has (at most {most_cpu / 1000:g} CPUs per node)",
+            "cpu_milli",
+        )
+    return (
+        f"asks for {mem / 1024:g} GB of memory and no GPU, more than any of {where} in "
+        f"cluster {ledger.cluster.name!r} has with its CPUs (at most {most_mem / 1024:g} GB "
+        "per node)",
         "memory_mib",
     )
 

@@ -29,7 +29,7 @@ from dlsched.engine.placement import (
     place_fitting,
 )
 from dlsched.engine.state import Clock, JobIndex
-from dlsched.errors import SchedulingError, UnknownModelError
+from dlsched.errors import ConfigError, SchedulingError, UnknownModelError
 from dlsched.jobs import RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.estimator import OracleEstimator
@@ -282,9 +282,16 @@ class ClusterView:
         fractional job then takes the fullest shared GPU it fits on (`fraction`).
         `strategy` is a registered name (`dlsched.engine.placement.STRATEGIES`) or a strategy
         object of either kind (`sharing.FGDWith(...)`, say).
+
+        A job that asks for no GPU (CPU and/or memory only) gets one host slot
+        (`host_slot`) of a node with room for its demand: a job-aware strategy chooses the
+        node as it scores one (`n_gpus` 0), a pool placer, which sees only free GPUs, takes
+        the lowest-index node with room (first fit).
         """
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
+        if not spec.num_gpus:
+            return self._place_without_gpus(spec, gpu_type, strategy)
         ledger = self._ledger
         vc = spec.vc
         if vc is not None and vc in ledger.vc_quota:
@@ -353,6 +360,54 @@ class ClusterView:
                 continue
             if gpus is not None:
                 return gpus
+        return None
+
+    def host_slot(self, node: int) -> tuple[int]:
+        """The allocation that places a job without GPUs on `node`: ``alloc[job] =
+        view.host_slot(node)`` (one id past the GPU ids; see `dlsched.engine.ledger`)."""
+        if not 0 <= node < len(self.cluster.nodes):
+            raise SchedulingError(
+                f"node {node} does not exist (cluster {self.cluster.name!r} has "
+                f"{len(self.cluster.nodes)} nodes)"
+            )
+        return (self._ledger.host_slot(node),)
+
+    def _place_without_gpus(
+        self, spec: JobSpec, gpu_type: str | None, strategy: str | Placer | JobStrategy
+    ) -> tuple[int, ...] | None:
+        """`place` for a job that asks for no GPU: a host slot of a node with room for its
+        CPU and memory, in the pools it may use (`gpu_type`'s, else every type's)."""
+        ledger = self._ledger
+        if not ledger.tracks_resources:
+            raise ConfigError(
+                f"job {spec.job_id!r} asks for no GPU, only CPU/memory, but no node of cluster "
+                f"{self.cluster.name!r} declares CPUs or memory (cpus/host_memory_gb): give "
+                "its nodes those capacities"
+            )
+        vc = spec.vc
+        owner = vc if vc is not None and vc in self._owning_vcs else None
+        if gpu_type is not None:
+            types: tuple[str, ...] = (
+                gpu_type if gpu_type in self._type_keys else type_key(gpu_type),
+            )
+        elif spec.gpu_constraint is not None:
+            types = tuple(t for t in self.gpu_types if t in spec.gpu_constraint)
+        else:
+            types = self.gpu_types
+        pools = [(t, owner) for t in types if (t, owner) in ledger.pool_capacity]
+        resolved = self._strategies.get(strategy)
+        if resolved is None:
+            found = get_placer(strategy) if isinstance(strategy, str) else strategy
+            resolved = self._strategies[strategy] = (found, is_job_aware(found))
+        placer, job_aware = resolved
+        if job_aware:
+            return self._job_placer(placer).place(spec, 0, pools)  # type: ignore[arg-type]
+        allowed = set(pools)
+        cpu, mem = spec.cpu_milli, spec.memory_mib
+        fits, node_pool = ledger.fits_resources, ledger.node_pool
+        for node in range(len(node_pool)):
+            if node_pool[node] in allowed and fits(node, cpu, mem):
+                return (ledger.host_slot(node),)
         return None
 
     def waiting_pools(

@@ -126,6 +126,7 @@ class ArrivalOrder(BasePolicy):
     the cost of trying every waiting job again at every arrival."""
 
     name = "arrival-order"
+    places_jobs_without_gpus = True  # CPU-only pods go through `view.place` too
 
     def __init__(self, placement: Any = "fgd") -> None:
         self.placement = placement
@@ -154,8 +155,8 @@ def inflated_pods(
 ) -> pd.DataFrame:
     """The paper's arrival sequence: the pods in a random order, then pods drawn at random
     from them (with replacement) until the next one would take the GPU requests past
-    `INFLATION` × `capacity_gpus` (``TunePodsByNodeTotalResource``); CPU-only pods dropped
-    afterwards unless `cpu_only` (dlsched cannot run them). Columns of a canonical
+    `INFLATION` × `capacity_gpus` (``TunePodsByNodeTotalResource``); CPU-only pods kept
+    with `cpu_only` (jobs without GPUs), else dropped afterwards. Columns of a canonical
     workload, submit times 1, 2, ... s."""
     rng = np.random.default_rng(seed)
     base = pods.sort_values("name", kind="stable").reset_index(drop=True)
@@ -247,7 +248,7 @@ def openb_cluster(shared: Path) -> Any:
 
 def trace_fgd(pods: pd.DataFrame) -> Any:
     """``fgd`` with the typical jobs of the whole pod list, CPU-only pods included, as the
-    paper derives them (the run's own jobs have no CPU-only ones)."""
+    paper derives them (from the pod list, not from the inflated arrivals)."""
     from dlsched.engine.sharing import FGDWith, typical_jobs
 
     gpus = pods["num_gpu"].astype(int)
@@ -259,15 +260,26 @@ def trace_fgd(pods: pd.DataFrame) -> Any:
     return FGDWith(typical_jobs(shapes))
 
 
-def run_inflation(shared: Path, placement: str, seed: int, audit: bool = False) -> pd.DataFrame:
+def run_inflation(
+    shared: Path,
+    placement: str,
+    seed: int,
+    audit: bool = False,
+    cpu_only: bool = True,
+    shuffled_ties: bool = True,
+) -> pd.DataFrame:
     """One inflation run: the allocation curve of `placement` for `seed` (``fgd`` with the
-    trace's typical jobs, `trace_fgd`)."""
+    trace's typical jobs, `trace_fgd`); `cpu_only`: the CPU-only pods arrive too, as jobs
+    without GPUs (False: they are dropped, as before dlsched had such jobs)."""
     import dlsched
+    from dlsched.engine.sharing import ShuffledTies
 
     cluster = openb_cluster(shared)
     pods = pd.read_csv(shared / PODS)
-    jobs = inflated_pods(pods, cluster.num_gpus, seed)
-    strategy = trace_fgd(pods) if placement == "fgd" else placement
+    jobs = inflated_pods(pods, cluster.num_gpus, seed, cpu_only=cpu_only)
+    strategy: Any = trace_fgd(pods) if placement == "fgd" else placement
+    if shuffled_ties:
+        strategy = ShuffledTies(strategy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the pods outlive the run, by design
         result = dlsched.simulate(
@@ -322,8 +334,12 @@ def plot_curves(curves: Mapping[str, pd.DataFrame], path: str | Path) -> Path:
 
 def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
     """One policy over its seeds: the median unallocated share at each x."""
+    options = {
+        "cpu_only": spec.get("cpu_only", True),
+        "shuffled_ties": spec.get("shuffled_ties", True),
+    }
     per_seed = [
-        unallocated_at(run_inflation(shared, spec["placement"], seed), spec["xs"])
+        unallocated_at(run_inflation(shared, spec["placement"], seed, **options), spec["xs"])
         for seed in spec["seeds"]
     ]
     return {
@@ -343,7 +359,13 @@ def plan(shared: Path, quick: bool) -> list[Point]:
             continue
         task = Task(
             f"{placement}-seeds{len(seeds)}",
-            {"placement": placement, "seeds": list(seeds), "xs": list(xs)},
+            {
+                "placement": placement,
+                "seeds": list(seeds),
+                "xs": list(xs),
+                "cpu_only": True,
+                "shuffled_ties": True,
+            },
         )
         for x in xs:
             points.append(

@@ -15,8 +15,12 @@ CPU and host-memory requests) as traced, the canonical demand columns. A pod sti
 the trace end (``Running``) has ``deletion_time`` = the trace end, so its duration is a
 lower bound. Passthrough: ``qos``, ``queueing_delay`` (``scheduled_time - creation_time``).
 
-Excluded (``provenance["excluded"]``): CPU-only pods (``num_gpu`` 0), pods never scheduled
-(``Pending``, no ``scheduled_time``) and pods with a zero run time. The ``multigpu*``
+Excluded (``provenance["excluded"]``): CPU-only pods (``num_gpu`` 0) unless
+``cpu_only=True``, pods never scheduled (``Pending``, no ``scheduled_time``) and pods with a
+zero run time. With ``cpu_only=True`` a CPU-only pod is a job without GPUs (``num_gpus`` 0,
+``gpu_milli`` 0, its CPU and memory demand): it runs only on a cluster whose nodes declare
+CPUs or memory, under a policy that places such jobs (`dlsched.engine.ledger`). The default
+leaves them out, as before, so that every policy can replay the trace. The ``multigpu*``
 variants carry only the first five columns (no times) and cannot be replayed.
 """
 
@@ -53,8 +57,11 @@ NEVER_SCHEDULED = "never scheduled (Pending: no scheduled_time, no run time)"
 ZERO_RUN = "zero run time"
 
 
-def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
-    """Load an openb pod list (``openb_pod_list_*.csv``, plain or gzipped)."""
+def load(
+    path: str | os.PathLike[str], *, lenient: bool = False, cpu_only: bool = False
+) -> Workload:
+    """Load an openb pod list (``openb_pod_list_*.csv``, plain or gzipped); `cpu_only`:
+    keep its CPU-only pods as jobs without GPUs (left out and counted by default)."""
     skipped: list[dict[str, Any]] | None = [] if lenient else None  # malformed CSV rows
     pods = read_csv_frame(
         path, text_columns=("name", "gpu_spec", "qos", "pod_phase"), skipped=skipped
@@ -90,10 +97,11 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     )
     scheduled_missing = np.array(pods["scheduled_time"].isna(), dtype=bool)
     exclusions = [
-        RowCheck("num_gpu", CPU_ONLY, gpus == 0),
         RowCheck("scheduled_time", NEVER_SCHEDULED, scheduled_missing),
         RowCheck("deletion_time", ZERO_RUN, run_time == 0),
     ]
+    if not cpu_only:
+        exclusions.insert(0, RowCheck("num_gpu", CPU_ONLY, gpus == 0))
     frame = pd.DataFrame(
         {
             "job_id": pods["name"],

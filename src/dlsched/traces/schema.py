@@ -11,7 +11,8 @@ column              dtype      meaning
 ==================  =========  ==============================================================
 ``job_id``          int64/str  unique id (int64 when every id is a plain integer)
 ``submit_time``     float64    seconds from the trace's time origin (>= 0)
-``num_gpus``        int64      GPUs the job asks for (>= 1)
+``num_gpus``        int64      GPUs the job asks for (>= 0; 0: a job without GPUs, which asks
+                               only for CPU and/or memory, ``cpu_milli``/``memory_mib`` > 0)
 ``duration``        float64    run time in seconds with ``num_gpus`` GPUs of ``gpu_type``
                                (NaN: not given)
 ``total_steps``     float64    training steps (NaN: not given)
@@ -24,7 +25,8 @@ column              dtype      meaning
 ``status``          str/None   final status as traced (``Pass``, ``Failed``, ``COMPLETED``...)
 ``gpu_milli``       int64      share of the GPU in thousandths, 1..1000 (default 1000 =
                                whole GPUs); < 1000 only with ``num_gpus`` 1: the job asks for
-                               part of one GPU and may share it
+                               part of one GPU and may share it. 0 for a job without GPUs
+                               (given as 0 or left empty)
 ``gpu_constraint``  str/None   GPU types the job may run on, ``|``-separated (None: any)
 ``duration_<type>`` float64    optional, one per GPU type: run time in seconds on that type
                                with ``num_gpus`` GPUs (lower-case type key; NaN: not measured)
@@ -296,7 +298,8 @@ def validate_jobs(
             ~np.isnan(gpus) & ~whole,
             raw("num_gpus"),
         )
-        check("num_gpus", f"{name('num_gpus')} must be >= 1", whole & (gpus < 1), raw("num_gpus"))
+        check("num_gpus", f"{name('num_gpus')} must be >= 0", whole & (gpus < 0), raw("num_gpus"))
+        no_gpu = whole & (gpus == 0)  # a job without GPUs: CPU and/or memory only
         check(
             "num_gpus",
             f"{name('num_gpus')} must be <= {_MAX_GPUS}",
@@ -393,7 +396,20 @@ def validate_jobs(
             f"{name('gpu_milli')} must be a whole number from 1 to {WHOLE_GPU_MILLI} "
             "(thousandths of a GPU)",
             ~np.isnan(milli)
-            & ~((np.floor(milli) == milli) & (milli >= 1) & (milli <= WHOLE_GPU_MILLI)),
+            & ~((np.floor(milli) == milli) & (milli >= 1) & (milli <= WHOLE_GPU_MILLI))
+            & ~(no_gpu & (milli == 0)),
+            raw("gpu_milli"),
+        )
+        check(
+            "gpu_milli",
+            f"{name('gpu_milli')} of a job with {name('num_gpus')} 0 must be 0 or empty",
+            no_gpu & (milli >= 1),
+            raw("gpu_milli"),
+        )
+        check(
+            "gpu_milli",
+            f"{name('gpu_milli')} 0 (no GPU) needs {name('num_gpus')} 0",
+            (milli == 0) & whole & (gpus > 0),
             raw("gpu_milli"),
         )
         check(
@@ -471,6 +487,26 @@ def validate_jobs(
             )
             demands[column] = _demand_units(values, factor)
             demand_fields[column] = name(source_column)
+        if no_gpu.any():
+            asks = np.zeros(n, dtype=bool)
+            for values in demands.values():
+                asks |= values > 0
+            check(
+                "num_gpus",
+                f"{name('num_gpus')} must be >= 1 for a job without a CPU or memory demand "
+                "(num_gpus 0 is a job without GPUs: give it cpu_milli/num_cpus or "
+                "memory_mib/memory_gb above 0)",
+                no_gpu & ~asks,
+                raw("num_gpus"),
+            )
+            if "max_gpus" in bounds:
+                check(
+                    "max_gpus",
+                    f"{name('max_gpus')} given for a job with {name('num_gpus')} 0 (a job "
+                    "without GPUs cannot grow to GPUs)",
+                    no_gpu & ~np.isnan(bounds["max_gpus"]),
+                    raw("max_gpus"),
+                )
 
     bad = nowhere.copy()
     for c in checks:
@@ -510,7 +546,7 @@ def validate_jobs(
     else:
         job_id = pd.Series(kept(ids), dtype=object)
     priority = np.where(np.isnan(priority), DEFAULT_PRIORITY, priority)
-    milli = np.where(np.isnan(milli), WHOLE_GPU_MILLI, milli)
+    milli = np.where(np.isnan(milli), np.where(no_gpu, 0, WHOLE_GPU_MILLI), milli)
     columns: dict[str, Any] = {
         "job_id": job_id,
         "submit_time": kept(submit),

@@ -1,0 +1,327 @@
+"""Jobs without GPUs (``num_gpus`` 0, CPU and/or memory only; issue 15): the schema, the
+openb loader, the engine (host slots, ledger, auditor, result) and how each GPU-sharing
+strategy scores and places them, each against a hand-worked answer on a tiny cluster."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dlsched
+from dlsched.cluster import Cluster
+from dlsched.engine.ledger import Ledger
+from dlsched.engine.placement import PlacementContext
+from dlsched.engine.sharing import (
+    FGD,
+    DotProduct,
+    GpuClustering,
+    GpuPacking,
+    RandomFit,
+    ShuffledTies,
+    TypicalJob,
+    WeightedBestFit,
+)
+from dlsched.errors import ConfigError, SchedulingError, TraceError
+from dlsched.jobs import JobSpec
+from dlsched.policies.fifo import Fifo
+from dlsched.traces import alibaba_gpu
+from dlsched.traces.schema import validate_jobs
+
+OPENB_HEADER = (
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+    "deletion_time,scheduled_time"
+)
+
+
+class _Fifo(Fifo):
+    """FIFO that says it places jobs without GPUs (through `view.place`)."""
+
+    places_jobs_without_gpus = True
+
+
+def _cluster(*groups: dict) -> Cluster:
+    return Cluster.from_dict({"name": "tiny", "nodes": list(groups)})
+
+
+def _two_nodes(cpus: float = 8) -> Cluster:
+    """Two nodes of 2 V100s and `cpus` cores each."""
+    return _cluster({"gpu_type": "V100", "count": 2, "gpus_per_node": 2, "cpus": cpus})
+
+
+def _jobs(rows: list[tuple]) -> pd.DataFrame:
+    """(job_id, submit_time, num_gpus, duration, cpu_milli) rows as a workload frame."""
+    return pd.DataFrame(
+        rows, columns=["job_id", "submit_time", "num_gpus", "duration", "cpu_milli"]
+    )
+
+
+def _validate(frame: pd.DataFrame, lenient: bool = False):
+    return validate_jobs(frame, "t.csv", lenient=lenient, fmt="canonical")
+
+
+def _spec(index: int, gpus: int = 0, cpu: int = 0, mem: int = 0, milli: int = 0) -> JobSpec:
+    return JobSpec(
+        index, f"j{index}", 0.0, gpus, 100.0, gpu_milli=milli, cpu_milli=cpu, memory_mib=mem
+    )
+
+
+def _placer(kind, ledger: Ledger, seed: int = 0, **kw):
+    return kind(PlacementContext(ledger, (), np.random.default_rng(seed)), **kw)
+
+
+# ---- the schema and the openb loader ----------------------------------------------------
+
+
+def test_a_job_without_gpus_is_valid_with_a_cpu_demand():
+    """num_gpus 0 with a CPU demand loads, its gpu_milli 0 (no GPU share)."""
+    work = _validate(_jobs([(1, 0.0, 0, 10.0, 4000)]))
+    assert work.jobs["num_gpus"].tolist() == [0]
+    assert work.jobs["gpu_milli"].tolist() == [0]
+
+
+def test_a_job_without_gpus_must_ask_for_cpu_or_memory():
+    """num_gpus 0 and no demand: an error naming the row and num_gpus."""
+    with pytest.raises(TraceError, match="without a CPU or memory demand") as error:
+        _validate(_jobs([(1, 0.0, 0, 10.0, 0)]))
+    assert error.value.field == "num_gpus" and error.value.row == 2  # the line after the header
+
+
+def test_a_job_without_gpus_cannot_ask_for_a_gpu_share():
+    """num_gpus 0 with gpu_milli 500 is refused, naming gpu_milli."""
+    frame = _jobs([(1, 0.0, 0, 10.0, 4000)]).assign(gpu_milli=[500])
+    with pytest.raises(TraceError, match="must be 0 or empty") as error:
+        _validate(frame)
+    assert error.value.field == "gpu_milli"
+
+
+def test_negative_gpu_counts_are_still_refused():
+    """num_gpus -1: an error saying it must be >= 0."""
+    with pytest.raises(TraceError, match="must be >= 0"):
+        _validate(_jobs([(1, 0.0, -1, 10.0, 4000)]))
+
+
+def _openb(tmp_path) -> str:
+    path = tmp_path / "openb_pod_list_tiny.csv"
+    path.write_text(
+        OPENB_HEADER
+        + "\nopenb-pod-0001,8000,1024,1,1000,,LS,Running,0,100,10"
+        + "\nopenb-pod-0002,12000,2048,0,0,,BE,Running,5,60,6"
+        + "\nopenb-pod-0003,4000,512,1,250,,BE,Succeeded,7,50,8\n"
+    )
+    return str(path)
+
+
+def test_the_openb_loader_leaves_out_cpu_only_pods_by_default_and_counts_them(tmp_path):
+    """Default: the CPU-only pod is excluded and counted under its reason."""
+    work = alibaba_gpu.load(_openb(tmp_path))
+    assert work.jobs["job_id"].tolist() == ["openb-pod-0001", "openb-pod-0003"]
+    assert work.provenance["excluded"][alibaba_gpu.CPU_ONLY] == 1
+
+
+def test_the_openb_loader_keeps_cpu_only_pods_as_jobs_without_gpus(tmp_path):
+    """cpu_only=True: the CPU-only pod is a job with num_gpus 0, gpu_milli 0, its demand."""
+    work = dlsched.load_trace(_openb(tmp_path), format="alibaba-gpu-2023", cpu_only=True)
+    row = work.jobs.set_index("job_id").loc["openb-pod-0002"]
+    assert (row["num_gpus"], row["gpu_milli"], row["cpu_milli"], row["memory_mib"]) == (
+        0,
+        0,
+        12000,
+        2048,
+    )
+    assert row["duration"] == 54.0
+    assert alibaba_gpu.CPU_ONLY not in work.provenance["excluded"]
+
+
+# ---- the engine --------------------------------------------------------------------------
+
+
+def test_a_job_without_gpus_goes_where_its_cpu_fits():
+    """Node 0 has 2 of 8 cores left after job a: job b (4 cores) goes to node 1, holds no
+    GPU, and every GPU stays free for the GPU job c."""
+    jobs = _jobs([("a", 0.0, 0, 10.0, 6000), ("b", 0.0, 0, 10.0, 4000), ("c", 0.0, 4, 5.0, 0)])
+    result = dlsched.simulate(jobs, _two_nodes(), _Fifo(), audit=True)
+    starts = result.events[result.events["event"] == "start"].set_index("job_id")
+    assert starts.loc[["a", "b", "c"], "time"].tolist() == [0.0] * 3
+    assert starts.loc["b", "num_gpus"] == 0 and starts.loc["b", "gpus"] == ""
+    assert starts.loc["b", "held_cpu_milli"] == 4000
+    assert result.jobs.set_index("job_id").loc[["a", "b"], "gpu_seconds"].tolist() == [0.0, 0.0]
+
+
+def test_a_host_slot_holds_cpu_on_its_node_and_no_gpu():
+    """Node 0's host slot (id 4, past the 4 GPU ids) takes the job's cores there and no GPU;
+    giving it back frees them."""
+    ledger = Ledger(_two_nodes())
+    spec_a, spec_b = _spec(0, cpu=6000), _spec(1, cpu=4000)
+    ledger.take(0, (ledger.host_slot(0),), 0, demands={0: (6000, 0)})
+    assert ledger.hosting == {0: 1} and ledger.cpu_free == [2000, 8000]
+    assert ledger.free_total == 4 and ledger.host_slot(0) == 4
+    assert ledger.node_demands(spec_b, (ledger.host_slot(1),)) == {1: (4000, 0)}
+    ledger.give_back(0, (ledger.host_slot(0),), 0)
+    assert ledger.hosting == {} and ledger.cpu_free == [8000, 8000]
+    assert spec_a.num_gpus == 0 and ledger.host_slot(1) == 5
+
+
+def test_a_job_without_gpus_waits_for_cpu_and_starts_when_it_is_freed():
+    """Both nodes' cores are taken until a ends at 10: d (4 cores, arriving at 1) starts
+    then, and its JCT counts in the summary like any job's."""
+    jobs = _jobs(
+        [
+            ("a", 0.0, 0, 10.0, 8000),
+            ("b", 0.0, 0, 20.0, 6000),
+            ("c", 0.0, 1, 5.0, 2000),
+            ("d", 1.0, 0, 3.0, 4000),
+        ]
+    )
+    result = dlsched.simulate(jobs, _two_nodes(), _Fifo(), audit=True)
+    done = result.jobs.set_index("job_id")
+    assert done.loc["d", "start_time"] == 10.0 and done.loc["d", "finish_time"] == 13.0
+    assert result.summary()["avg_jct"] == pytest.approx((10 + 20 + 5 + 12) / 4)
+
+
+def test_jobs_without_gpus_need_a_cluster_that_declares_cpus():
+    """On a cluster without CPUs or memory: a ConfigError naming the job and the cluster."""
+    cluster = _cluster({"gpu_type": "V100", "gpus_per_node": 2})
+    with pytest.raises(ConfigError, match=r"job 'a' asks for no GPU.*cluster 'tiny'"):
+        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), cluster, _Fifo())
+
+
+def test_a_policy_that_does_not_place_jobs_without_gpus_is_refused():
+    """Plain fifo does not say it places them: a ConfigError naming the policy and job."""
+    with pytest.raises(ConfigError, match=r"job 'a' asks for no GPU.*policy 'fifo'"):
+        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), "fifo")
+
+
+def test_a_job_without_gpus_given_gpus_is_refused():
+    """A policy that hands GPU ids to a job without GPUs gets a SchedulingError."""
+
+    class Wrong(_Fifo):
+        def schedule(self, view):
+            alloc = view.allocation()
+            for job in list(view.pending.values()):
+                alloc[job] = (0,)
+            return alloc
+
+    with pytest.raises(SchedulingError, match="give it one host slot"):
+        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), Wrong())
+
+
+def test_a_job_without_gpus_that_no_node_can_hold_is_unschedulable():
+    """12 cores on 8-core nodes: refused at load naming cpu_milli (counted when lenient)."""
+    jobs = _jobs([("a", 0.0, 0, 10.0, 12000), ("b", 0.0, 1, 5.0, 0)])
+    with pytest.raises(TraceError, match="no GPU, more than any") as error:
+        dlsched.simulate(jobs, _two_nodes(), _Fifo())
+    assert error.value.field == "cpu_milli"
+    result = dlsched.simulate(_validate(jobs, lenient=True), _two_nodes(), _Fifo())
+    assert result.summary()["jobs_unschedulable"] == 1
+
+
+# ---- how each strategy scores and places a CPU-only pod ----------------------------------
+
+
+def _scores(cpu_left_node0: int) -> dict[str, int]:
+    """Each strategy's score of a 16-core CPU-only pod on node 0 (8 idle GPUs, 64 cores,
+    `cpu_left_node0` of them free)."""
+    ledger = Ledger(_cluster({"gpu_type": "V100", "gpus_per_node": 8, "cpus": 64}))
+    typical = (TypicalJob(32000, 1000, 1, None, 0.5), TypicalJob(4000, 500, 1, None, 0.5))
+    out = {}
+    for kind in (WeightedBestFit, DotProduct, GpuPacking, GpuClustering, RandomFit, FGD):
+        placer = _placer(kind, ledger, typical=typical) if kind is FGD else _placer(kind, ledger)
+        state = placer._state(0, ("v100", None), [])
+        state.cpu_left = cpu_left_node0
+        out[kind.__name__] = placer.score(state, _spec(1, cpu=16000), 0, 16000)
+    return out
+
+
+def test_each_strategy_scores_a_cpu_only_pod_as_the_authors_plugins_do():
+    """Hand-worked, 8 idle GPUs and 40 of 64 cores free, a pod of 16 cores:
+    BestFit 1 - (½·8000/8000 + ½·24000/128000) → 40; DotProd 1 - (40000/128000 ·
+    16000/128000)/2 → 98; Packing and Clustering 0 (MinNodeScore for a pod without GPUs);
+    Random 0; FGD: before, both typical jobs fit (no fragment); after, 24 cores are too few
+    for the 32-core one (half the 8000 milli-GPUs) → 100·sigmoid(-4) → 1."""
+    assert _scores(40000) == {
+        "WeightedBestFit": int((1 - (0.5 * 8000 / 8000 + 0.5 * 24000 / 128000)) * 100),
+        "DotProduct": int(100 * (1 - (40000 / 128000) * (16000 / 128000) / 2)),
+        "GpuPacking": 0,
+        "GpuClustering": 0,
+        "RandomFit": 0,
+        "FGD": int(100 / (1 + math.exp(4))),
+    }
+    assert _scores(40000)["WeightedBestFit"] == 40 and _scores(40000)["FGD"] == 1
+
+
+def _three_nodes() -> Ledger:
+    """Node 0: 1 GPU, 16 cores; node 1: 1 GPU, 64 cores; node 2: 1 GPU, 24 cores; all idle."""
+    return Ledger(
+        _cluster(
+            {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 16},
+            {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 64},
+            {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 24},
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "node"),
+    [(GpuPacking, 1), (GpuClustering, 1), (WeightedBestFit, 2), (DotProduct, 2)],
+)
+def test_each_strategy_places_a_cpu_only_pod_on_its_node(kind, node):
+    """A 20-core pod: node 0 cannot hold it. Packing and Clustering score it 0 everywhere, so
+    the lowest index that fits (node 1) wins; BestFit takes the fewest cores left (node 2),
+    and so does DotProd (free cores · demand is smallest there)."""
+    ledger = _three_nodes()
+    slot = _placer(kind, ledger).place(_spec(0, cpu=20000), 0, sorted(ledger.pool_capacity))
+    assert slot == (ledger.host_slot(node),)
+
+
+def test_a_node_holding_cpu_only_pods_is_not_scored_as_idle():
+    """Node 0's GPU is free but a CPU-only pod holds 12 of its 16 cores: a GPU job asking 8
+    cores under Packing skips it (the idle-node shortcut would have said 16 free)."""
+    ledger = Ledger(_cluster({"gpu_type": "V100", "count": 2, "gpus_per_node": 1, "cpus": 16}))
+    ledger.take(0, (ledger.host_slot(0),), 0, demands={0: (12000, 0)})
+    gpus = _placer(GpuPacking, ledger).place(
+        _spec(1, gpus=1, cpu=8000, milli=1000), 1, sorted(ledger.pool_capacity)
+    )
+    assert gpus == (1,)
+
+
+def test_shuffled_ties_go_to_the_first_node_of_a_seeded_random_order():
+    """Under ShuffledTies a CPU-only pod (Packing: a tie everywhere) goes to the node first
+    in rng.permutation of the nodes, not to node 0."""
+    ledger = Ledger(_cluster({"gpu_type": "V100", "count": 6, "gpus_per_node": 1, "cpus": 16}))
+    for seed in (0, 1, 2):
+        context = PlacementContext(ledger, (), np.random.default_rng(seed))
+        placer = ShuffledTies("gpu_packing")(context)
+        first = int(np.random.default_rng(seed).permutation(6)[0])
+        slot = placer.place(_spec(0, cpu=4000), 0, sorted(ledger.pool_capacity))
+        assert slot == (ledger.host_slot(first),)
+
+
+def test_shuffled_ties_needs_a_sharing_strategy():
+    """A pool placer cannot be shuffled: a ValueError naming it."""
+    context = PlacementContext(Ledger(_two_nodes()), (), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="consolidated"):
+        ShuffledTies("consolidated")(context)
+
+
+@pytest.mark.parametrize(
+    "placement",
+    ["fgd", "random", "dot_product", "gpu_packing", "gpu_clustering", "weighted_best_fit"],
+)
+def test_every_sharing_strategy_runs_cpu_only_jobs_within_the_invariants(placement):
+    """A mixed workload (fractions, whole GPUs, CPU-only pods) under FIFO with greedy
+    backfill and each strategy: all finish, the auditor finds nothing over-committed, the
+    CPU-only jobs hold no GPU-seconds."""
+    rows = []
+    for i in range(24):
+        gpus = (0, 1, 1, 2)[i % 4]
+        rows.append((f"j{i}", float(i // 3), gpus, 5.0 + i % 7, 2000 + 1000 * (i % 5)))
+    jobs = _jobs(rows).assign(gpu_milli=[(0, 500, 1000, 1000)[i % 4] for i in range(24)])
+    cluster = _cluster({"gpu_type": "V100", "count": 3, "gpus_per_node": 2, "cpus": 12})
+    policy = _Fifo(backfill="greedy", placement=placement)
+    result = dlsched.simulate(jobs, cluster, policy, audit=True)
+    assert (result.jobs["status"] == "finished").all()
+    without = result.jobs[result.jobs["num_gpus"] == 0]
+    assert len(without) == 6 and (without["gpu_seconds"] == 0).all()
