@@ -325,3 +325,72 @@ def test_every_sharing_strategy_runs_cpu_only_jobs_within_the_invariants(placeme
     assert (result.jobs["status"] == "finished").all()
     without = result.jobs[result.jobs["num_gpus"] == 0]
     assert len(without) == 6 and (without["gpu_seconds"] == 0).all()
+
+
+def test_a_policy_may_give_a_job_without_gpus_a_host_slot_itself():
+    """`view.host_slot(node)` places a job without GPUs where the policy says: node 1."""
+
+    class OnNodeOne(_Fifo):
+        def schedule(self, view):
+            alloc = view.allocation()
+            for job in list(view.pending.values()):
+                alloc[job] = view.host_slot(1)
+            return alloc
+
+    result = dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), OnNodeOne())
+    assert result.jobs["finish_time"].tolist() == [10.0]
+
+
+def test_a_host_slot_of_a_node_that_does_not_exist_is_refused():
+    """`view.host_slot(7)` on two nodes: a SchedulingError naming the node."""
+
+    class Nowhere(_Fifo):
+        def schedule(self, view):
+            view.host_slot(7)
+
+    with pytest.raises(SchedulingError, match="node 7 does not exist"):
+        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), Nowhere())
+
+
+def test_place_honours_the_gpu_type_asked_for_a_job_without_gpus():
+    """With gpu_type "k80" a job without GPUs goes to the K80 node, not the first node."""
+    cluster = _cluster(
+        {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 8},
+        {"gpu_type": "K80", "gpus_per_node": 1, "cpus": 8},
+    )
+
+    class OnK80(_Fifo):
+        def schedule(self, view):
+            alloc = view.allocation()
+            for job in list(view.pending.values()):
+                alloc[job] = view.place(job, gpu_type="k80")
+                assert view.place(job, gpu_type="v100", strategy="fgd") == view.host_slot(0)
+            return alloc
+
+    result = dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), cluster, OnK80(), audit=True)
+    starts = result.events[result.events["event"] == "start"]
+    assert starts["gpu_type"].tolist() == ["K80"]
+
+
+def test_a_ledger_refuses_gpu_ids_for_a_job_without_gpus():
+    """`Ledger.take` of GPU 0 with milli 0 (no GPU): a SchedulingError asking for a slot."""
+    ledger = Ledger(_two_nodes())
+    with pytest.raises(SchedulingError, match="give it one host slot"):
+        ledger.take(0, (0,), 0, demands={0: (1000, 0)})
+
+
+def test_a_job_without_gpus_cannot_be_elastic():
+    """num_gpus 0 with max_gpus 2: an error naming max_gpus."""
+    frame = _jobs([(1, 0.0, 0, 10.0, 4000)]).assign(max_gpus=[2.0])
+    with pytest.raises(TraceError, match="cannot grow to GPUs") as error:
+        _validate(frame)
+    assert error.value.field == "max_gpus"
+
+
+def test_a_job_without_gpus_asking_more_memory_than_any_node_is_unschedulable():
+    """64 GB on 16 GB nodes: refused at load naming memory_mib."""
+    cluster = _cluster({"gpu_type": "V100", "count": 2, "gpus_per_node": 1, "host_memory_gb": 16})
+    jobs = _jobs([("a", 0.0, 0, 10.0, 0)]).assign(memory_mib=[64 * 1024])
+    with pytest.raises(TraceError, match="GB of memory and no GPU") as error:
+        dlsched.simulate(jobs, cluster, _Fifo())
+    assert error.value.field == "memory_mib"
