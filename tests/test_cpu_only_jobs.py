@@ -394,3 +394,15 @@ def test_a_job_without_gpus_asking_more_memory_than_any_node_is_unschedulable():
     with pytest.raises(TraceError, match="GB of memory and no GPU") as error:
         dlsched.simulate(jobs, cluster, _Fifo())
     assert error.value.field == "memory_mib"
+
+
+def test_a_job_without_gpus_keeps_to_its_gpu_type_constraint():
+    """gpu_constraint "K80": the CPU-only job goes to the K80 node, not the first node."""
+    cluster = _cluster(
+        {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 8},
+        {"gpu_type": "K80", "gpus_per_node": 1, "cpus": 8},
+    )
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000)]).assign(gpu_constraint=["K80"])
+    result = dlsched.simulate(jobs, cluster, _Fifo(), audit=True)
+    starts = result.events[result.events["event"] == "start"]
+    assert starts["gpu_type"].tolist() == ["K80"]
