@@ -36,10 +36,7 @@ OPENB_HEADER = (
 )
 
 
-class _Fifo(Fifo):
-    """FIFO that says it places jobs without GPUs (through `view.place`)."""
-
-    places_jobs_without_gpus = True
+_Fifo = Fifo  # places jobs without GPUs through `view.place`
 
 
 def _cluster(*groups: dict) -> Cluster:
@@ -189,9 +186,9 @@ def test_jobs_without_gpus_need_a_cluster_that_declares_cpus():
 
 
 def test_a_policy_that_does_not_place_jobs_without_gpus_is_refused():
-    """Plain fifo does not say it places them: a ConfigError naming the policy and job."""
-    with pytest.raises(ConfigError, match=r"job 'a' asks for no GPU.*policy 'fifo'"):
-        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), "fifo")
+    """Tiresias does not say it places them: a ConfigError naming the policy and job."""
+    with pytest.raises(ConfigError, match=r"job 'a' asks for no GPU.*policy 'tiresias'"):
+        dlsched.simulate(_jobs([("a", 0.0, 0, 10.0, 4000)]), _two_nodes(), "tiresias")
 
 
 def test_a_job_without_gpus_given_gpus_is_refused():

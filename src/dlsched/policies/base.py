@@ -66,6 +66,11 @@ class BasePolicy:
     #: (`ClusterView.fits_resources`), so `simulate` refuses, before the run, a workload
     #: with CPU/memory demands on a cluster that declares them (rather than fail mid-run).
     accounts_resources: bool = True
+    #: True: the policy places jobs that ask for no GPU (``num_gpus`` 0, CPU/memory only)
+    #: through `ClusterView.place` (or gives them `ClusterView.host_slot`s). False (the
+    #: default): `simulate` refuses a workload with such jobs, naming the policy, rather
+    #: than let a policy that counts GPUs divide by zero or never start them.
+    places_jobs_without_gpus: bool = False
 
     def start(self, view: ClusterView) -> None:
         """Called by the engine at the beginning of every run: build per-run state here."""

@@ -316,6 +316,8 @@ class Fifo(BasePolicy):
     name = "fifo"
     # Never preempts, packs or keeps timers: a call while no waiting job fits changes nothing.
     call_when_nothing_fits = False
+    # Every job, one without GPUs included, goes through `view.place`.
+    places_jobs_without_gpus = True
 
     def __init__(self, backfill: bool | str = False, placement: str = "consolidated") -> None:
         if backfill not in _BACKFILL:

@@ -85,6 +85,8 @@ class PerVC(BasePolicy):
         self.round_s = sample.round_s
         # an inner policy that does not account CPU/memory makes the whole run refuse them
         self.accounts_resources = getattr(sample, "accounts_resources", True) is not False
+        # and one that does not place jobs without GPUs makes it refuse those
+        self.places_jobs_without_gpus = getattr(sample, "places_jobs_without_gpus", False) is True
 
     def start(self, view: ClusterView) -> None:
         self._view = view

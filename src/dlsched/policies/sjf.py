@@ -58,6 +58,8 @@ def placement_group(spec: JobSpec) -> tuple | None:
 class _ShortestFirst(BasePolicy):
     """Pending jobs in a heap keyed by (estimate, submit time, job order)."""
 
+    places_jobs_without_gpus = True  # every job goes through `view.place`
+
     def __init__(self, placement: str = "consolidated") -> None:
         self.placement = placement
 
