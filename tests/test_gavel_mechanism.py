@@ -383,3 +383,34 @@ def test_whole_steps_truth_shows_policies_the_base_rate():
     rate = table.throughput(RESNET18_64, "k80", 1)
     assert truth.throughput(RESNET18_64, "k80", 1) == rate
     assert truth.rate_from(RESNET18_64, "k80", 1, 1, 0.0) == (int(rate * 360) / 360, float("inf"))
+
+
+def test_gavel_clock_sees_a_job_arriving_in_the_rounds_shortfall_a_round_later():
+    """A job at 1/200 steps/s does 1 whole step (200 s) a 360 s round, so Gavel's clock falls
+    160 s behind per round: B, arriving at 300 s (after Gavel's first round ended, at 200 s),
+    starts at the 360 s tick by default, and a round later with gavel_clock=True."""
+
+    class TwoSpeeds:
+        name = "two-speeds"
+
+        def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+            return 0.0 if colocated else (1 / 200 if model == "slow" else 1.0)
+
+        def reference_type(self, model):
+            return None
+
+    jobs = pd.DataFrame(
+        [("A", 0.0, 1, 10.0, "slow"), ("B", 300.0, 1, 50.0, "fast")],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    starts = {}
+    for clock in (False, True):
+        result = dlsched.simulate(
+            jobs,
+            cluster(V100=2),
+            policy=dlsched.policies.get("fifo_perf", gavel_clock=clock),
+            throughput=TwoSpeeds(),
+        )
+        starts[clock] = dict(zip(result.jobs["job_id"], result.jobs["start_time"], strict=True))
+    assert starts[False]["B"] == 360.0 and starts[True]["B"] == 720.0
+    assert starts[False]["A"] == starts[True]["A"] == 0.0

@@ -204,10 +204,14 @@ def window_run(
     `SimulationResult`, whether it gave up after `budget_s` CPU seconds, when the window
     finished and the CPU seconds taken. The truth is Gavel's table (``"gavel"``), or with
     `whole_steps` Gavel's simulator's progress, whole steps per round (`WholeSteps`), for
-    a policy that never packs jobs (`packs_jobs`; the whole-step truth has no pair rates)."""
+    a policy that never packs jobs (`packs_jobs`; the whole-step truth has no pair rates),
+    and the mechanism on Gavel's clock (``gavel_clock=True``: rounds as long as their
+    longest whole-step run, `dlsched.policies.gavel.mechanism`)."""
     import dlsched
     from dlsched.policies.gavel.realisation import WholeSteps
 
+    if whole_steps:
+        params["gavel_clock"] = True
     inner = dlsched.policies.get(policy, **params)
     wrapped = WindowStop(inner, window, budget_s)
     truth: Any = "gavel"

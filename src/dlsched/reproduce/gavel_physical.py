@@ -92,6 +92,8 @@ def run_trace(
     from dlsched.policies.gavel.realisation import WholeSteps
 
     jobs = dlsched.load_trace(shared / TRACES / f"{trace}.trace", format="gavel")
+    if whole_steps:
+        params["gavel_clock"] = True
     chosen = dlsched.policies.get(policy, seed=SEED, **params)
     truth: Any = "gavel"
     if whole_steps and not getattr(chosen, "packs_jobs", False):

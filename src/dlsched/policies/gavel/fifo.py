@@ -195,7 +195,9 @@ class GavelFifo(GavelPolicy):
         row = {job: j for j, job in enumerate(jobs)}
         gang = {job: float(problem.scale_factors[j]) for j, job in enumerate(jobs)}
         free = problem.capacities.astype(float).copy()
-        queue = [job for job in jobs if job not in self._given]  # arrival order
+        # Gavel's queue: job ids in arrival order (`jobs` is too, save for a job held back
+        # by `gavel_clock`, which joins the table after later arrivals)
+        queue = sorted((job for job in jobs if job not in self._given), key=lambda j: j.spec.index)
         given = self._given
         for job in sorted(given, key=lambda j: j.spec.index):
             k = given[job]

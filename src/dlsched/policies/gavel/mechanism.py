@@ -48,6 +48,18 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   finishes; when nothing runs at all here, the next round is run at once, with a fresh
   solve if the job set changed, where Gavel's simulator would wait for the interval).
 
+`gavel_clock=True` replays Gavel's simulator's clock, for replaying its runs draw for
+draw (the reproductions of Gavel's figures use it, with the whole-step truth
+`realisation.WholeSteps`): Gavel's round ends when its longest run of int(rate · round_s)
+whole steps does, a few milliseconds short of `round_s`, so its clock falls behind the
+360 s grid (5.8 s after 219 h of Figure 9 at 2.2 jobs/h). With it, a reset credits each job
+X times the rounds' length on that clock, a job arriving in the gap between Gavel's round
+boundary and this one is seen a round later (its arrival order kept), the gap closing when
+the cluster empties, and deficits are compared to the microsecond (float noise of 1e-12 s
+must not break Gavel's exact ties). Without it (the default) rounds last `round_s`. What it
+cannot replay: after the cluster has emptied, Gavel's rounds restart at the next arrival,
+here they stay on the grid of `round_s`.
+
 Options Gavel's simulator lacks:
 
 - `fill_idle=True`: GPUs freed mid-round, or idle when a job arrives, go at once to
@@ -187,9 +199,9 @@ class GavelPolicy(BasePolicy):
     """Gavel's round-based mechanism around an allocation; subclasses pick the allocation.
 
     Parameters (the module docstring tells what each does): `round_s`, `fill_idle`,
-    `resolve_interval_s`, `exact`, `slice_s`, `charge_type_change`, and `seed`: None (the
-    default) draws the agnostic policies' type-order shuffle from the run's stream
-    (`view.rng`); an integer makes Gavel's own draws, as its `Scheduler(seed=seed)` and
+    `resolve_interval_s`, `exact`, `slice_s`, `charge_type_change`, `gavel_clock`, and
+    `seed`: None (the default) draws the agnostic policies' type-order shuffle from the
+    run's stream (`view.rng`); an integer makes Gavel's own draws, as its `Scheduler(seed=seed)` and
     policies make them (`random.Random(seed + 5)` for the shuffle). `__init__` only stores
     them, with the realisation they select (`Rounds`, or `TimeSlices` when `exact`; it reads
     the class attribute `zero_priority_fill`): `start(view)` builds each run's state, so one
@@ -210,6 +222,7 @@ class GavelPolicy(BasePolicy):
         slice_s: float = DEFAULT_SLICE_S,
         charge_type_change: bool = False,
         seed: int | None = None,
+        gavel_clock: bool = False,
     ) -> None:
         super().__init__()
         for what, value in (("round_s", round_s), ("slice_s", slice_s)):
@@ -233,6 +246,7 @@ class GavelPolicy(BasePolicy):
         self.fill_idle = self.realisation.fill_idle
         self.resolve_interval_s = self.realisation.resolve_interval_s
         self.charge_type_change = bool(charge_type_change)
+        self.gavel_clock = bool(gavel_clock)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
             raise ConfigError(
                 f"{self.name}: seed must be an integer (a fixed draw) or None (the run's "
@@ -250,6 +264,12 @@ class GavelPolicy(BasePolicy):
         self._accounted_at = 0.0
         self._round_jobs: list[JobState] = []  # placed at the last round tick
         self._round_began: float | None = None
+        # `gavel_clock`: how much shorter Gavel's rounds were than round_s since the last
+        # solve (`_short_s`) and since the cluster last emptied (`_drift_s`), and the jobs
+        # that have arrived here but not yet on Gavel's clock
+        self._short_s = 0.0
+        self._drift_s = 0.0
+        self._held_back: list[JobState] = []
         self._rates: dict[JobState, np.ndarray] = {}
         self._speed = np.zeros(0)  # Σ over every job seen of its throughput / its best
         self._types: tuple[str, ...] = ()
@@ -280,6 +300,18 @@ class GavelPolicy(BasePolicy):
     # ---- hooks --------------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
         super().on_arrival(job)
+        if self._held_back:
+            self._held_back.append(job)  # behind the earlier ones, in arrival order
+            return
+        if self.gavel_clock and self._jobs:
+            # seen at the next round at the earliest; whether that one or the one after
+            # depends on where Gavel's clock will be then (`_release_held_back`)
+            self._held_back.append(job)
+            return
+        self._admit(job)
+
+    def _admit(self, job: JobState) -> None:
+        """Add an arrived job to the run's jobs (and to the table, with no X yet)."""
         self._jobs[job] = None
         self._dirty = True
         if self._modes:
@@ -293,6 +325,8 @@ class GavelPolicy(BasePolicy):
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
+        if not self._jobs and not self._held_back:
+            self._drift_s = 0.0  # Gavel's next round starts at the next arrival
         if not self._jobs and self._shuffler is not None:
             # Gavel's loop still schedules the round at whose end the last job left (a
             # shuffle), and then again when the next job arrives
@@ -414,6 +448,7 @@ class GavelPolicy(BasePolicy):
         # Gavel's reset: deficits take what each mode was owed since the last solve.
         if old_modes and n:
             since = now - self._last_solve if self._last_solve is not None else 0.0
+            since -= self._short_s  # the time Gavel's clock shows (0 unless gavel_clock)
             owed = old.deficit[rows] + old.x[rows] * since - (old.time[rows] - credit)
             placed = old.mode[rows]
             if old_modes == modes:
@@ -440,6 +475,7 @@ class GavelPolicy(BasePolicy):
         )
         self._type_time = np.full(m, credit * n)
         self._last_solve = now
+        self._short_s = 0.0
         self._dirty = False
 
     def _rank_types(self) -> list[int]:
@@ -496,6 +532,11 @@ class GavelPolicy(BasePolicy):
         steps = rate * self.period_s
         lost = (steps - np.floor(steps)) / rate
         table.time[rows, modes] -= lost
+        if len(lost) and self.gavel_clock:
+            # Gavel's round ends when its longest run of whole steps does: its clock falls
+            # behind, and its reset credits each job X times the rounds' total length
+            self._short_s += float(lost.min())
+            self._drift_s += float(lost.min())
         self._type_time -= np.bincount(types, weights=lost, minlength=len(self._type_time))
 
     def _can_resolve(self, now: float) -> bool:
@@ -514,6 +555,9 @@ class GavelPolicy(BasePolicy):
         self._account(view.now)
         if view.is_round and self.realisation.whole_steps:
             self._charge_whole_steps(view.now)
+        if self._held_back and (view.is_round or not view.running):
+            # nothing running: Gavel's clock jumps to the arrivals
+            self._release_held_back(view.now if view.running else np.inf)
         if self._deferred and not view.is_round:
             return self._restart_deferred(view)
         nothing_runs = not view.running and view.min_pending_demand() > 0
@@ -539,6 +583,15 @@ class GavelPolicy(BasePolicy):
                 self._resolve(view)
             return self._assign(view, full=False)
         return None
+
+    def _release_held_back(self, now: float) -> None:
+        """`gavel_clock`: admit the held-back jobs that have arrived on Gavel's clock."""
+        held, self._held_back = self._held_back, []
+        for job in held:
+            if job.spec.submit_time <= now - self._drift_s or now == np.inf:
+                self._admit(job)
+            else:
+                self._held_back.append(job)
 
     def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
         """priority[row, mode] of the given rows, as the realisation ranks entries."""
@@ -590,6 +643,10 @@ class GavelPolicy(BasePolicy):
         # then skips it when handing out GPUs, so they stay idle for the round.
         held = table.fresh[rows] if not self.fill_idle else np.zeros(len(rows), dtype=bool)
         x, deficit = table.x[rows], table.deficit[rows]
+        if self.gavel_clock:
+            # a deficit is a difference of sums of seconds: rounding noise (1e-12 s) must not
+            # break a tie Gavel's own sums leave exact (two jobs owed nothing)
+            deficit = np.round(deficit, 6)
         usable, gang = table.usable[rows], table.gang[rows]
         taken = np.zeros(len(rows), dtype=bool)
         chosen: list[tuple[int, int, int]] = []
