@@ -173,3 +173,50 @@ def test_direct_highs_and_linprog_reach_the_same_optimum(seed):
         cost[-1] = -1.0
         values.append(lp.solve_lp(cost, rows, lower, upper, "test", backend=backend)[-1])
     assert values[0] == pytest.approx(values[1], rel=1e-7)
+
+
+# ---- finish-time fairness, Gavel's denominator --------------------------------------------
+
+
+def test_finish_time_fairness_with_gavels_denominator_equalises_rho():
+    """One GPU, two jobs at 1 step/s with 1 step left, isolated rate ½ each. A is new; B has
+    been in 10 s, of which 2 s of work in isolation: ρ_A = (1/a) / 2, ρ_B = (10 + 1/b) / 4.
+    Equal at a + b = 1: 10a² − 13a + 2 = 0, a = (13 − √89) / 20 = 0.17830."""
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    x = lp.finish_time_fairness(
+        problem, [0.0, 10.0], [1.0, 1.0], isolated_done_s=[0.0, 2.0], isolated_rate=[0.5, 0.5]
+    )
+    assert x[:, 0] == pytest.approx([(13 - 89**0.5) / 20, 1 - (13 - 89**0.5) / 20], abs=1e-6)
+
+
+def test_isolated_throughput_is_gavels_isolated_share_times_the_rates():
+    """Jobs of 1, 1 and 4 GPUs at (4, 1) steps/s on 4 V100 + 4 K80: Gavel's shares
+    (G_k / 3) / s_j, rows capped at 1, give the 1-GPU jobs (½, ½) and the 4-GPU job (⅓, ⅓):
+    rates 2.5, 2.5 and 5/3 (the equal share gives every job ½ of each type: 2.5)."""
+    problem = Problem.build([[4.0, 1.0]] * 3, [1, 1, 4], [4, 4])
+    assert lp.isolated_throughput(problem) == pytest.approx([2.5, 2.5, 5 / 3])
+    assert problem.equal_share_throughput() == pytest.approx([2.5] * 3)
+
+
+def test_finish_time_fairness_through_cvxpy_returns_gavels_interior_point():
+    """Two jobs on 2 V100: ρ_0 = 1 / x_0, and job 1 (10 steps left at 1 step/s, 100 s of
+    isolated work done) has ρ_1 = (10 / x_1) / 110 ≤ 1 for any x_1 ≥ 1/11. The optimum
+    (max ρ = 1) fixes x_0 = 1 only: HiGHS spends the leftover (x_1 = 1), Gavel's solver
+    returns a point inside [1/11, 1]."""
+    pytest.importorskip("cvxpy")
+    problem = Problem.build([[2.0], [1.0]], [1, 1], [2])
+    args = ([0.0, 0.0], [100.0, 10.0])
+    gavel = dict(isolated_done_s=[0.0, 100.0], isolated_rate=[2.0, 1.0])
+    highs = lp.finish_time_fairness(problem, *args, spend_leftover=True, **gavel)
+    interior = lp.finish_time_fairness(problem, *args, solver="CLARABEL", **gavel)
+    assert highs[:, 0] == pytest.approx([1.0, 1.0], abs=1e-6)
+    assert interior[0, 0] == pytest.approx(1.0, abs=1e-4) and 1 / 11 < interior[1, 0] < 0.99
+
+
+def test_finish_time_fairness_policy_refuses_an_unknown_rho():
+    """rho must be "gavel" or "equal_share"."""
+    from dlsched import policies
+    from dlsched.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="rho must be one of"):
+        policies.get("finish_time_fairness_perf", rho="themis")

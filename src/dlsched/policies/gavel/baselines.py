@@ -66,23 +66,12 @@ from scipy.optimize import linear_sum_assignment
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
-from dlsched.policies.gavel.lp import Problem
+from dlsched.policies.gavel.lp import Problem, isolated_shares
 from dlsched.policies.gavel.mechanism import Allocation, GavelPolicy, Mode
 from dlsched.policies.gavel.packing import _PackedPolicy
 from dlsched.policies.registry import register
 
 ALLOX_CANNOT_RUN_THROUGHPUT = 1e-10  # Gavel's allox.py: a throughput of 0 counts as 1e-10
-
-
-def isolated_shares(scale_factors: np.ndarray, capacities: np.ndarray) -> np.ndarray:
-    """Gavel's isolated X (n jobs × m types): (G_k / n) / s_j, rows scaled to sum ≤ 1."""
-    scale = np.asarray(scale_factors, dtype=float).reshape(-1)
-    caps = np.asarray(capacities, dtype=float).reshape(-1)
-    n = len(scale)
-    if n == 0:
-        return np.zeros((0, len(caps)))
-    x = (caps[None, :] / n) / scale[:, None]
-    return x / np.maximum(x.sum(axis=1), 1.0)[:, None]
 
 
 @register("gavel_isolated")

@@ -14,7 +14,10 @@ Objectives (`_perf` policies pass measured throughputs, agnostic ones 1 on usabl
 
 - `max_min_fairness`: max min_j Σ_k T·X·s_j / (w_j·T_equal[j]) (LAS, §4.1), one LP;
 - `finish_time_fairness`: min max_j ρ_j (Themis' ρ, §4.1), a generalised fractional
-  program solved by Dinkelbach's normalised iteration, a handful of LPs;
+  program solved by Dinkelbach's normalised iteration, a handful of LPs; ρ's denominator
+  as Gavel's code has it (isolated share of `isolated_shares`, and the time the work done
+  so far would have taken under it) when the caller passes those, else from the equal
+  share and the elapsed time;
 - `min_total_duration`: min T such that every job finishes its remaining steps within T
   (makespan, §4.2). Gavel bisects on T with feasibility LPs; as "every job finishes by T"
   is Σ_k T·X ≥ R_j / T, the LP over z = 1/T (max z with Σ_k T·X ≥ R_j·z) is exact, one LP;
@@ -43,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from dlsched.errors import SchedulingError
+from dlsched.errors import ConfigError, SchedulingError
 
 _TOLERANCE = 1e-9
 
@@ -349,6 +352,25 @@ def makespan(problem: Problem, x: np.ndarray, remaining_steps) -> float:
     return float((remaining[live] / rate[live]).max())
 
 
+def isolated_shares(scale_factors: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+    """Gavel's isolated X (n jobs × m types): (G_k / n) / s_j, rows scaled to sum ≤ 1
+    (`IsolatedPolicy._get_allocation`)."""
+    scale = np.asarray(scale_factors, dtype=float).reshape(-1)
+    caps = np.asarray(capacities, dtype=float).reshape(-1)
+    n = len(scale)
+    if n == 0:
+        return np.zeros((0, len(caps)))
+    x = (caps[None, :] / n) / scale[:, None]
+    return x / np.maximum(x.sum(axis=1), 1.0)[:, None]
+
+
+def isolated_throughput(problem: Problem) -> np.ndarray:
+    """Each job's throughput under Gavel's isolated X (`isolated_shares`): the rate ρ's
+    denominator assumes in Gavel's code (`IsolatedPolicy.get_throughputs`)."""
+    shares = isolated_shares(problem.scale_factors, problem.capacities)
+    return (problem.throughputs * problem.usable * shares).sum(axis=1)
+
+
 def finish_time_fairness(
     problem: Problem,
     elapsed_s,
@@ -356,15 +378,25 @@ def finish_time_fairness(
     tolerance: float = 1e-7,
     max_iterations: int = 60,
     spend_leftover: bool = False,
+    isolated_done_s=None,
+    isolated_rate=None,
+    solver: str = "highs",
 ) -> np.ndarray:
-    """X minimising max_j ρ_j, Themis' finish-time fairness as Gavel states it (§4.1):
+    """X minimising max_j ρ_j, Themis' finish-time fairness (Gavel §4.1):
 
-        ρ_j(X) = (elapsed_j + R_j / y_j) / (elapsed_j + R_j / T_equal[j]),  y_j = Σ_k T·X
+        ρ_j(X) = (elapsed_j + R_j / y_j) / (done_j + R_j / T_iso[j]),  y_j = Σ_k T·X
 
-    (time in the system under X over time under the equal share). ρ_j = N_j(X) / D_j(X)
+    time in the system under X over the time under an isolated share. With
+    `isolated_rate` (T_iso, per job) and `isolated_done_s` (done_j: the time the work done so
+    far would have taken under it) given, this is Gavel's code (`finish_time_fairness.py`:
+    Gavel's isolated share, `isolated_throughput`, and its cumulative isolated time); left
+    out, T_iso is the equal share's T_equal and done_j the elapsed time (so ρ = 1 under the
+    equal share, the form dlsched had first). `solver`: ``"highs"`` (Dinkelbach below) or
+    the name of a cvxpy solver (``"CLARABEL"``, ``"ECOS"``: `finish_time_fairness_cvxpy`).
+    ρ_j = N_j(X) / D_j(X)
     with N_j = elapsed_j·y_j + R_j and D_j = isolated_j·y_j both affine in X, so min max ρ
     is a generalised fractional program. Dinkelbach's normalised iteration (Crouzeix,
-    Ferland & Schaible, JOTA 1985) solves it: from the equal share (ρ = 1 for every job),
+    Ferland & Schaible, JOTA 1985) solves it: from the equal share,
     λ = max_j ρ_j(X_k), then X_{k+1} minimises s subject to N_j(X) − λ·D_j(X) ≤ s·D_j(X_k);
     stop when the optimal s is ≥ −tolerance (no X beats λ). It converges superlinearly:
     3 to 8 LPs instead of the ~25 of a bisection on ρ."""
@@ -375,13 +407,29 @@ def finish_time_fairness(
     elapsed = np.asarray(elapsed_s, dtype=float)
     remaining = np.asarray(remaining_steps, dtype=float)
     equal = problem.equal_share_throughput()
-    live = np.flatnonzero((equal > 0) & (remaining > 0))
+    if isolated_rate is None:
+        iso_rate, done = equal, elapsed
+    else:
+        iso_rate = np.asarray(isolated_rate, dtype=float)
+        done = np.asarray(elapsed if isolated_done_s is None else isolated_done_s, dtype=float)
+    live = np.flatnonzero((equal > 0) & (iso_rate > 0) & (remaining > 0))
     if not len(live):
         return np.zeros((n, m))
-    isolated = elapsed[live] + remaining[live] / equal[live]
+    if solver.lower() != "highs":
+        out = np.zeros((n, m))
+        out[live] = finish_time_fairness_cvxpy(
+            problem.subset(live),
+            elapsed[live],
+            remaining[live],
+            done[live],
+            iso_rate[live],
+            solver,
+        )
+        return out
+    isolated = done[live] + remaining[live] / iso_rate[live]
     sub = problem.subset(live)
     t_live = tput[live]
-    x = np.where(sub.usable, sub.equal_share()[None, :], 0.0)  # ρ = 1 for every job
+    x = np.where(sub.usable, sub.equal_share()[None, :], 0.0)  # feasible, every y_j > 0
 
     def rho(xx: np.ndarray) -> np.ndarray:
         y = (t_live * xx).sum(axis=1)
@@ -420,6 +468,50 @@ def finish_time_fairness(
     out = np.zeros((n, m))
     out[live] = x
     return out
+
+
+def finish_time_fairness_cvxpy(
+    problem: Problem,
+    elapsed_s: np.ndarray,
+    remaining_steps: np.ndarray,
+    done_s: np.ndarray,
+    isolated_rate: np.ndarray,
+    solver: str,
+) -> np.ndarray:
+    """X minimising max_j ρ_j as Gavel's code solves it (`FinishTimeFairnessPolicyWithPerf`):
+    the same cvxpy problem — X over every type, ρ_j = (elapsed_j + R_j · inv_pos(y_j)) /
+    (done_j + R_j / T_iso[j]), x ≥ 0, Σ_k x ≤ 1, Σ_j s_j·x ≤ G_k — handed to the cvxpy
+    solver `solver`. Its optimum is a face (only the largest ρ counts); an interior-point
+    solver (Gavel's ECOS, or CLARABEL) returns a point inside it, not the vertex HiGHS
+    returns, and the point it returns is what Gavel's allocation is. Needs cvxpy (not a
+    dependency of dlsched); Gavel's isolated allocation if the solver finds nothing."""
+    try:
+        import cvxpy as cp
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ConfigError(
+            f"finish-time fairness with solver={solver!r} needs cvxpy: pip install cvxpy "
+            "(or use solver='highs')"
+        ) from exc
+    tput = problem.throughputs * problem.usable
+    n, m = tput.shape
+    x = cp.Variable((n, m))
+    isolated = done_s + remaining_steps / isolated_rate
+    ratios = [
+        (elapsed_s[j] + remaining_steps[j] * cp.inv_pos(cp.sum(cp.multiply(tput[j], x[j]))))
+        / isolated[j]
+        for j in range(n)
+    ]
+    scale = np.repeat(problem.scale_factors.astype(float)[:, None], m, axis=1)
+    constraints = [
+        x >= 0,
+        cp.sum(cp.multiply(scale, x), axis=0) <= problem.capacities,
+        cp.sum(x, axis=1) <= 1,
+    ]
+    objective = cp.Minimize(ratios[0] if n == 1 else cp.maximum(*ratios))
+    cp.Problem(objective, constraints).solve(solver=solver.upper())
+    if x.value is None:
+        return isolated_shares(problem.scale_factors, problem.capacities)
+    return np.clip(x.value, 0.0, 1.0)
 
 
 def _spend_leftover(

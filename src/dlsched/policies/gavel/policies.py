@@ -13,14 +13,26 @@ agnostic policies' type-order shuffle instead of drawing it from the run's seed)
 - `max_min_fairness`, `max_min_fairness_perf`: LAS / max-min fairness (§4.1), fairness
   measured as throughput × GPUs / (weight × equal-share throughput).
 - `finish_time_fairness`, `finish_time_fairness_perf`: Themis' ρ (§4.1), min max_j ρ_j with
-  ρ_j = time in the system under X over time under the equal share, elapsed time and
-  remaining steps taken at the solve (`view.estimator.remaining_steps`). The agnostic form
-  counts remaining work as seconds on the job's fastest type, at rate 1 on every type.
-  Only the largest ρ is optimised, so the optimum is a face; Gavel's interior-point solver
-  returns a point inside it, HiGHS a vertex, which leaves GPU time unallocated.
-  `spend_leftover=True` (the default of `finish_time_fairness_perf`) then solves one more
-  LP: the most equal-share-normalised throughput with every ρ kept at the optimum. On
-  Gavel's continuous-single experiment (its own seed-0 jobs) that puts the aware form
+  ρ_j = time in the system under X over time under an isolated share, elapsed time and
+  remaining steps taken at the solve (`view.estimator.remaining_steps`). `rho="gavel"`
+  (the default) is Gavel's code (`finish_time_fairness.py`): the isolated share is Gavel's
+  `isolated` allocation (each type's GPUs split over the jobs, divided by each job's GPU
+  count: a multi-GPU job gets less than under the equal share) and the denominator's time
+  so far is the time the steps done so far would have taken under it (summed solve by
+  solve); `rho="equal_share"` is dlsched's first form (the equal share, and the elapsed
+  time in the denominator too; the two agree for single-GPU jobs only in the share). The
+  agnostic form counts remaining work as seconds on the job's fastest type, at rate 1 on
+  every type. Only the largest ρ is optimised, so the optimum is a face; Gavel's
+  interior-point solver returns a point inside it, HiGHS a vertex, which leaves GPU time
+  unallocated. `spend_leftover=True` (the default of `finish_time_fairness_perf`) then
+  solves one more LP: the most equal-share-normalised throughput with every ρ kept at the
+  optimum. That gives jobs below the maximum more than Gavel's interior point does: on
+  Figure 9's jobs at 2.2 jobs/h (whole-step truth, Gavel's ρ) the average JCT is
+  20.0 h, against 25.70 h with Gavel's own cvxpy problem and solver (`solver="CLARABEL"`,
+  `lp.finish_time_fairness_cvxpy`, needs cvxpy) and 25.76 h in Gavel's simulator (2020-05-19)
+  on the same jobs; the authors' figure, from their solver, says 24.36 h. On Gavel's
+  continuous-single experiment (its own seed-0 jobs, `rho="equal_share"`) `spend_leftover`
+  puts the aware form
   within 15% of the authors' curve at every rate (the vertex: up to +44% past 5 jobs/h, in
   twice the time), while the agnostic form is closest to it without (4.8 jobs/h: +3% vs
   +19%): the interior point lies between the two.
@@ -47,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.engine.view import ClusterView
+from dlsched.errors import ConfigError
 from dlsched.jobs import JobState
 from dlsched.policies.gavel import lp
 from dlsched.policies.gavel.mechanism import (
@@ -54,6 +67,9 @@ from dlsched.policies.gavel.mechanism import (
     mechanism_options,
 )
 from dlsched.policies.registry import register
+
+RHO_FORMS = ("gavel", "equal_share")
+"""ρ's denominator (`finish_time_fairness`): Gavel's code, or dlsched's first form."""
 
 
 class LPPolicy(GavelPolicy):
@@ -143,20 +159,61 @@ class FinishTimeFairness(LPPolicy):
     name = "finish_time_fairness"
     heterogeneity_aware = False
 
-    def __init__(self, spend_leftover: bool | None = None, **mechanism) -> None:
+    def __init__(
+        self,
+        spend_leftover: bool | None = None,
+        rho: str = "gavel",
+        solver: str = "highs",
+        **mechanism,
+    ) -> None:
         super().__init__(**mechanism)
         # None: the form that comes closest to the authors' curve (see the module docstring)
         self.spend_leftover = (
             self.heterogeneity_aware if spend_leftover is None else bool(spend_leftover)
         )
+        if rho not in RHO_FORMS:
+            raise ConfigError(f"{self.name}: rho must be one of {RHO_FORMS}, got {rho!r}")
+        self.rho = rho
+        if not isinstance(solver, str) or not solver.strip():
+            raise ConfigError(f"{self.name}: solver must be 'highs' or a cvxpy solver name")
+        self.solver = solver.strip()
+
+    def start(self, view: ClusterView) -> None:
+        """The mechanism's run state, and no isolated time counted yet."""
+        super().start(view)
+        self._isolated_done: dict[JobState, float] = {}
+        self._last_seen: dict[JobState, tuple[float, float]] = {}
+
+    def on_finish(self, job: JobState) -> None:
+        super().on_finish(job)
+        self._isolated_done.pop(job, None)
 
     def objective(self, problem, jobs, view):
-        elapsed = [view.now - job.spec.submit_time for job in jobs]
+        elapsed = np.array([view.now - job.spec.submit_time for job in jobs])
+        remaining = self.remaining(problem, jobs, view)
+        if self.rho == "equal_share":
+            return lp.finish_time_fairness(
+                problem, elapsed, remaining, spend_leftover=self.spend_leftover
+            )
+        rate = lp.isolated_throughput(problem)
+        done = np.zeros(len(jobs))
+        for i, job in enumerate(jobs):
+            # Gavel's cumulative isolated time: the steps done since the last solve at the
+            # isolated rate of that solve
+            last = self._last_seen.get(job)
+            so_far = self._isolated_done.get(job, 0.0)
+            if last is not None and last[1] > 0:
+                so_far += (last[0] - remaining[i]) / last[1]
+            self._isolated_done[job] = done[i] = so_far
+        self._last_seen = {job: (remaining[i], rate[i]) for i, job in enumerate(jobs)}
         return lp.finish_time_fairness(
             problem,
             elapsed,
-            self.remaining(problem, jobs, view),
+            remaining,
             spend_leftover=self.spend_leftover,
+            isolated_done_s=done,
+            isolated_rate=rate,
+            solver=self.solver,
         )
 
 
