@@ -486,7 +486,7 @@ def finish_time_fairness_cvxpy(
     returns, and the point it returns is what Gavel's allocation is. Needs cvxpy (not a
     dependency of dlsched); Gavel's isolated allocation if the solver finds nothing."""
     try:
-        import cvxpy as cp
+        import cvxpy as cp  # type: ignore[import-not-found]
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ConfigError(
             f"finish-time fairness with solver={solver!r} needs cvxpy: pip install cvxpy "
