@@ -262,7 +262,7 @@ def build_result(
         jobs["memory_mib"] = memory
     asked = jobs["num_gpus"].to_numpy()
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
-    events = sim.recorder.frame(asked, jobs["job_id"])
+    events = sim.recorder.frame(asked, jobs["job_id"], release=release)
     timeline = sim.recorder.timeline_frame()
     result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
     if cluster.declares_cpus or cluster.declares_memory:

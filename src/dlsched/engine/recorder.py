@@ -81,7 +81,7 @@ def text_column(codes: np.ndarray, texts: Sequence[str]) -> Any:
     if getattr(dtype, "storage", None) == "pyarrow":
         import pyarrow as pa
 
-        indices = pa.array(codes.astype(np.int32), mask=codes < 0)
+        indices = pa.array(codes.astype(np.int32, copy=False), mask=codes < 0)
         values = pa.DictionaryArray.from_arrays(indices, pa.array(texts, type=pa.large_string()))
         return pd.array(values.cast(pa.large_string()), dtype=dtype)
     column = np.array([*texts, None], dtype=object)[codes]  # -1 picks the None
@@ -211,6 +211,15 @@ class Recorder:
         for column in (self.placed_at, self.placed_type, self.placed_rate, self.placed_overhead):
             del column[:]
 
+    def forget_events(self) -> None:
+        """Let go of the events held once their table is built (`build_result` with
+        ``release=True``); `len` still counts them."""
+        self._written += len(self.times)
+        self.times, self.kinds = array("d"), array("B")
+        self.jobs, self.gpu_codes = array("i"), array("i")
+        self.placed_at, self.placed_type = array("q"), array("B")
+        self.placed_rate, self.placed_overhead = array("d"), array("d")
+
     def close(self) -> None:
         """Write what is held and finish the parquet file (a run that stopped on an error
         leaves a readable file of the events up to its last flush)."""
@@ -249,21 +258,28 @@ class Recorder:
             )
         return out
 
-    def frame(self, asked: np.ndarray, job_ids: pd.Series) -> pd.DataFrame:
+    def frame(self, asked: np.ndarray, job_ids: pd.Series, release: bool = False) -> pd.DataFrame:
         """The event log as `result.events` (GPU ids as text, "3,4").
 
         `asked` holds each job's GPU request and `job_ids` is the result's job-id column (one
         row per spec, in spec order): the log's column takes its values and its dtype. When
         the log is streamed (`stream_to`), it writes the rest and finishes the file, and the
-        table it returns has the log's columns and no rows."""
+        table it returns has the log's columns and no rows. `release`: the recorder then
+        lets go of the events (`forget_events`), and the table's time column shares their
+        memory instead of copying it."""
         sink = self._sink
         if sink is None:
-            return self._frame(asked, job_ids)
-        self.close()
-        return sink.empty if sink.empty is not None else self._frame(asked, job_ids)
+            frame = self._frame(asked, job_ids, share=release)
+        else:
+            self.close()
+            frame = sink.empty if sink.empty is not None else self._frame(asked, job_ids)
+        if release:
+            self.forget_events()
+        return frame
 
-    def _frame(self, asked: np.ndarray, job_ids: pd.Series) -> pd.DataFrame:
-        """The events held as a table (`frame`)."""
+    def _frame(self, asked: np.ndarray, job_ids: pd.Series, share: bool = False) -> pd.DataFrame:
+        """The events held as a table (`frame`; `share`: its time column is a view of the
+        log's, which must then never grow again)."""
         import pandas as pd
 
         n = len(self.times)
@@ -275,10 +291,14 @@ class Recorder:
         jobs = np.frombuffer(self.jobs, dtype=np.int32)
         codes = np.frombuffer(self.gpu_codes, dtype=np.int32)
         lengths = np.fromiter((len(g) for g in self.gpu_sets), np.int64, len(self.gpu_sets))
-        num_gpus = np.where(kinds <= UNSCHEDULABLE, asked[jobs], lengths[codes])
+        # (built in place: a log of millions of events is most of a long run's result)
+        num_gpus = lengths[codes]  # GPUs held or given back, but what a submit asks for
+        submitted = kinds <= UNSCHEDULABLE
+        num_gpus[submitted] = asked[jobs[submitted]]
+        del submitted
         placed = np.frombuffer(self.placed_at, dtype=np.int64)
         if len(placed):
-            type_codes = np.full(n, -1, dtype=np.int64)
+            type_codes = np.full(n, -1, dtype=np.int16)
             type_codes[placed] = np.frombuffer(self.placed_type, dtype=np.uint8)
             gpu_type: Any = text_column(type_codes, self._type_names)
         else:  # no GPU type at all: a column of None, as pandas makes of one
@@ -288,9 +308,10 @@ class Recorder:
         overhead = np.full(n, math.nan)
         overhead[placed] = np.frombuffer(self.placed_overhead, dtype=np.float64)
         text = [",".join(map(str, g)) for g in self.gpu_sets]
+        times = np.frombuffer(self.times, dtype=np.float64)
         frame = pd.DataFrame(
             {
-                "time": np.frombuffer(self.times, dtype=np.float64).copy(),
+                "time": times if share else times.copy(),
                 "event": text_column(kinds, EVENT_KINDS),
                 "job_id": job_ids.take(jobs).reset_index(drop=True),
                 "num_gpus": num_gpus,
@@ -390,11 +411,11 @@ class Recorder:
             return pd.DataFrame([], columns=self.timeline_columns)
         k = self._n_types
         free = np.frombuffer(self.row_free, dtype=np.int32).reshape(rows, k)
-        busy = np.asarray(self._capacity, dtype=np.int64) - free
         columns: dict[str, Any] = {"time": np.frombuffer(self.row_times, dtype=np.float64).copy()}
-        for j, name in enumerate(self._type_names):
-            columns[name] = busy[:, j].copy()
-        return pd.DataFrame(columns, columns=self.timeline_columns)
+        for j, name in enumerate(self._type_names):  # busy = capacity - free, one type at once
+            columns[name] = np.subtract(self._capacity[j], free[:, j], dtype=np.int64)
+        # the columns are new: no copy (nor a consolidated one) of them
+        return pd.DataFrame(columns, columns=self.timeline_columns, copy=False)
 
 
 class _EventSink:
