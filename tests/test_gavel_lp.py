@@ -220,3 +220,14 @@ def test_finish_time_fairness_policy_refuses_an_unknown_rho():
 
     with pytest.raises(ConfigError, match="rho must be one of"):
         policies.get("finish_time_fairness_perf", rho="themis")
+
+
+def test_min_total_duration_through_cvxpy_bisects_as_gavel_and_keeps_slack():
+    """Gavel's bisection (100 s to 10⁶ s, to 5 %) on two jobs of 3000 and 1000 steps at 1
+    step/s on one GPU (optimum T = 4000 s): the X of a feasible T up to 5 % above it, from
+    inside the feasible set, not the exact LP's (¾, ¼)."""
+    pytest.importorskip("cvxpy")
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    x = lp.min_total_duration(problem, [3000.0, 1000.0], solver="CLARABEL")
+    assert 4000.0 < lp.makespan(problem, x, [3000.0, 1000.0]) <= 4000.0 * 1.05
+    assert x[:, 0].sum() < 1.0

@@ -28,6 +28,15 @@ which packs), 360 s rounds, no overheads, and seed 0 for every policy's random d
 
 Each (trace, policy) run gives two points, average JCT and makespan (hours; every trace's
 first job arrives at 0). Tolerance: issue 12's 10 %.
+
+The one point outside it, `min_total_duration_perf`'s makespan on the 15-job artifact trace
+(+11.4 %), is the LP's answer, not the mechanism: Gavel's makespan policy bisects on T (100 s
+to 10⁶ s, to 5 %) with cvxpy feasibility problems and takes the interior point its solver
+returns (every job on every type, with slack), where dlsched solves the exact LP and gets a
+vertex, which moves job 3 off the P100s a round earlier. With Gavel's bisection
+(``min_total_duration_perf(solver="CLARABEL")``, `lp.min_total_duration_cvxpy`, needs
+cvxpy) the trace gives 0.3707 h and 0.8368 h against Gavel's 0.3706 h and 0.8365 h. The
+reproduction keeps HiGHS, which needs nothing beyond dlsched's dependencies.
 """
 
 from __future__ import annotations

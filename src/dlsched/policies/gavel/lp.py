@@ -322,22 +322,78 @@ def max_min_fairness(problem: Problem) -> np.ndarray:
     return _grouped_max_min(problem, _fairness_coef(problem))
 
 
-def min_total_duration(problem: Problem, remaining_steps) -> np.ndarray:
+def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs") -> np.ndarray:
     """X minimising the time T by which every job can finish its remaining steps (Gavel's
     makespan objective, §4.2): max z = 1/T subject to Σ_k T[j,k]·X[j,k] ≥ R_j·z.
 
     Gavel bisects on T (feasibility LPs between 100 s and 10⁶ s, to 5%); the substitution
-    z = 1/T makes it one exact LP. Jobs with nothing left are left out."""
+    z = 1/T makes it one exact LP. Jobs with nothing left are left out. `solver`: the name
+    of a cvxpy solver (``"CLARABEL"``, ``"ECOS"``) runs Gavel's bisection instead
+    (`min_total_duration_cvxpy`)."""
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
     remaining = np.asarray(remaining_steps, dtype=float)
+    if solver.lower() != "highs":
+        return min_total_duration_cvxpy(problem, remaining, solver)
     tput = problem.throughputs * problem.usable
     coef = np.divide(
         tput, remaining[:, None], out=np.zeros_like(tput), where=remaining[:, None] > 0
     )
     x, _ = max_min(problem, coef)
     return x
+
+
+def min_total_duration_cvxpy(
+    problem: Problem, remaining_steps: np.ndarray, solver: str
+) -> np.ndarray:
+    """X as Gavel's code finds it (`MinTotalDurationPolicyWithPerf`): bisection on T
+    between 100 s and 10⁶ s (widening tenfold while nothing is feasible) until the bounds
+    are within 5 %, each step a cvxpy feasibility problem (maximise 1 subject to Gavel's
+    constraints and Σ_k T·X ≥ R_j / T) handed to `solver`; the X of the last feasible T.
+    That T is up to 5 % above the optimum, and an interior-point solver returns a point
+    inside the feasible set, so every job gets some of every type it can use, where the
+    exact LP (`min_total_duration`) returns a vertex. Needs cvxpy."""
+    cp = _cvxpy(solver)
+    tput = problem.throughputs * problem.usable
+    n, m = tput.shape
+    scale = np.repeat(problem.scale_factors.astype(float)[:, None], m, axis=1)
+
+    def feasible(t: float) -> np.ndarray | None:
+        x = cp.Variable((n, m))
+        constraints = [
+            x >= 0,
+            cp.sum(cp.multiply(scale, x), axis=0) <= problem.capacities,
+            cp.sum(x, axis=1) <= 1,
+            cp.sum(cp.multiply(tput, x), axis=1) >= remaining_steps / t,
+        ]
+        problem_ = cp.Problem(cp.Maximize(1), constraints)
+        problem_.solve(solver=solver.upper())
+        return x.value if problem_.status == "optimal" else None
+
+    high, low, last_high = 1e6, 100.0, 1e6
+    found = None
+    while found is None:
+        while 1.05 * low < high:
+            t = (low + high) / 2.0
+            x = feasible(t)
+            if x is not None:
+                found, high = x, t
+            else:
+                low = t
+        high, low, last_high = last_high * 10.0, last_high, last_high * 10.0
+    return np.clip(found, 0.0, 1.0)
+
+
+def _cvxpy(solver: str):
+    """cvxpy, or a ConfigError saying how to get it."""
+    try:
+        import cvxpy  # type: ignore[import-not-found]
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ConfigError(
+            f"solver={solver!r} needs cvxpy: pip install cvxpy (or use solver='highs')"
+        ) from exc
+    return cvxpy
 
 
 def makespan(problem: Problem, x: np.ndarray, remaining_steps) -> float:
@@ -485,13 +541,7 @@ def finish_time_fairness_cvxpy(
     solver (Gavel's ECOS, or CLARABEL) returns a point inside it, not the vertex HiGHS
     returns, and the point it returns is what Gavel's allocation is. Needs cvxpy (not a
     dependency of dlsched); Gavel's isolated allocation if the solver finds nothing."""
-    try:
-        import cvxpy as cp  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ConfigError(
-            f"finish-time fairness with solver={solver!r} needs cvxpy: pip install cvxpy "
-            "(or use solver='highs')"
-        ) from exc
+    cp = _cvxpy(solver)
     tput = problem.throughputs * problem.usable
     n, m = tput.shape
     x = cp.Variable((n, m))

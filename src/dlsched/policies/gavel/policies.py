@@ -226,14 +226,23 @@ class FinishTimeFairnessPerf(FinishTimeFairness):
 
 
 @register("min_total_duration")
+@mechanism_options
 class MinTotalDuration(LPPolicy):
     """Gavel minimum makespan of the active jobs, heterogeneity-agnostic baseline."""
 
     name = "min_total_duration"
     heterogeneity_aware = False
 
+    def __init__(self, solver: str = "highs", **mechanism) -> None:
+        super().__init__(**mechanism)
+        if not isinstance(solver, str) or not solver.strip():
+            raise ConfigError(f"{self.name}: solver must be 'highs' or a cvxpy solver name")
+        self.solver = solver.strip()
+
     def objective(self, problem, jobs, view):
-        return lp.min_total_duration(problem, self.remaining(problem, jobs, view))
+        return lp.min_total_duration(
+            problem, self.remaining(problem, jobs, view), solver=self.solver
+        )
 
 
 @register("min_total_duration_perf")
