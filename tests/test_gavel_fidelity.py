@@ -7,7 +7,7 @@ values next to ours: agnostic FIFO 18.32 h, LAS-perf 16.95 h (we get 18.46 and 1
 the jobs of the authors' job-table order, 18.26 and 17.01 h with the released one; asserted
 within 3%). Same jobs, same mechanism, so the two simulators should agree to the
 noise of their differences (the authors' shuffled type order comes from Python's `random`,
-ours from numpy).
+ours, with no policy seed, from numpy).
 
 The full reproduction (108 GPUs, jobs 4000–4999, every input rate) is
 `benchmarks/gavel_continuous_single.py`; it takes minutes per point. Here the cluster is a
@@ -24,8 +24,8 @@ FIFO-perf 15.42 h, LAS 23.51 h, LAS-perf 17.67 h, so relative to LAS-perf 1.00, 
 durations spread over three decades put a spread of that order on small-sample ratios
 (workload seeds 0, 1 and 2 give 0.99/0.85/1.23, 1.11/0.88/1.27 and 1.09/0.96/1.41), while
 the mechanisms' effects (0.87 and 1.33) stand clear of 1 by more than that. The agnostic
-LAS's type shuffle comes from the run's seed (0 here); with the policy's own `seed=0`, the
-draw these numbers were first measured with, LAS at workload seed 0 gives 1.25.
+LAS's type shuffle comes from the run's seed (0 here), a numpy permutation; a policy `seed`
+would draw Gavel's own shuffle (`random.Random(seed + 5)`) instead.
 """
 
 from __future__ import annotations
