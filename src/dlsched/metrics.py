@@ -199,18 +199,25 @@ def build_result(
     n = len(specs)
     nan = math.nan
     # what the table needs of the specs first, so that they can go before the table is built
-    # (the Series infer their dtypes as the table would from the lists)
-    job_ids = pd.Series([s.job_id for s in specs])
-    models = pd.Series([s.model for s in specs])
+    job_ids: Any = [s.job_id for s in specs]
+    models: Any = [s.model for s in specs]
     submit = np.fromiter((s.submit_time for s in specs), float, n)
     num_gpus = np.fromiter((s.num_gpus for s in specs), np.int64, n)
     total_steps = np.fromiter((s.total_steps for s in specs), float, n)
-    deadlines = np.fromiter((nan if s.deadline is None else s.deadline for s in specs), float, n)
-    cpu = np.fromiter((s.cpu_milli for s in specs), np.int64, n)
-    memory = np.fromiter((s.memory_mib for s in specs), np.int64, n)
+    # optional columns only when a job has a value (most workloads have none)
+    deadlines = cpu = memory = None
+    if any(s.deadline is not None for s in specs):
+        deadlines = np.fromiter(
+            (nan if s.deadline is None else s.deadline for s in specs), float, n
+        )
+    if any(s.cpu_milli or s.memory_mib for s in specs):
+        cpu = np.fromiter((s.cpu_milli for s in specs), np.int64, n)
+        memory = np.fromiter((s.memory_mib for s in specs), np.int64, n)
     del specs
     if release:
         sim.release_jobs()
+    # (the Series infer their dtypes as the table would from the lists)
+    job_ids, models = pd.Series(job_ids), pd.Series(models)
     types = sorted(cluster.gpu_types)
     # the jobs' outcomes as columns (`JobStates`: finished jobs have no state object left)
     outcome = states.columns(types)
@@ -247,7 +254,7 @@ def build_result(
     for gpu_type in types:
         jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = outcome[f"gpu_seconds_{gpu_type}"]
     del outcome
-    if not np.isnan(deadlines).all():
+    if deadlines is not None and not np.isnan(deadlines).all():
         jobs["deadline"] = deadlines
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
         jobs["tardiness"] = np.where(np.isnan(deadlines), nan, lateness)
@@ -255,7 +262,7 @@ def build_result(
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
-    if cpu.any() or memory.any():
+    if cpu is not None and memory is not None:
         # A run with CPU/memory demands carries them, so its tables alone say what each job
         # held (`dlsched.utilisation`), wherever the trace has gone since.
         jobs["cpu_milli"] = cpu
