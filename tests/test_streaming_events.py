@@ -123,3 +123,21 @@ def test_row_group_must_be_positive() -> None:
     log = recorder.Recorder(_cluster())
     with pytest.raises(ValueError, match="row_group must be at least 1"):
         log.stream_to("x.parquet", None, None, row_group=0)  # type: ignore[arg-type]
+
+
+def test_a_first_piece_without_placements_keeps_gpu_type_text(tmp_path: Path) -> None:
+    """A row group of submits only (no GPU type at all) and a later one with a start share
+    one schema: the GPU type is text, missing where no job was placed."""
+    path = tmp_path / "pieces.parquet"
+    log = recorder.Recorder(_cluster())
+    log.stream_to(path, np.array([1, 1]), pd.Series(["a", "b"]))
+    log.add(0.0, recorder.SUBMIT, 0, ())
+    log.add(0.0, recorder.SUBMIT, 1, ())
+    log.flush()
+    log.add_placement(1.0, recorder.START, 0, (0,), "v100", 1.0, 0.0)
+    log.close()
+    log.close()  # a second close changes nothing
+    events = pd.read_parquet(path)
+    assert events["event"].tolist() == ["submit", "submit", "start"]
+    assert events["gpu_type"].isna().tolist() == [True, True, False]
+    assert len(log) == 3
