@@ -61,9 +61,9 @@ average JCT 1,833.8 s with the goodput oracle, 1,836.7 s with the learned goodpu
 it was 1,615.5 s (−23 %): the restart factor's δ matters more than λ_a. Table 3's order,
 Sia < Pollux < Gavel (`pollux` heterogeneity-unaware, as the paper runs it; `sia_gavel`, the
 artifact's Gavel), holds on every Saturn workload (1–10; on workload 1: 1,833.8 < 2,320.3 <
-6,335.2 s) and every Philly workload (1–8); on the 960-job newtrace workloads (1–10) Sia <
-Gavel everywhere (1,900–3,224 s vs 22,679–57,033 s) and, on workload 1, Sia < Pollux <
-Gavel (2,423.4 < 5,674.6 < 30,570.1 s; Pollux 393 CPU s, its other nine not run).
+6,335.2 s), every Philly workload (1–8) and every 960-job newtrace workload (1–10: Sia
+1,900–3,224 s < Pollux 3,607–7,093 s < Gavel 22,679–57,033 s; on workload 1 2,423.4 <
+5,674.6 < 30,570.1 s; Pollux 218–458 CPU s a workload).
 Sia's physical-testbed workload (``phoebe_workload.csv``, `sia-phoebe-44`): sia 2,102.1 s,
 pollux 2,487.1 s, sia_gavel 4,499.9 s (the paper: Sia ~50 % below Gavel, 35–50 % below
 Pollux; here 53 % and 15 %). Speed: 6–9 CPU s for 160 Saturn jobs, 35–42 CPU s for 960
