@@ -46,6 +46,17 @@ UNLIMITED = 1 << 62
 Pool = tuple[str, "str | None"]
 
 
+def slot_tables(cluster: Cluster) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """(node, GPU type) of every id: the GPU ids, then one host slot per node (see the module
+    docstring). What must read the node or type of a running job's ids without a ledger (an
+    estimator) uses these rather than the cluster's tuples, which stop at the GPU ids."""
+    nodes = cluster.nodes
+    return (
+        cluster.gpu_node + tuple(n.index for n in nodes),
+        cluster.gpu_type_of + tuple(n.gpu_type for n in nodes),
+    )
+
+
 class Ledger:
     """Owner of every GPU and free-GPU indexes by node, pool and type."""
 
@@ -60,10 +71,7 @@ class Ledger:
         ]
         # GPU ids, then one host slot per node (jobs without GPUs: see the module docstring)
         self.host_base = cluster.num_gpus
-        self.gpu_node: tuple[int, ...] = cluster.gpu_node + tuple(n.index for n in cluster.nodes)
-        self.gpu_type: tuple[str, ...] = cluster.gpu_type_of + tuple(
-            n.gpu_type for n in cluster.nodes
-        )
+        self.gpu_node, self.gpu_type = slot_tables(cluster)
         self.capacity = cluster.capacity_by_type()
         self.free_by_type: dict[str, int] = dict(self.capacity)
         self.pool_capacity: dict[Pool, int] = {}
@@ -145,10 +153,20 @@ class Ledger:
             gpu_type, owner = node_pool[gpu_node[gpu]]
             if owner != own:
                 where = f"VC {owner!r}'s nodes" if owner is not None else "nodes no VC owns"
-                return f"GPU {gpu} is on {where}"
+                return f"{self.describe(gpu)} is on {where}"
             if allowed_types is not None and gpu_type not in allowed_types:
-                return f"GPU {gpu} is a {gpu_type}, outside the job's GPU-type constraint"
+                return (
+                    f"{self.describe(gpu)} is a {gpu_type}"
+                    f"{' node' if gpu >= self.host_base else ''}, outside the job's GPU-type "
+                    "constraint"
+                )
         return None
+
+    def describe(self, gpu: int) -> str:
+        """An id as messages name it: ``GPU 3``, or ``host slot of node 1`` past the GPU ids."""
+        if gpu >= self.host_base:
+            return f"host slot of node {gpu - self.host_base}"
+        return f"GPU {gpu}"
 
     def quota_left(self, vc: str | None) -> float | None:
         """GPUs a VC's jobs may still take under its quota (None: no quota)."""
@@ -335,7 +353,9 @@ class Ledger:
         self.pool_epoch[pool] += 1
 
     def occupants(self, gpu: int) -> list[int]:
-        """Indices of the jobs on a GPU."""
+        """Indices of the jobs on a GPU (none on a host slot: its jobs share no GPU)."""
+        if gpu >= self.host_base:
+            return []
         held = self.owner[gpu]
         if held >= 0:
             return [held]

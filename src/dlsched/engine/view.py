@@ -148,8 +148,14 @@ class ClusterView:
         return dict(self._ledger.free_by_type)
 
     def gpu_type_of(self, gpu: int) -> str:
-        """The type key of a GPU id."""
-        return self.cluster.gpu_type_of[gpu]
+        """The type key of a GPU id (of a host slot: its node's GPU type)."""
+        return self._ledger.gpu_type[gpu]
+
+    def node_of(self, gpu: int) -> int:
+        """The node index of a GPU id or a host slot. The cluster's `gpu_node` and
+        `gpu_type_of` cover GPU ids only: a running job without GPUs holds a host slot past
+        them (`host_slot`), so read a job's node and type through the view."""
+        return self._ledger.gpu_node[gpu]
 
     def pool(self, job: JobSpec, gpu_type: str) -> Pool:
         """Where the job may take GPUs of a type: its VC's own nodes if its VC owns nodes,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dlsched.cluster import Cluster
+from dlsched.engine.ledger import slot_tables
 from dlsched.jobs import RUNNING, JobSpec, JobState
 from dlsched.perf.rates import JobRates
 
@@ -34,6 +35,9 @@ class OracleEstimator:
         """Called by the simulator once, before the first job arrives."""
         self._rates = rates
         self._cluster = cluster
+        # node and type of each id a running job holds: GPU ids, then host slots (jobs
+        # without GPUs, `dlsched.engine.ledger`), which the cluster's tuples do not cover
+        self._id_node, self._id_type = slot_tables(cluster)
         self._types = tuple(sorted(cluster.gpu_types))
         self._per_node = {t: cluster.max_gpus_per_node(t) for t in self._types}
         self._best = {}
@@ -177,7 +181,7 @@ class NoisyEstimator(OracleEstimator):
         return together * self._rate_factor(job, gpu_type)
 
     def _running_rate(self, state: JobState) -> float:
-        return state._rate * self._rate_factor(state.spec, self._cluster.gpu_type_of[state.gpus[0]])
+        return state._rate * self._rate_factor(state.spec, self._id_type[state.gpus[0]])
 
     def __repr__(self) -> str:
         return f"NoisyEstimator(sigma={self.sigma}, sigma_throughput={self.sigma_throughput})"

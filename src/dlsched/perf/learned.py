@@ -15,6 +15,8 @@ one carries seeded log-normal noise and the estimate is the mean of the observat
 (total steps) is the noisy estimator's: exact unless `sigma` > 0.
 
 Co-located stints (packed jobs) are not learned from: their rate depends on the partner.
+A job without GPUs (``num_gpus`` 0) has no GPU throughput to learn: its prior is its true
+rate (its traced duration's), and its stints are kept under 0 GPUs, apart from 1-GPU ones.
 The engine reports stints through `on_stint`/`on_stop` and the clock through `advance`.
 """
 
@@ -88,7 +90,9 @@ class LearnedEstimator(NoisyEstimator):
         if colocated:
             self._stints.pop(state.spec.index, None)
             return
-        key = self._key(state.spec, gpu_type, len(state.gpus), n_nodes)
+        # a job without GPUs holds one host slot: its rate is one on no GPU, not on one
+        n_gpus = len(state.gpus) if state.spec.num_gpus else 0
+        key = self._key(state.spec, gpu_type, n_gpus, n_nodes)
         mature = max(state.progress_from, state.credited_at) + self.min_observation_s
         self._stints[state.spec.index] = (state.version, key, state._rate, mature)
         self._seq += 1
@@ -122,6 +126,8 @@ class LearnedEstimator(NoisyEstimator):
         return None if not count else self._sum[key] / count
 
     def _prior_rate(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
+        if not job.num_gpus:  # no GPU throughput to guess: its rate is its traced duration's
+            return self._rates.rate(job, gpu_type, 0, 1)
         if isinstance(self.prior, str):  # "agnostic", the only name __init__ keeps
             ref = job.gpu_type if job.gpu_type in self._types else None
             if ref is None:
@@ -151,11 +157,10 @@ class LearnedEstimator(NoisyEstimator):
         stint = self._stints.get(state.spec.index)
         if stint is not None and stint[0] == state.version and self._now >= stint[3]:
             return state._rate  # it has run there long enough to be measured
-        cluster = self._cluster
-        n_nodes = len({cluster.gpu_node[g] for g in state.gpus})
-        return self.throughput(
-            state.spec, cluster.gpu_type_of[state.gpus[0]], len(state.gpus), n_nodes
-        )
+        gpus, id_node = state.gpus, self._id_node  # GPU ids or a host slot
+        n_nodes = len({id_node[g] for g in gpus})
+        n_gpus = len(gpus) if state.spec.num_gpus else 0
+        return self.throughput(state.spec, self._id_type[gpus[0]], n_gpus, n_nodes)
 
     def __repr__(self) -> str:
         prior = self.prior if isinstance(self.prior, str) else getattr(self.prior, "name", "?")

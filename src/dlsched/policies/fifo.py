@@ -10,7 +10,14 @@ Options:
   simulator's ``fjf``, "fit job first");
 - ``backfill="easy"`` (or True): EASY backfilling (Lifka 1995) — a later job may start only
   if it does not delay the head job's reservation, judged by the estimator's remaining times.
-Simplified: the EASY reservation counts GPUs across types and ignores node boundaries.
+Simplified: the EASY reservation counts GPUs across types and ignores node boundaries, and
+it reserves GPUs only: a head job blocked on CPU or host memory (a node's GPUs free, not its
+cores) gets no reservation of them, so a backfilled job may take them and delay it.
+
+Jobs without GPUs (``num_gpus`` 0, CPU/memory only) run under strict FIFO and greedy
+backfilling; ``backfill="easy"`` does not place them (`simulate` refuses such a workload),
+since its GPU reservation would give a head without GPUs no protection. A job without GPUs
+is backfilled only when it is estimated to end by the shadow time, never on spare GPUs.
 
 Speed: with an estimator whose estimates of a job do not drift while it waits or runs (the
 oracle and the noisy one), backfilling is incremental — the waiting jobs are indexed by GPU
@@ -142,7 +149,8 @@ class PendingIndex:
     O(log n) per distinct GPU request instead of a scan of the queue.
 
     A job may be tried when it could fit the free GPUs (`num_gpus <= free`; a fractional job
-    always could) and either its key is at most `limit` or `num_gpus <= extra`."""
+    always could) and either its key is at most `limit` or `0 < num_gpus <= extra` (a job
+    without GPUs only by its key)."""
 
     def __init__(self) -> None:
         self._buckets: dict[tuple[int, bool], _Bucket] = {}
@@ -197,7 +205,7 @@ class PendingIndex:
             bucket = self._buckets[request]
             if not bucket.live:
                 continue
-            slot = bucket.first(after, _LARGEST if n <= extra else limit)
+            slot = bucket.first(after, _LARGEST if 0 < n <= extra else limit)
             if slot is not None:
                 index = bucket.indexes[slot]
                 if best is None or index < best:
@@ -316,7 +324,8 @@ class Fifo(BasePolicy):
     name = "fifo"
     # Never preempts, packs or keeps timers: a call while no waiting job fits changes nothing.
     call_when_nothing_fits = False
-    # Every job, one without GPUs included, goes through `view.place`.
+    # Every job, one without GPUs included, goes through `view.place` (not under EASY, whose
+    # reservation counts GPUs only: see the module docstring; set per instance in __init__).
     places_jobs_without_gpus = True
 
     def __init__(self, backfill: bool | str = False, placement: str = "consolidated") -> None:
@@ -324,6 +333,7 @@ class Fifo(BasePolicy):
             raise ValueError(f"fifo: backfill must be False, 'greedy' or 'easy', not {backfill!r}")
         self.backfill = _BACKFILL[backfill]
         self.placement = placement
+        self.places_jobs_without_gpus = self.backfill != "easy"
 
     def start(self, view: ClusterView) -> None:
         # The queue in arrival order; jobs started by backfilling stay in it, marked in
@@ -434,7 +444,7 @@ class Fifo(BasePolicy):
             cursor = job.spec.index
             n = job.spec.num_gpus
             in_time = now + index.key(job) <= shadow
-            if in_time or n <= extra:
+            if in_time or 0 < n <= extra:  # a job without GPUs frees no spare GPU's worth
                 gpus = view.place(job, strategy=self.placement)
                 if gpus is not None:
                     alloc[job] = gpus
@@ -472,7 +482,7 @@ class Fifo(BasePolicy):
                 break
             n = job.spec.num_gpus
             in_time = now + view.estimator.remaining_time(job, now) <= shadow
-            if in_time or n <= extra:
+            if in_time or 0 < n <= extra:
                 gpus = view.place(job, strategy=self.placement)
                 if gpus is not None:
                     alloc[job] = gpus
