@@ -11,6 +11,8 @@ rate of a job is the model's rate times that factor at what the job holds now
 plain rate. The estimator is bound to the plain rates (its rates are those at the reference
 allocation; a running job's is its true one), so nothing cached there depends on who holds
 what. The Synergy profiles (`dlsched.perf.synergy.SynergyModel`) are such a model.
+A job without GPUs (``num_gpus`` 0) runs at the plain rate: no factor applies per GPU it
+does not hold (`SynergyModel` itself gives such a job no rate, so it is refused up front).
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ class ResourceRates(JobRates):
         base = super().rate(job, gpu_type, n_gpus, n_nodes, colocated)
         ledger = self._ledger
         held = ledger.reserved.get(job.index)
-        if not base or held is None:
-            return base
+        if not base or held is None or not n_gpus:
+            return base  # per-GPU amounts mean nothing on no GPU: the plain rate
         cpu = sum(c for c, _ in held.values()) if ledger.cpu_free is not None else None
         mem = sum(m for _, m in held.values()) if ledger.mem_free is not None else None
         key = (job.model, cpu, mem, n_gpus)

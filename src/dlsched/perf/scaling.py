@@ -11,6 +11,12 @@ and, for a type the profile lacks, from the reference type scaled by per-type sp
 A model the profile does not know runs at 1 step/s on one GPU of the reference type, which
 makes duration-only traces usable: steps = duration × rate on the reference allocation.
 
+A job without GPUs (``num_gpus`` 0, CPU/memory only) has no rate here: data-parallel scaling
+says nothing of a job on no GPU, so `throughput` raises `UnknownModelError` (field
+``num_gpus``) and the job is refused when the workload is loaded (skipped when lenient).
+Such jobs run under ``throughput="duration"``, or with ``duration_<type>`` columns, which
+are their rate on those types under any model.
+
 The speed ratios of types outside the profile are *assumptions*: vendor peak dense FP16/BF16
 tensor throughput relative to V100 (NVIDIA data sheets). Real training speedups are smaller
 than peak ratios; pass `speed={...}` to use your own measurements.
@@ -36,6 +42,17 @@ ASSUMED_SPEED_VS_V100: dict[str, float] = {
     "h100": 989 / 125,
     "h800": 989 / 125,
 }
+
+
+def no_gpu_rate(model_name: str, model: str | None) -> UnknownModelError:
+    """The error of a throughput model that has no rate for a job without GPUs."""
+    return UnknownModelError(
+        f"asks for no GPU (num_gpus 0), and throughput model {model_name!r} has no rate "
+        f"{'' if model is None else f'for model {model!r} '}on no GPU: use "
+        "throughput='duration' (or give the job "
+        "duration_<type> columns), or drop jobs without GPUs",
+        "num_gpus",
+    )
 
 
 class ScalingModel:
@@ -81,6 +98,8 @@ class ScalingModel:
         n_nodes: int = 1,
         colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
+        if n_gpus < 1:
+            raise no_gpu_rate(self.name, model)
         profile = self.profile
         if profile is not None and model is not None and profile.knows_model(model):
             if colocated:

@@ -44,6 +44,7 @@ import pandas as pd
 
 from dlsched.errors import ConfigError, UnknownModelError, did_you_mean
 from dlsched.perf.base import DurationModel, ThroughputModel
+from dlsched.perf.scaling import no_gpu_rate
 
 CPU_GRID: tuple[float, ...] = (1, 2, 3, 4, 5, 6, 9, 12, 24)
 """CPU cores per GPU of the matrix rows (the simulator's `jobs/job.py`)."""
@@ -156,7 +157,11 @@ class SynergyModel:
         n_nodes: int = 1,
         colocated: Sequence[tuple[str | None, int]] | None = None,
     ) -> float:
-        """The base model's rate (the rate at the proportional share)."""
+        """The base model's rate (the rate at the proportional share); none for a job
+        without GPUs (``num_gpus`` 0), whose CPU and memory per GPU the profiles cannot
+        scale: it raises `UnknownModelError`, so such a job is refused when loaded."""
+        if n_gpus < 1:
+            raise no_gpu_rate(self.name, model)
         return self.base.throughput(model, gpu_type, n_gpus, n_nodes, colocated)
 
     def reference_type(self, model: str | None) -> str | None:
