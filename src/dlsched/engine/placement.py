@@ -24,8 +24,10 @@ run from a `PlacementContext` and is asked with the job itself and every pool th
 (`JobPlacer.place`): it places whole and fractional jobs alike and weighs CPU and memory as it
 sees fit. The GPU-sharing strategies of Weng et al. (ATC '23) are such strategies
 (`dlsched.engine.sharing`: ``fgd``, ``random``, ``dot_product``, ``gpu_packing``,
-``gpu_clustering``, ``weighted_best_fit``). Both kinds are registered in `STRATEGIES`, and
-plugins of either kind join through the ``dlsched.placements`` entry-point group.
+``gpu_clustering``, ``weighted_best_fit``), each but ``random`` also as ``<name>:shuffled``,
+its ties to a random node order drawn once per run (`sharing.ShuffledTies`). Both kinds are
+registered in `STRATEGIES`, and plugins of either kind join through the
+``dlsched.placements`` entry-point group.
 """
 
 from __future__ import annotations
@@ -295,6 +297,8 @@ for _name, _attribute in (
     ("weighted_best_fit", "WeightedBestFit"),
 ):
     STRATEGIES.add_lazy(_name, f"dlsched.engine.sharing:{_attribute}")
+    if _name != "random":  # its ties are already random: `sharing.ShuffledTies` of the rest
+        STRATEGIES.add_lazy(f"{_name}:shuffled", f"dlsched.engine.sharing:SHUFFLED_{_name.upper()}")
 del _name, _attribute
 
 #: Placers whose answer depends only on the free GPUs of the pool they are given.

@@ -10,7 +10,9 @@ score; among equal scores, the lowest node index (the authors changed Kubernetes
 ``selectHost`` from a random choice to the smallest node name, "for reproducibility"), or,
 wrapped in `ShuffledTies`, the first node of a random order drawn once per run (what that
 rule amounts to in their simulator, which prefixes every node's name with its place in a
-random permutation of the nodes when it creates them: ``syncClusterResourceList``).
+random permutation of the nodes when it creates them: ``syncClusterResourceList``). Each
+strategy but ``random`` is also registered so wrapped, as ``<name>:shuffled``
+(``placement="gpu_packing:shuffled"``).
 
 - ``fgd``: fragmentation gradient descent. A node's *fragmentation* (`node_fragmentation`)
   is the GPU capacity (milli-GPUs) a job drawn from the workload's *typical jobs* could not
@@ -33,16 +35,16 @@ random permutation of the nodes when it creates them: ``syncClusterResourceList`
 - ``random``: a node chosen uniformly at random among those that fit.
 
 A job without GPUs (a CPU-only pod: `JobSpec.num_gpus` 0) may go to any node with room for
-its CPU and memory, whatever its GPUs hold (the authors' ``Open-Gpu-Share`` filter passes
-every node for a pod that asks no GPU), and is scored as the plugins score such a pod:
-``fgd`` by the fragmentation its CPU adds (a node left with too little CPU for a typical
-job strands its free GPUs), ``weighted_best_fit`` and ``dot_product`` by the same formulas
-with no GPU asked, ``gpu_packing`` and ``gpu_clustering`` 0 on every node (their
-``MinNodeScore`` for ``podGpuMilli <= 0`` / the ``no-gpu`` affinity: the tie rule alone
-decides), ``random`` uniformly. It takes the node's host slot (`dlsched.engine.ledger`).
-A CPU-only pod adds no kind to its node under ``gpu_clustering`` (the authors count only
-GPU affinities), and a node whose GPUs are all free still counts as idle under
-``gpu_packing`` while CPU-only pods run on it.
+its CPU and memory, whatever its GPUs hold, of a GPU type its ``gpu_constraint`` allows and
+of its VC's nodes (or the unowned ones when its VC owns none; see Differences), and is
+scored as the plugins score such a pod: ``fgd`` by the fragmentation its CPU adds (a node
+left with too little CPU for a typical job strands its free GPUs), ``weighted_best_fit``
+and ``dot_product`` by the same formulas with no GPU asked, ``gpu_packing`` and
+``gpu_clustering`` 0 on every node (their ``MinNodeScore`` for ``podGpuMilli <= 0`` / the
+``no-gpu`` affinity: the tie rule alone decides), ``random`` uniformly. It takes the node's
+host slot (`dlsched.engine.ledger`). A CPU-only pod adds no kind to its node under
+``gpu_clustering`` (the authors count only GPU affinities), and a node whose GPUs are all
+free still counts as idle under ``gpu_packing`` while CPU-only pods run on it.
 
 Inside the chosen node a whole-GPU job takes its lowest free GPU ids; a fractional job
 takes, except under ``fgd``, the fullest GPU it fits on (best fit, lowest id on ties), and
@@ -54,6 +56,11 @@ jobs (the most frequent (CPU, GPU fraction, GPU count, GPU types) shapes of the 
 taken until they cover 95 % of the jobs, their frequencies normalised; the authors'
 ``--pod-popularity-threshold 95 --pod-increase-step 1``); CPU as the only host resource
 in fragmentation (memory only decides where a job fits), as in the authors' ``frag.go``.
+
+Differences: the authors' ``Open-Gpu-Share`` filter passes every node for a pod that asks
+no GPU, before its GPU-type check; here a job without GPUs still keeps to its
+``gpu_constraint`` and its VC's nodes (no CPU-only pod of the openb trace has a
+``gpu_spec``, so fgd-openb is unaffected).
 
 Simplified: a job asking for more GPUs than any node has (no such pod exists in a
 Kubernetes cluster) is placed by ``consolidated``; the run's own jobs (CPU-only ones
@@ -703,6 +710,15 @@ class ShuffledTies:
 
     def __repr__(self) -> str:
         return f"ShuffledTies({self.strategy!r})"
+
+
+# Registered as ``<name>:shuffled`` (`dlsched.engine.placement.STRATEGIES`): each keeps no
+# per-run state (its placer is built per run, its order drawn from that run's stream).
+SHUFFLED_FGD = ShuffledTies("fgd")
+SHUFFLED_DOT_PRODUCT = ShuffledTies("dot_product")
+SHUFFLED_GPU_PACKING = ShuffledTies("gpu_packing")
+SHUFFLED_GPU_CLUSTERING = ShuffledTies("gpu_clustering")
+SHUFFLED_WEIGHTED_BEST_FIT = ShuffledTies("weighted_best_fit")
 
 
 class FGDWith:

@@ -185,7 +185,10 @@ class Simulator:
                 "declare them (cpus/host_memory_gb): use a cluster without those capacities "
                 "or drop the workload's cpu_milli and memory_mib columns"
             )
-        without_gpus = next((spec for spec in specs if not spec.num_gpus), None)
+        # jobs that can never run (`skip`) are never placed: they need no policy that places them
+        without_gpus = next(
+            (spec for spec in specs if not spec.num_gpus and spec.index not in self.skip), None
+        )
         if without_gpus is not None:
             self._check_jobs_without_gpus(without_gpus, policy)
         self.jobs = JobIndex(self.states)

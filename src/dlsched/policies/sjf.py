@@ -12,6 +12,9 @@ what mis-estimation costs.
   frees enough GPUs of one type for it. Preempted jobs keep their progress and pay the
   configured restart overhead when they resume.
 Simplified: remaining time is judged on the fastest type, not on the type a job would get.
+Jobs without GPUs (``num_gpus`` 0, CPU/memory only) are ordered and started as any other,
+but `srtf` preempts only for GPUs: such a job never triggers a preemption (a short one waits
+behind a long job holding the CPU it needs) and is never preempted (it frees no GPU).
 
 Speed: within one scheduling call, once a job fails to start (and, under SRTF, to preempt),
 every later job with the same placement-relevant fields (VC, GPU request, model, type
@@ -76,7 +79,9 @@ class _ShortestFirst(BasePolicy):
 
     def _remember_failures(self) -> bool:
         if self._monotone is None:
-            self._monotone = get_placer(self.placement) in _MONOTONE_PLACERS
+            placement = self.placement  # a registered name or a strategy object
+            placer = get_placer(placement) if isinstance(placement, str) else placement
+            self._monotone = placer in _MONOTONE_PLACERS
         return self._monotone
 
     def _key(self, view: ClusterView, job: JobState) -> float:

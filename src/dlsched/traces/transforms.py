@@ -326,7 +326,8 @@ def make_elastic(
     ``min_gpus`` is capped at each job's ``num_gpus``. The upper bound is ``max_gpus``, or
     ``max_factor`` × ``num_gpus`` (rounded down), or (neither) the job's own ``num_gpus``; it
     is never below ``num_gpus``. Work stays as traced: how fast a job runs on another count
-    is the throughput model's business (the ``duration`` model knows no scaling).
+    is the throughput model's business (the ``duration`` model knows no scaling). Jobs
+    without GPUs (``num_gpus`` 0, CPU/memory only) stay rigid: their bounds are left empty.
     """
     if min_gpus < 1:
         raise ValueError(f"make_elastic: min_gpus must be >= 1, got {min_gpus!r}")
@@ -346,6 +347,9 @@ def make_elastic(
     else:
         high = gpus
     jobs["max_gpus"] = high.astype(float)
+    without_gpus = gpus == 0  # no GPU to scale (the schema refuses bounds on such a job)
+    if without_gpus.any():
+        jobs.loc[without_gpus, ["min_gpus", "max_gpus"]] = np.nan
     entry = {
         "name": "make_elastic",
         "min_gpus": int(min_gpus),
