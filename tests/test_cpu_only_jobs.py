@@ -403,3 +403,191 @@ def test_a_job_without_gpus_keeps_to_its_gpu_type_constraint():
     result = dlsched.simulate(jobs, cluster, _Fifo(), audit=True)
     starts = result.events[result.events["event"] == "start"]
     assert starts["gpu_type"].tolist() == ["K80"]
+
+
+# ---- review 3 (F2-F7 and the streamed log) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("truth", ["scaling", "synergy"])
+def test_a_throughput_model_without_a_rate_on_no_gpu_refuses_the_job_at_load(truth):
+    """scaling and synergy have no rate for a job without GPUs: a TraceError naming the job,
+    its num_gpus and the model (it crashed mid-run before)."""
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000), ("b", 0.0, 1, 10.0, 2000)])
+    with pytest.raises(TraceError, match=rf"job 'a'.*throughput model '{truth}'") as error:
+        dlsched.simulate(jobs, _two_nodes(), _Fifo(), throughput=truth)
+    assert error.value.field == "num_gpus"
+
+
+def test_a_job_without_gpus_is_skipped_when_lenient_under_such_a_model():
+    """Loaded leniently, the same job is unschedulable and the GPU job runs."""
+    frame = _jobs([("a", 0.0, 0, 10.0, 4000), ("b", 0.0, 1, 10.0, 2000)])
+    result = dlsched.simulate(
+        _validate(frame, lenient=True), _two_nodes(), _Fifo(), throughput="scaling"
+    )
+    assert result.jobs.set_index("job_id")["status"].to_dict() == {
+        "a": "unschedulable",
+        "b": "finished",
+    }
+
+
+def test_per_type_durations_give_a_job_without_gpus_its_rate_under_any_model():
+    """duration_v100 is the job's rate under scaling too: it runs for 5 s."""
+    jobs = _jobs([("a", 0.0, 0, math.nan, 4000)]).assign(duration_v100=[5.0])
+    result = dlsched.simulate(jobs, _two_nodes(), _Fifo(), throughput="scaling")
+    assert result.jobs["finish_time"].tolist() == [5.0]
+
+
+def test_the_learned_estimator_keys_a_cpu_only_stint_under_no_gpu():
+    """A CPU-only job's measured rate is kept under 0 GPUs, never as a 1-GPU rate."""
+    from dlsched.perf.learned import LearnedEstimator
+
+    estimator = LearnedEstimator(min_observation_s=1.0)
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000)])
+    dlsched.simulate(jobs, _two_nodes(), _Fifo(), estimator=estimator)
+    spec = JobSpec(0, "a", 0.0, 0, 10.0, cpu_milli=4000)
+    assert estimator.measured(spec, "v100", 0, 1) == 1.0
+    assert estimator.measured(spec, "v100", 1, 1) is None
+
+
+def test_a_host_slot_has_no_occupants_after_packing():
+    """A policy that packed two GPU jobs and then starts a CPU-only one: the neighbours'
+    re-rating skips the host slot (an IndexError in Ledger.occupants before)."""
+    from dlsched.policies.base import BasePolicy
+
+    class Packer(BasePolicy):
+        name = "packer"
+        places_jobs_without_gpus = True
+
+        def schedule(self, view):
+            alloc = view.allocation()
+            for job in list(view.pending.values()):
+                if job.spec.job_id == "b":
+                    alloc.pack(job, (0,))
+                else:
+                    alloc[job] = view.place(job)
+            return alloc
+
+    model = "ResNet-18 (batch size 32)"
+    jobs = pd.DataFrame(
+        [
+            ("a", 0.0, 1, 10.0, 0, model, math.nan),
+            ("b", 1.0, 1, 10.0, 0, model, math.nan),
+            ("c", 2.0, 0, math.nan, 1000, None, 5.0),
+        ],
+        columns=[
+            "job_id",
+            "submit_time",
+            "num_gpus",
+            "duration",
+            "cpu_milli",
+            "model",
+            "duration_v100",
+        ],
+    )
+    cluster = _cluster({"gpu_type": "V100", "count": 1, "gpus_per_node": 2, "cpus": 8})
+    result = dlsched.simulate(jobs, cluster, Packer(), audit=True, throughput="gavel")
+    assert result.jobs.set_index("job_id").loc["c", "finish_time"] == 7.0
+    ledger = Ledger(cluster)
+    assert ledger.occupants(ledger.host_slot(0)) == []
+
+
+def test_the_view_reads_a_host_slots_node_and_type():
+    """view.gpu_type_of / node_of of a running CPU-only job's host slot: its node's."""
+    seen = {}
+
+    class Probe(_Fifo):
+        def schedule(self, view):
+            for job in view.running.values():
+                seen[job.spec.job_id] = (view.node_of(job.gpus[0]), view.gpu_type_of(job.gpus[0]))
+            return super().schedule(view)
+
+    cluster = _cluster(
+        {"gpu_type": "V100", "gpus_per_node": 1, "cpus": 8},
+        {"gpu_type": "K80", "gpus_per_node": 1, "cpus": 8},
+    )
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000), ("b", 1.0, 1, 1.0, 0)]).assign(
+        gpu_constraint=["K80", None]
+    )
+    dlsched.simulate(jobs, cluster, Probe())
+    assert seen["a"] == (1, "k80")
+
+
+def test_a_misplaced_host_slot_is_named_as_such():
+    """Ledger.misplaced names a host slot "host slot of node 1", not a GPU id."""
+    cluster = Cluster.from_dict(
+        {
+            "name": "vcs",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 2, "cpus": 8, "name": "free"},
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 2, "cpus": 8, "name": "own"},
+            ],
+            "vcs": [{"name": "a", "nodes": ["own-0"]}],
+        }
+    )
+    ledger = Ledger(cluster)
+    assert ledger.misplaced((ledger.host_slot(1),), None, None) == (
+        "host slot of node 1 is on VC 'a''s nodes"
+    )
+
+
+def test_make_elastic_leaves_jobs_without_gpus_rigid():
+    """make_elastic: a CPU-only row keeps empty bounds, so the workload validates again."""
+    from dlsched.traces.transforms import make_elastic
+
+    work = make_elastic(
+        _validate(_jobs([("a", 0.0, 0, 10.0, 4000), ("b", 0.0, 1, 5.0, 0)])), max_gpus=4
+    )
+    bounds = work.jobs.set_index("job_id")[["min_gpus", "max_gpus"]]
+    assert bounds.loc["a"].isna().all()
+    assert bounds.loc["b"].tolist() == [1.0, 4.0]
+    _validate(work.jobs)
+
+
+def test_a_policy_is_not_refused_when_every_job_without_gpus_is_unschedulable():
+    """Tiresias runs a lenient workload whose only CPU-only job can never run (12 cores
+    on 8-core nodes): it is skipped, nothing to place."""
+    frame = _validate(_jobs([("a", 0.0, 0, 10.0, 12000), ("b", 0.0, 1, 5.0, 0)]), lenient=True)
+    result = dlsched.simulate(frame, _two_nodes(), "tiresias")
+    assert result.summary()["jobs_unschedulable"] == 1
+
+
+def test_shuffled_ties_is_a_registered_placement_name():
+    """placement="gpu_packing:shuffled": a 1-GPU job on an idle cluster (a tie everywhere)
+    goes to a seeded random node, not always node 0; same seed, same node."""
+    cluster = _cluster({"gpu_type": "V100", "count": 8, "gpus_per_node": 1, "cpus": 8})
+    jobs = _jobs([("g", 0.0, 1, 5.0, 1000)])
+
+    def gpu(seed: int) -> str:
+        result = dlsched.simulate(
+            jobs, cluster, "fifo", placement="gpu_packing:shuffled", seed=seed
+        )
+        return result.events.loc[result.events["event"] == "start", "gpus"].iat[0]
+
+    chosen = {gpu(seed) for seed in range(6)}
+    assert len(chosen) > 1
+    assert gpu(3) == gpu(3)
+
+
+def test_sjf_takes_a_shuffled_ties_object_as_its_placement():
+    """sjf(placement=ShuffledTies(...)): no lookup of the object by name."""
+    from dlsched.policies.sjf import ShortestJobFirst
+
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000), ("g", 0.0, 1, 5.0, 1000)])
+    result = dlsched.simulate(
+        jobs, _two_nodes(), ShortestJobFirst(placement=ShuffledTies("gpu_packing"))
+    )
+    assert (result.jobs["status"] == "finished").all()
+
+
+def test_a_streamed_run_reports_cpu_utilisation_as_unknown_not_zero(tmp_path):
+    """events=path: summary() says NaN (the log left memory), and utilisation_summary
+    reads the held amounts back from the file once meta names it: 0.375 as unstreamed."""
+    from dlsched.utilisation import utilisation_summary
+
+    jobs = _jobs([("a", 0.0, 0, 10.0, 4000), ("g", 0.0, 2, 10.0, 2000)])
+    cluster = _two_nodes()
+    plain = dlsched.simulate(jobs, cluster, _Fifo())
+    streamed = dlsched.simulate(jobs, cluster, _Fifo(), events=tmp_path / "ev.parquet")
+    assert plain.summary()["cpu_utilization"] == 0.375
+    assert math.isnan(streamed.summary()["cpu_utilization"])
+    assert utilisation_summary(streamed, cluster)["cpu_utilization"] == 0.375

@@ -56,7 +56,9 @@ class SimulationResult:
 
         Jobs without GPUs (``num_gpus`` 0, CPU/memory only) count like any job in the JCT,
         queueing, makespan and job counts; they hold 0 GPU-seconds, so they add nothing to
-        ``utilization`` (select ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone)."""
+        the GPU-seconds of ``utilization``, but they can lengthen the makespan over which
+        ``utilization`` and ``gpu_busy_utilization`` are averaged (select
+        ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone)."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)

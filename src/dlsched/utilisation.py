@@ -11,6 +11,12 @@ Computed after the run from what it records, so the engine pays nothing for it:
   proportion to its GPUs there; an elastic job on another GPU count than it asked for holds
   its per-GPU demand times its GPUs). So the amounts are exactly the ledger's.
 
+A run whose event log was streamed to parquet (`simulate(events=path)`) has no events in
+memory: CPU and memory are then read back from the file its ``meta["events_path"]`` names,
+and where no file is named yet (the figures `summary()` carries, computed before `simulate`
+records the path) they are NaN, never a silent 0. The GPU figures come from the timeline,
+always in memory.
+
 A node that declares no capacity for a resource (unlimited there, see `dlsched.engine.ledger`)
 counts on neither side of the fraction: utilisation is what the jobs hold on the nodes that
 declare the resource, over what those nodes declare. A resource that no node declares is left
@@ -83,10 +89,14 @@ def resource_timeline(
     per instant at which any of them changes (a step function, as `result.timeline`).
     `demands` gives the jobs' CPU/memory demands: the run's workload (or its ``jobs`` table:
     ``job_id`` and the canonical ``cpu_milli``/``memory_mib``), not needed when
-    ``result.jobs`` has those columns itself. A job it does not list demands nothing."""
+    ``result.jobs`` has those columns itself. A job it does not list demands nothing. The
+    ``cpu`` and ``memory`` columns are NaN when the run's event log was streamed to a file
+    that ``result.meta`` does not name (see the module docstring)."""
     capacity = resource_capacity(cluster)
     gpu = _busy_gpus(result)
     held = _held(result, cluster, demands, "cpu" in capacity or "memory" in capacity)
+    if held is None:  # the event log is not at hand (see the module docstring): unknown
+        held = pd.DataFrame({"time": [0.0], "cpu_milli": [math.nan], "memory_mib": [math.nan]})
     held_times = held["time"].to_numpy(float)
     steps = {"gpu": (gpu["time"].to_numpy(float), gpu["gpu"].to_numpy(float))}
     if "cpu" in capacity:
@@ -187,10 +197,16 @@ def _held(
     cluster: Cluster,
     demands: Workload | pd.DataFrame | None,
     wanted: bool,
-) -> pd.DataFrame:
+) -> pd.DataFrame | None:
     """``time``, ``cpu_milli``, ``memory_mib``: what the jobs hold on the nodes that declare
-    each resource, from each event on."""
+    each resource, from each event on; None when the event log was streamed to a file that
+    `result.meta` does not name."""
     events = result.events
+    if wanted and events.empty and _started_any(result):  # the log was streamed to parquet
+        path = result.meta.get("events_path")
+        if path is None:
+            return None
+        events = _read_events(path)
     if wanted and "held_cpu_milli" in events.columns:
         return _held_as_recorded(events)
     table = _demand_table(result, demands) if wanted else {}
@@ -199,7 +215,6 @@ def _held(
     ledger = Ledger(cluster)
     counts_cpu = [n.cpus is not None for n in cluster.nodes]
     counts_mem = [n.memory_gb is not None for n in cluster.nodes]
-    events = result.events
     kinds = HOLDING_EVENTS | RELEASING_EVENTS
     rows = events[events["event"].isin(kinds)]
 
@@ -229,6 +244,21 @@ def _held(
             )
 
     return _totals(amounts())
+
+
+def _started_any(result: SimulationResult) -> bool:
+    """Whether a job of the run ever started (its log then has events)."""
+    jobs = result.jobs
+    return "start_time" in jobs.columns and bool(jobs["start_time"].notna().any())
+
+
+def _read_events(path: str) -> pd.DataFrame:
+    """The columns `_held` reads of an event log streamed to the parquet file `path`."""
+    import pyarrow.parquet as pq
+
+    wanted = ("time", "event", "job_id", "gpus", "held_cpu_milli", "held_memory_mib")
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in wanted if c in present])
 
 
 def _held_as_recorded(events: pd.DataFrame) -> pd.DataFrame:

@@ -153,9 +153,11 @@ def load_trace(
     ``format`` is ``"auto"`` (see ``detect_format``) or a key of ``LOADERS``. Bad rows raise
     ``TraceError`` naming the file, the row and the field; with ``lenient=True`` they are
     skipped and listed, with their reasons, in ``provenance["skipped"]``. Rows the format
-    marks as not replayable (CPU-only jobs, jobs that never ran) are dropped in either mode
-    and counted in ``provenance["excluded"]``. ``options`` go to the loader (for example
-    ``task_table=`` for ``alibaba-pai-2020``).
+    marks as not replayable (jobs that never ran; CPU-only jobs, except where the loader is
+    told to keep them, as ``alibaba-openb-2023``'s ``cpu_only=True``) are dropped in either
+    mode and counted in ``provenance["excluded"]``. A canonical trace's rows with
+    ``num_gpus`` 0 and a CPU or memory demand are jobs without GPUs, kept. ``options`` go to
+    the loader (for example ``task_table=`` for ``alibaba-pai-2020``).
     """
     if format != "auto" and format not in LOADERS:
         known = ["auto", *LOADERS]
