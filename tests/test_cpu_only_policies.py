@@ -20,6 +20,7 @@ from dlsched.policies.fifo import PendingIndex
 POLICIES = [
     ("fifo", {}),
     ("fifo", {"backfill": "greedy"}),
+    ("fifo", {"backfill": "easy"}),
     ("sjf", {}),
     ("srtf", {}),
     ("per-vc", {"inner": "fifo"}),
@@ -104,20 +105,52 @@ def _rows(rows: list[tuple]) -> pd.DataFrame:
     )
 
 
-def test_easy_backfill_refuses_jobs_without_gpus():
-    """EASY reserves GPUs only, so fifo(backfill='easy') does not place jobs without GPUs:
-    the reviewer's case (a 100 s CPU-only job would delay the head's reservation from t=10
-    to t=102) is refused before the run, naming the policy."""
+@pytest.mark.parametrize("noisy", [False, True])  # the indexed and the plain scan
+@pytest.mark.parametrize("backfill", [False, "easy"])
+def test_easy_never_backfills_a_late_job_without_gpus_past_the_head(backfill, noisy):
+    """The reviewer's case: a 100 s CPU-only job X behind a blocked head H (2 GPUs, all 8
+    cores) does not backfill on spare GPUs (there are none): H starts at t=10 as under
+    strict FIFO (was 102 under EASY), X after it."""
     jobs = _rows([("A", 0.0, 2, 10.0, 0), ("H", 1.0, 2, 10.0, 8000), ("X", 2.0, 0, 100.0, 8000)])
-    with pytest.raises(ConfigError, match="policy 'fifo' does not place jobs without GPUs"):
-        dlsched.simulate(jobs, _one_node(), policy="fifo", backfill="easy")
-
-
-def test_strict_fifo_keeps_the_reviewers_case_in_order():
-    """Strict FIFO on that case: H starts when A ends (t=10), X after H (t=20)."""
-    jobs = _rows([("A", 0.0, 2, 10.0, 0), ("H", 1.0, 2, 10.0, 8000), ("X", 2.0, 0, 100.0, 8000)])
-    table = dlsched.simulate(jobs, _one_node(), policy="fifo", audit=True).jobs
+    extra = {"estimator": _rate_noise()} if noisy else {}
+    table = dlsched.simulate(jobs, _one_node(), "fifo", backfill=backfill, audit=True, **extra).jobs
     assert table.set_index("job_id")["start_time"].to_dict() == {"A": 0.0, "H": 10.0, "X": 20.0}
+
+
+def _rate_noise() -> NoisyEstimator:
+    """Rate noise only: the plain backfill scan (`fifo._is_static` is False), same order."""
+    return NoisyEstimator(sigma=0.0, sigma_throughput=0.1)
+
+
+@pytest.mark.parametrize("noisy", [False, True])  # the indexed and the plain scan
+def test_easy_backfills_a_job_without_gpus_that_ends_by_the_shadow_time(noisy):
+    """A 5 s CPU-only job at t=2 ends by H's shadow time (10): it backfills at once."""
+    jobs = _rows([("A", 0.0, 2, 10.0, 0), ("H", 1.0, 2, 10.0, 8000), ("X", 2.0, 0, 5.0, 8000)])
+    extra = {"estimator": _rate_noise()} if noisy else {}
+    table = dlsched.simulate(jobs, _one_node(), "fifo", backfill="easy", audit=True, **extra).jobs
+    assert table.set_index("job_id")["start_time"].to_dict() == {"A": 0.0, "H": 10.0, "X": 2.0}
+
+
+@pytest.mark.parametrize("noisy", [False, True])
+def test_easy_reserves_cpu_for_a_head_without_gpus(noisy):
+    """Two nodes of 2 GPUs and 8 cores; A (1 GPU, 4 cores, 10 s) and C (2 GPUs, 4 cores,
+    100 s) run, H (no GPU, 8 cores) waits for A's node: its shadow time is 10, so X (1 GPU,
+    4 cores, 100 s) may not take A's node's spare GPU and cores. H starts at 10 (was 100)."""
+    cluster = Cluster.from_dict(
+        {"name": "two", "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 2, "cpus": 8}]}
+    )
+    jobs = _rows(
+        [
+            ("A", 0.0, 1, 10.0, 4000),
+            ("C", 0.0, 2, 100.0, 4000),
+            ("H", 1.0, 0, 10.0, 8000),
+            ("X", 2.0, 1, 100.0, 4000),
+        ]
+    )
+    extra = {"estimator": _rate_noise()} if noisy else {}
+    table = dlsched.simulate(jobs, cluster, "fifo", backfill="easy", audit=True, **extra).jobs
+    starts = table.set_index("job_id")["start_time"].to_dict()
+    assert (starts["H"], starts["X"]) == (10.0, 20.0)
 
 
 def test_the_backfill_index_tries_a_job_without_gpus_only_by_its_estimate():

@@ -8,7 +8,7 @@ advances it at stays with the engine (`JobState._rate`, private).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 import numpy as np
@@ -378,6 +378,58 @@ class ClusterView:
             )
         return (self._ledger.host_slot(node),)
 
+    def host_fits_at(
+        self, job: JobSpec | JobState, ends: Iterable[tuple[float, JobState]]
+    ) -> float:
+        """When a job without GPUs could start if the jobs holding CPU and memory leave at
+        the given times: the first time of `ends` ((time, job), in time order; the running
+        jobs and those this call started) by which a node it may use (as `place` would:
+        its GPU-type constraint's pools, of its VC's nodes) has room for its CPU and memory,
+        each earlier job's hold given back; `now` when one has room now, inf when none
+        ever has (EASY backfilling's shadow time for such a head, `policies.fifo`)."""
+        spec = job.spec if isinstance(job, JobState) else job
+        ledger = self._ledger
+        allowed = set(self._host_pools(spec, None))
+        nodes = [node for node, pool in enumerate(ledger.node_pool) if pool in allowed]
+        cpu, mem = spec.cpu_milli, spec.memory_mib
+        if any(ledger.fits_resources(node, cpu, mem) for node in nodes):
+            return self.now
+        cpu_free = list(ledger.cpu_free) if ledger.cpu_free is not None else None
+        mem_free = list(ledger.mem_free) if ledger.mem_free is not None else None
+        wanted = set(nodes)
+        for end, holder in ends:
+            held = ledger.reserved.get(holder.spec.index)
+            if not held:
+                continue
+            for node, (c, m) in held.items():
+                if cpu_free is not None:
+                    cpu_free[node] += c
+                if mem_free is not None:
+                    mem_free[node] += m
+                if (
+                    node in wanted
+                    and (cpu_free is None or cpu_free[node] >= cpu)
+                    and (mem_free is None or mem_free[node] >= mem)
+                ):
+                    return max(end, self.now)
+        return float("inf")
+
+    def _host_pools(self, spec: JobSpec, gpu_type: str | None) -> list[Pool]:
+        """The pools whose nodes a job without GPUs may use: `gpu_type`'s, else those its
+        GPU-type constraint allows (every type's without one), of its VC's nodes when its
+        VC owns nodes, else of the nodes no VC owns."""
+        vc = spec.vc
+        owner = vc if vc is not None and vc in self._owning_vcs else None
+        if gpu_type is not None:
+            types: tuple[str, ...] = (
+                gpu_type if gpu_type in self._type_keys else type_key(gpu_type),
+            )
+        elif spec.gpu_constraint is not None:
+            types = tuple(t for t in self.gpu_types if t in spec.gpu_constraint)
+        else:
+            types = self.gpu_types
+        return [(t, owner) for t in types if (t, owner) in self._ledger.pool_capacity]
+
     def _place_without_gpus(
         self, spec: JobSpec, gpu_type: str | None, strategy: str | Placer | JobStrategy
     ) -> tuple[int, ...] | None:
@@ -390,17 +442,7 @@ class ClusterView:
                 f"{self.cluster.name!r} declares CPUs or memory (cpus/host_memory_gb): give "
                 "its nodes those capacities"
             )
-        vc = spec.vc
-        owner = vc if vc is not None and vc in self._owning_vcs else None
-        if gpu_type is not None:
-            types: tuple[str, ...] = (
-                gpu_type if gpu_type in self._type_keys else type_key(gpu_type),
-            )
-        elif spec.gpu_constraint is not None:
-            types = tuple(t for t in self.gpu_types if t in spec.gpu_constraint)
-        else:
-            types = self.gpu_types
-        pools = [(t, owner) for t in types if (t, owner) in ledger.pool_capacity]
+        pools = self._host_pools(spec, gpu_type)
         resolved = self._strategies.get(strategy)
         if resolved is None:
             found = get_placer(strategy) if isinstance(strategy, str) else strategy

@@ -14,10 +14,12 @@ Simplified: the EASY reservation counts GPUs across types and ignores node bound
 it reserves GPUs only: a head job blocked on CPU or host memory (a node's GPUs free, not its
 cores) gets no reservation of them, so a backfilled job may take them and delay it.
 
-Jobs without GPUs (``num_gpus`` 0, CPU/memory only) run under strict FIFO and greedy
-backfilling; ``backfill="easy"`` does not place them (`simulate` refuses such a workload),
-since its GPU reservation would give a head without GPUs no protection. A job without GPUs
-is backfilled only when it is estimated to end by the shadow time, never on spare GPUs.
+Jobs without GPUs (``num_gpus`` 0, CPU/memory only) are placed under every mode. Under EASY
+a head without GPUs is reserved CPU and memory instead: its shadow time is the first
+estimated finish by which a node it may use has room for it, each earlier job's hold given
+back (`ClusterView.host_fits_at`), and only jobs estimated to end by then may backfill. A
+job without GPUs is backfilled only when it is estimated to end by the shadow time, never
+on spare GPUs.
 
 Speed: with an estimator whose estimates of a job do not drift while it waits or runs (the
 oracle and the noisy one), backfilling is incremental — the waiting jobs are indexed by GPU
@@ -324,8 +326,7 @@ class Fifo(BasePolicy):
     name = "fifo"
     # Never preempts, packs or keeps timers: a call while no waiting job fits changes nothing.
     call_when_nothing_fits = False
-    # Every job, one without GPUs included, goes through `view.place` (not under EASY, whose
-    # reservation counts GPUs only: see the module docstring; set per instance in __init__).
+    # Every job, one without GPUs included, goes through `view.place`.
     places_jobs_without_gpus = True
 
     def __init__(self, backfill: bool | str = False, placement: str = "consolidated") -> None:
@@ -333,7 +334,6 @@ class Fifo(BasePolicy):
             raise ValueError(f"fifo: backfill must be False, 'greedy' or 'easy', not {backfill!r}")
         self.backfill = _BACKFILL[backfill]
         self.placement = placement
-        self.places_jobs_without_gpus = self.backfill != "easy"
 
     def start(self, view: ClusterView) -> None:
         # The queue in arrival order; jobs started by backfilling stay in it, marked in
@@ -423,7 +423,9 @@ class Fifo(BasePolicy):
     def _backfill_indexed(self, view: ClusterView, alloc, started: list[JobState]) -> None:
         """`_backfill`'s decisions, visiting only jobs the index says may start."""
         head = self._queue[0]
-        if self.backfill == "easy":
+        if self.backfill == "easy" and not head.spec.num_gpus:
+            shadow, extra = self._host_reservation(view, head, started)
+        elif self.backfill == "easy":
             shadow, extra = self._reservation_indexed(view, head, started)
         else:
             shadow, extra = _INF, 0
@@ -470,9 +472,12 @@ class Fifo(BasePolicy):
         queue = [job for job in self._queue if job.spec.index not in gone]
         gone.clear()
         head = queue[0]
-        shadow, extra = (
-            self._reservation(view, head, started) if self.backfill == "easy" else (_INF, 0)
-        )
+        if self.backfill == "easy" and not head.spec.num_gpus:
+            shadow, extra = self._host_reservation(view, head, started)
+        elif self.backfill == "easy":
+            shadow, extra = self._reservation(view, head, started)
+        else:
+            shadow, extra = _INF, 0
         now = view.now
         kept: deque[JobState] = deque([head])
         for i in range(1, len(queue)):
@@ -491,6 +496,19 @@ class Fifo(BasePolicy):
                     continue
             kept.append(job)
         self._queue = kept
+
+    @staticmethod
+    def _host_reservation(
+        view: ClusterView, head: JobState, started: list[JobState]
+    ) -> tuple[float, int]:
+        """`_reservation` of a head without GPUs: when a node it may use has room for its CPU
+        and memory (`ClusterView.host_fits_at`), and no spare GPUs then (later jobs backfill
+        only when in time: a job on spare GPUs could hold the CPU the head needs)."""
+        now = view.now
+        remaining = view.estimator.remaining_time
+        holders = {job.spec.index: job for job in (*view.running.values(), *started)}
+        ends = sorted(((now + remaining(job, now), index), job) for index, job in holders.items())
+        return view.host_fits_at(head, ((end, job) for (end, _), job in ends)), 0
 
     @staticmethod
     def _reservation(
