@@ -12,6 +12,7 @@ import pytest
 
 import dlsched
 from dlsched.engine import recorder
+from dlsched.errors import ConfigError
 from dlsched.policies.fifo import Fifo
 
 _WALL_KEYS = ("sim_wall_s", "scheduler_wall_s")
@@ -141,3 +142,34 @@ def test_a_first_piece_without_placements_keeps_gpu_type_text(tmp_path: Path) ->
     assert events["event"].tolist() == ["submit", "submit", "start"]
     assert events["gpu_type"].isna().tolist() == [True, True, False]
     assert len(log) == 3
+
+
+def test_a_streamed_run_saved_and_loaded_keeps_its_event_log(tmp_path: Path):
+    """`result.save` copies the streamed file as events.parquet: `load` gives the whole log."""
+    streamed = dlsched.simulate(_jobs(), _cluster(), "fifo", events=tmp_path / "ev.parquet")
+    kept = dlsched.simulate(_jobs(), _cluster(), "fifo")
+    loaded = dlsched.SimulationResult.load(streamed.save(tmp_path / "out"))
+    pd.testing.assert_frame_equal(loaded.events, kept.events)
+
+
+def test_the_events_folder_is_made_before_the_run(tmp_path: Path):
+    """A file in folders that do not exist yet is written there (made at the start)."""
+    target = tmp_path / "a" / "b" / "ev.parquet"
+    dlsched.simulate(_jobs(), _cluster(), "fifo", events=target)
+    assert len(pd.read_parquet(target)) > 0
+
+
+def test_events_naming_a_folder_is_refused_before_the_run(tmp_path: Path):
+    """events= pointing at a folder: a ConfigError that says to give a file."""
+    with pytest.raises(ConfigError, match="is a folder"):
+        dlsched.simulate(_jobs(), _cluster(), "fifo", events=tmp_path)
+
+
+def test_the_replay_command_streams_events(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """`dlsched replay --events FILE` writes the bundled replay's event log to FILE."""
+    from dlsched.cli import main
+
+    target = tmp_path / "ev.parquet"
+    assert main(["replay", "--events", str(target), "--json"]) == 0
+    written = pd.read_parquet(target)
+    assert f'"events": {len(written)}' in capsys.readouterr().out

@@ -18,6 +18,7 @@ from dlsched._version import __version__
 from dlsched.cluster import Cluster, load_cluster
 from dlsched.engine.simulator import Simulator, no_full_collections
 from dlsched.engine.specs import build_specs
+from dlsched.errors import ConfigError
 from dlsched.metrics import SimulationResult, build_result
 from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
@@ -167,6 +168,7 @@ def _replay(
         progress_desc=str(getattr(chosen, "name", type(chosen).__name__)),
     )
     if events is not None:
+        _prepare_events_file(events)
         sim.recorder.stream_to(
             events,
             np.fromiter((spec.num_gpus for spec in specs), np.int64, len(specs)),
@@ -305,3 +307,19 @@ def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> 
     raise TypeError(
         f"workload must be a Workload, a trace path or a DataFrame, got {type(workload).__name__}"
     )
+
+
+def _prepare_events_file(events: str | os.PathLike[str]) -> None:
+    """Make `events`' folder and check it can be written, before the run rather than at its
+    first row group (a long run must not fail after the work is done)."""
+    target = Path(events)
+    if target.is_dir():
+        raise ConfigError(
+            f"events={os.fspath(events)!r} is a folder: give the parquet file to write, "
+            f"e.g. {os.fspath(target / 'events.parquet')!r}"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not os.access(target.parent, os.W_OK):
+        raise ConfigError(
+            f"events={os.fspath(events)!r}: cannot write into {os.fspath(target.parent)!r}"
+        )

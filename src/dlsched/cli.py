@@ -203,6 +203,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="save jobs/events/timeline (parquet) and summary (JSON) here",
     )
+    replay.add_argument(
+        "--events",
+        default=None,
+        metavar="FILE",
+        help="stream the event log to this parquet file as the run goes (row groups), so a "
+        "long replay never holds it in memory",
+    )
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     listing = sub.add_parser(
@@ -424,6 +431,7 @@ def _simulate(
         restart_overhead_s=args.restart_overhead,
         overheads=args.overheads,
         progress=args.progress,
+        events=getattr(args, "events", None),
     )
     # simulate() records the parameters only when it builds the policy itself.
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
@@ -508,6 +516,8 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"  skipped at load: row {skipped['row']}{field}: {skipped['reason']}")
     for job in result.meta.get("unschedulable", [])[:5]:
         print(f"  unschedulable: job {job['job_id']} (row {job['row']}): {job['reason']}")
+    if args.events:
+        print(f"\nevent log streamed to {args.events}")
     if args.out:
         print(f"\nsaved to {args.out}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,14 @@ class SimulationResult:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         self.jobs.to_parquet(out / "jobs.parquet", index=False)
-        self.events.to_parquet(out / "events.parquet", index=False)
+        streamed = self.meta.get("events_path")
+        if streamed is not None and self.events.empty:
+            # the run streamed its event log to a file (`simulate(events=...)`): that file is
+            # the log, and an empty table written here would lose it on `load`
+            if Path(streamed).resolve() != (out / "events.parquet").resolve():
+                shutil.copyfile(streamed, out / "events.parquet")
+        else:
+            self.events.to_parquet(out / "events.parquet", index=False)
         self.timeline.to_parquet(out / "timeline.parquet", index=False)
         (out / "meta.json").write_text(
             json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n"
