@@ -579,9 +579,9 @@ def test_sjf_takes_a_shuffled_ties_object_as_its_placement():
     assert (result.jobs["status"] == "finished").all()
 
 
-def test_a_streamed_run_reports_cpu_utilisation_as_unknown_not_zero(tmp_path):
-    """events=path: summary() says NaN (the log left memory), and utilisation_summary
-    reads the held amounts back from the file once meta names it: 0.375 as unstreamed."""
+def test_a_streamed_run_reports_cpu_utilisation_read_back_from_its_file(tmp_path):
+    """events=path: summary() reads the held amounts back from the streamed file (0.375 as
+    unstreamed); without the file named in meta the figure is NaN, never 0."""
     from dlsched.utilisation import utilisation_summary
 
     jobs = _jobs([("a", 0.0, 0, 10.0, 4000), ("g", 0.0, 2, 10.0, 2000)])
@@ -589,5 +589,7 @@ def test_a_streamed_run_reports_cpu_utilisation_as_unknown_not_zero(tmp_path):
     plain = dlsched.simulate(jobs, cluster, _Fifo())
     streamed = dlsched.simulate(jobs, cluster, _Fifo(), events=tmp_path / "ev.parquet")
     assert plain.summary()["cpu_utilization"] == 0.375
-    assert math.isnan(streamed.summary()["cpu_utilization"])
+    assert streamed.summary()["cpu_utilization"] == 0.375
     assert utilisation_summary(streamed, cluster)["cpu_utilization"] == 0.375
+    streamed.meta.pop("events_path")
+    assert math.isnan(utilisation_summary(streamed, cluster)["cpu_utilization"])

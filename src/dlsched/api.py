@@ -208,10 +208,11 @@ def _replay(
     }
     n_jobs = len(specs)
     del specs  # `build_result` releases the run's job objects: hold none of them here
+    if events is not None:  # before the result: its CPU/memory figures read the file back
+        meta["events_path"] = os.fspath(events)
     result = build_result(sim, meta, unschedulable, release=True)
     result.meta["sim_wall_s"] = time.perf_counter() - wall
     if events is not None:
-        result.meta["events_path"] = os.fspath(events)
         result.meta["events_written"] = len(sim.recorder)
     stuck = n_jobs - len(unschedulable) - sim.finished
     if sim.halted is not None:
