@@ -10,20 +10,23 @@ submitted at t = 0 (``gavel_generated(N, math.inf, seed=s, multi_gpu=True)``: Ga
 ``lam=0``, so no arrival gap is drawn) from Gavel's job table in the order the authors' runs
 had it (``job_types=GAVEL_JOB_TYPES_OSDI20``, A3C 15th: the figure's logs predate Gavel's
 commit 19a0dd2 of 2020-08-29, which moved A3C to the end; `dlsched.reproduce.gavel`), Gavel's
-measured throughputs as the truth
-(``throughput="gavel"``), 360 s rounds, no overheads. The metric is the makespan (the last
+measured throughputs as the truth, advanced as Gavel's simulator advances jobs, whole steps
+per round (``WholeSteps("gavel")``; the table itself under `min_total_duration_packed` and
+`gavel_gandiva`, which pack), on Gavel's round clock (``gavel_clock=True``), 360 s rounds,
+no overheads (`dlsched.reproduce.gavel`). The metric is the makespan (the last
 completion; all jobs start at 0), in hours, averaged over seeds 0, 1 and 2 as the authors'
 notebook prints it (``makespan.ipynb``: the mean over seeds of each (policy, N)).
 
-Seeds: seed s draws the jobs (``gavel_generated(..., seed=s)``) and seeds the run
-(``simulate(..., seed=s)``), from which the policies draw their random choices (Gavel's
-agnostic FIFO its type draws, Gandiva its pairs), as Gavel's ``Scheduler(seed=s)`` seeds both
-its job generator and its policies. Gavel's agnostic FIFO is bimodal in its type draws: on
+Seeds: seed s draws the jobs (``gavel_generated(..., seed=s)``), seeds the run
+(``simulate(..., seed=s)``) and is every policy's `seed`, as Gavel's ``Scheduler(seed=s)``
+seeds its job generator, its policies (the agnostic FIFO's type draws, Gandiva's pairs) and
+its type shuffler (tasks stored before: the policies drew from the run's stream, with the
+table's continuous progress). Gavel's agnostic FIFO is bimodal in its type draws: on
 the jobs of the released job order, job seed 0 with Gavel's own ``random.Random(0)``
 (``gavel_fifo(seed=0)``) ends at 661 h instead of 184 h, because its draws leave the K80s
 idle at the first solve and hand them long jobs at the second. On the authors' job order
 that puzzle goes away: ``gavel_fifo(seed=s)`` gives 186.8, 180.2 and 179.1 h at 100 jobs
-(mean 182.0 h, authors' 182.3 h), as do the run-stream draws used here.
+(mean 182.0 h, authors' 182.3 h), as did the run-stream draws used before.
 
 Policies, as the figure names them: ``fifo`` is Gavel's agnostic FIFO (`gavel_fifo`),
 ``gandiva`` Gavel's re-implementation of Gandiva (`gavel_gandiva`, its pairing drawn from
@@ -60,24 +63,38 @@ TOLERANCE = Tolerance(rel=0.10)
 
 
 def makespan_hours(
-    policy: str, n_jobs: int, seed: int, job_order: str = JOB_ORDER, **params: Any
+    policy: str,
+    n_jobs: int,
+    seed: int,
+    job_order: str = JOB_ORDER,
+    replay: bool = False,
+    **params: Any,
 ) -> dict[str, float]:
     """Makespan (hours) of the first `n_jobs` multi-GPU jobs Gavel's generator draws with
     `seed` from its job table in `job_order`, all at t = 0, under `policy` on
     `CONSOLIDATED` with Gavel's throughputs and the run seeded with `seed` too (the
-    policies' random draws), and the run's CPU seconds."""
+    policies' random draws), and the run's CPU seconds. `replay`: as Gavel's simulator
+    runs it — `seed` as the policy's seed, whole steps per round (`WholeSteps`, unless the
+    policy packs) and Gavel's round clock (``gavel_clock=True``)."""
     import dlsched
+    from dlsched.policies.gavel.realisation import WholeSteps
     from dlsched.traces.synthetic import gavel_generated
 
     jobs = gavel_generated(
         n_jobs, math.inf, seed=seed, multi_gpu=True, job_types=job_types(job_order)
     )
+    if replay:
+        params = {"seed": seed, "gavel_clock": True, **params}
+    chosen = dlsched.policies.get(policy, **params)
+    truth: Any = "gavel"
+    if replay and not getattr(chosen, "packs_jobs", False):
+        truth = WholeSteps("gavel", chosen.round_s)
     started = time.process_time()
     result = dlsched.simulate(
         jobs,
         CONSOLIDATED,
-        policy=dlsched.policies.get(policy, **params),
-        throughput="gavel",
+        policy=chosen,
+        throughput=truth,
         audit=False,
         seed=seed,  # Gavel's seed seeds the jobs and the scheduler's draws alike
     )
@@ -97,7 +114,8 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
     for seed in spec["seeds"]:
         # specs stored before the job order was chosen were measured with the released one
         order = spec.get("job_order", "released")
-        run = makespan_hours(spec["policy"], int(spec["n_jobs"]), int(seed), order)
+        replay = spec.get("replay") == "gavel_simulator"
+        run = makespan_hours(spec["policy"], int(spec["n_jobs"]), int(seed), order, replay)
         out[f"makespan_h_seed{seed}"] = run["makespan_h"]
         spans.append(run["makespan_h"])
         out["cpu_s"] = out.get("cpu_s", 0.0) + run["cpu_s"]
@@ -127,6 +145,7 @@ def plan(shared: Path, quick: bool) -> list[Point]:
                     "n_jobs": int(n_jobs),
                     "seeds": list(SEEDS),
                     "job_order": JOB_ORDER,
+                    "replay": "gavel_simulator",
                 },
             )
             points.append(
