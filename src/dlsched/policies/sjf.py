@@ -158,6 +158,8 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         # its estimated finish time (remaining overhead included) is fixed, so remaining-time
         # order needs no recomputation.
         self._running: dict[object, list[tuple[float, float, int, JobState]]] = {}
+        # A heap's length above which its stale entries are dropped (per heap: `_push`).
+        self._prune_at: dict[object, int] = {}
         self._started_last: list[JobState] = []
         self._preemptions = 0  # counts `_make_room`'s preemptions (freed GPUs)
 
@@ -175,9 +177,7 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         now = view.now
         for job in self._started_last:
             if job.status == RUNNING:
-                finish = now + self._key(view, job)
-                running = self._running.setdefault(view.pool_of_gpu(job.gpus[0]), [])
-                heapq.heappush(running, (-finish, -job.spec.index, job.version, job))
+                self._push(view.pool_of_gpu(job.gpus[0]), now + self._key(view, job), job)
         self._started_last = []
         alloc = view.allocation()
         heap = self._heap
@@ -225,6 +225,19 @@ class ShortestRemainingTimeFirst(_ShortestFirst):
         for item in deferred:
             heapq.heappush(heap, item)
         return alloc
+
+    def _push(self, pool: object, finish: float, job: JobState) -> None:
+        """List a job that started as running in its pool's heap. Stale entries (finished,
+        preempted or moved since) are skipped only when they reach the top, so on a long
+        run a heap would keep every job it ever held: when it doubles, they are dropped.
+        Decisions do not change: live entries keep their strict order and stale ones are
+        never used."""
+        running = self._running.setdefault(pool, [])
+        heapq.heappush(running, (-finish, -job.spec.index, job.version, job))
+        if len(running) > self._prune_at.get(pool, 64):
+            running[:] = [e for e in running if e[3].status == RUNNING and e[3].version == e[2]]
+            heapq.heapify(running)
+            self._prune_at[pool] = 2 * len(running) + 64
 
     def _longest_running(self, now: float) -> float:
         """The largest estimated remaining time among running jobs (-1 when none)."""
