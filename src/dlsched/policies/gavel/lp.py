@@ -391,7 +391,7 @@ def _cvxpy(solver: str):
         import cvxpy  # type: ignore[import-not-found]
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ConfigError(
-            f"solver={solver!r} needs cvxpy: pip install cvxpy (or use solver='highs')"
+            f"solver={solver!r} needs cvxpy: pip install 'dlsched[gavel]' (or use solver='highs')"
         ) from exc
     return cvxpy
 
