@@ -766,6 +766,15 @@ class Simulator:
         self._where[index] = where
         rate_from = self._rate_from
         assert rate_from is not None  # only called when the truth has it
+        if self.ledger.packed_jobs and self._partners(state.spec, gpus):
+            # `rate_from` has no partners to rate by: it would run a packed job at its solo
+            # speed (a silently wrong result), so such a truth and packing do not mix
+            raise SchedulingError(
+                f"job {state.spec.job_id!r} shares its GPUs with another job, but the truth "
+                f"{getattr(self.truth, 'name', self.truth)!r} rates jobs by their progress "
+                "(rate_from) and not by who shares their GPUs: use a throughput model that "
+                "measures pairs (e.g. 'gavel') with policies that pack"
+            )
         rate, until = rate_from(state.spec.model, *where, state.steps_done)
         self._until[index] = until
         return rate

@@ -96,6 +96,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import warnings
 
 import numpy as np
 
@@ -269,6 +270,7 @@ class GavelPolicy(BasePolicy):
         # that have arrived here but not yet on Gavel's clock
         self._short_s = 0.0
         self._drift_s = 0.0
+        self._warned_coarse = False
         self._held_back: list[JobState] = []
         self._rates: dict[JobState, np.ndarray] = {}
         self._speed = np.zeros(0)  # Σ over every job seen of its throughput / its best
@@ -535,8 +537,22 @@ class GavelPolicy(BasePolicy):
         if len(lost) and self.gavel_clock:
             # Gavel's round ends when its longest run of whole steps does: its clock falls
             # behind, and its reset credits each job X times the rounds' total length
-            self._short_s += float(lost.min())
-            self._drift_s += float(lost.min())
+            short = float(lost.min())
+            self._short_s += short
+            self._drift_s += short
+            if short > 0.01 * self.period_s and not self._warned_coarse:
+                # dlsched's rounds stay period_s long: with steps this coarse the drift
+                # grows fast and arrivals wait far longer than Gavel's shorter rounds would
+                self._warned_coarse = True
+                warnings.warn(
+                    f"{self.name}: gavel_clock=True with steps of more than 1 % of a round "
+                    f"(every running job loses >= {short:.3g} s of a {self.period_s:g} s "
+                    "round): Gavel's rounds would be that much shorter, dlsched's are not, "
+                    "so arrivals are held back longer than in Gavel's simulator; the option "
+                    "replays Gavel only for jobs of many steps per round (Gavel's table)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         self._type_time -= np.bincount(types, weights=lost, minlength=len(self._type_time))
 
     def _can_resolve(self, now: float) -> bool:
