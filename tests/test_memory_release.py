@@ -142,3 +142,28 @@ def test_a_run_stopped_early_reports_its_live_jobs() -> None:
         released = dlsched.simulate(_jobs(), _cluster(), "srtf", audit=False, max_time_s=20.0)
     assert (released.jobs["status"] == "unfinished").any()
     pd.testing.assert_frame_equal(released.jobs, kept.jobs, check_exact=True)
+
+
+def test_a_cluster_of_more_than_127_gpu_types_keeps_each_finished_jobs_type():
+    """The finished jobs' GPU-type codes are 16-bit: 130 types, one job on each, finish
+    with their GPU-seconds (an 8-bit code overflowed with the states let go)."""
+    types = 130
+    cluster = dlsched.Cluster.from_dict(
+        {
+            "name": "many",
+            "nodes": [
+                {"gpu_type": f"G{k:03d}", "count": 1, "gpus_per_node": 1} for k in range(types)
+            ],
+        }
+    )
+    jobs = pd.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(types)],
+            "submit_time": [0.0] * types,
+            "num_gpus": [1] * types,
+            "duration": [10.0] * types,
+        }
+    )
+    result = dlsched.simulate(jobs, cluster, "fifo", audit=False)
+    assert result.summary()["jobs_completed"] == types
+    assert (result.jobs["gpu_seconds"] == 10.0).all()

@@ -34,8 +34,9 @@ class JobStates(Sequence[JobState]):
     result needs of it is kept in columns (machine numbers) and the object is let go. Read
     back, a finished job is a new `JobState` with those fields (`start_time`,
     `finish_time`, `attained_service_s`, `held_s`, `gpu_seconds_by_type`, the counts of
-    preemptions, migrations, restarts and rescales, and `last_run_s`); its other clock
-    fields say its finish time.
+    preemptions, migrations, restarts and rescales, and `last_run_s`); `credited_at`,
+    `progress_from` and `held_since` say its finish time, `queued_since` its submit time
+    and `version` 0 (nothing in dlsched reads those of a finished job).
 
     On a million-job replay this keeps some 350 bytes a job (a state and the numbers it
     points to) out of the run's peak memory; a policy that holds a finished job's state
@@ -79,7 +80,7 @@ class JobStates(Sequence[JobState]):
         self.restarts = none * n
         self.rescales = none * n
         # the GPU type key a job held (its code), -1 for none, -2 for several (`_several`)
-        self._type = array("b", [-1]) * n
+        self._type = array("h", [-1]) * n  # 16-bit: a cluster may have over 127 types
         self._type_code: dict[str, int] = {}
         self._type_names: list[str] = []
         self._several: dict[int, dict[str, float]] = {}
@@ -182,7 +183,7 @@ class JobStates(Sequence[JobState]):
             "rescales": np.array(self.rescales, dtype=np.int64),
             "finished": np.frombuffer(self._retired, dtype=np.uint8).astype(bool),
         }
-        codes = np.frombuffer(self._type, dtype=np.int8)
+        codes = np.frombuffer(self._type, dtype=np.int16)
         by_type = {}
         for t in gpu_types:
             code = self._type_code.get(t)

@@ -495,9 +495,12 @@ class ClusterView:
         """The run's placer of a job-aware strategy (built at its first use in the run)."""
         placer = self._job_placers.get(strategy)
         if placer is None:
-            context = PlacementContext(
-                self._ledger, tuple(state.spec for state in self._jobs.states), self.rng
-            )
+            states = self._jobs.states
+            # the specs, not the states: reading a `JobStates` entry makes that job's state
+            specs = getattr(states, "specs", None)
+            if specs is None:
+                specs = [state.spec for state in states]
+            context = PlacementContext(self._ledger, tuple(specs), self.rng)
             placer = self._job_placers[strategy] = strategy(context)
         return placer
 
