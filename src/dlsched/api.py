@@ -81,6 +81,10 @@ def simulate(
       the file then has what `result.events` would, `result.events` has its columns and no
       rows, ``result.meta["events_path"]`` names the file and ``summary()["events"]`` still
       counts the events. Read it back with `pandas.read_parquet` or `pyarrow.dataset`.
+      An existing file is replaced; its folder is made before the run. On a cluster that
+      declares CPUs or memory the log is held and written at the end (its held-resource
+      columns need the whole run), and the CPU/memory figures of `summary()` are read
+      back from the file.
 
     A job that can never run (more GPUs than any one type has, or a model the throughput
     model cannot run anywhere) raises `TraceError` naming its file, row and field, unless the
