@@ -385,20 +385,23 @@ def test_whole_steps_truth_shows_policies_the_base_rate():
     assert truth.rate_from(RESNET18_64, "k80", 1, 1, 0.0) == (int(rate * 360) / 360, float("inf"))
 
 
+class _CoarseSteps:
+    """One 'slow' step takes 200 s: far from Gavel's many steps per round."""
+
+    name = "coarse"
+
+    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+        return 0.0 if colocated else (1 / 200 if model == "slow" else 1.0)
+
+    def reference_type(self, model):
+        return None
+
+
 @pytest.mark.filterwarnings("ignore:fifo_perf. gavel_clock=True with steps:RuntimeWarning")
 def test_gavel_clock_sees_a_job_arriving_in_the_rounds_shortfall_a_round_later():
     """A job at 1/200 steps/s does 1 whole step (200 s) a 360 s round, so Gavel's clock falls
     160 s behind per round: B, arriving at 300 s (after Gavel's first round ended, at 200 s),
     starts at the 360 s tick by default, and a round later with gavel_clock=True."""
-
-    class TwoSpeeds:
-        name = "two-speeds"
-
-        def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
-            return 0.0 if colocated else (1 / 200 if model == "slow" else 1.0)
-
-        def reference_type(self, model):
-            return None
 
     jobs = pd.DataFrame(
         [("A", 0.0, 1, 10.0, "slow"), ("B", 300.0, 1, 50.0, "fast")],
@@ -410,7 +413,7 @@ def test_gavel_clock_sees_a_job_arriving_in_the_rounds_shortfall_a_round_later()
             jobs,
             cluster(V100=2),
             policy=dlsched.policies.get("fifo_perf", gavel_clock=clock),
-            throughput=TwoSpeeds(),
+            throughput=_CoarseSteps(),
         )
         starts[clock] = dict(zip(result.jobs["job_id"], result.jobs["start_time"], strict=True))
     assert starts[False]["B"] == 360.0 and starts[True]["B"] == 720.0
@@ -432,18 +435,6 @@ def test_a_progress_rated_truth_refuses_a_packing_policy():
             policy="max_min_fairness_packed",
             throughput=WholeSteps("gavel"),
         )
-
-
-class _CoarseSteps:
-    """One 'slow' step takes 200 s: far from Gavel's many steps per round."""
-
-    name = "coarse"
-
-    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
-        return 0.0 if colocated else (1 / 200 if model == "slow" else 1.0)
-
-    def reference_type(self, model):
-        return None
 
 
 def test_gavel_clock_warns_when_steps_are_coarse():

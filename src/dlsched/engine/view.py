@@ -324,10 +324,7 @@ class ClusterView:
                     break
             else:  # no pool has n free GPUs: no strategy can place the job (a cheap no)
                 return None
-        resolved = self._strategies.get(strategy)
-        if resolved is None:
-            found = get_placer(strategy) if isinstance(strategy, str) else strategy
-            resolved = self._strategies[strategy] = (found, is_job_aware(found))
+        resolved = self._strategies.get(strategy) or self._resolve(strategy)
         placer, job_aware = resolved
         if job_aware:
             chosen = self._job_placer(placer)  # type: ignore[arg-type]
@@ -443,10 +440,7 @@ class ClusterView:
                 "its nodes those capacities"
             )
         pools = self._host_pools(spec, gpu_type)
-        resolved = self._strategies.get(strategy)
-        if resolved is None:
-            found = get_placer(strategy) if isinstance(strategy, str) else strategy
-            resolved = self._strategies[strategy] = (found, is_job_aware(found))
+        resolved = self._strategies.get(strategy) or self._resolve(strategy)
         placer, job_aware = resolved
         if job_aware:
             return self._job_placer(placer).place(spec, 0, pools)  # type: ignore[arg-type]
@@ -490,6 +484,12 @@ class ClusterView:
         if types is None:
             types = self.rank_types(spec)
         return tuple((t, owner) for t in types)
+
+    def _resolve(self, strategy: str | Placer | JobStrategy) -> tuple[Placer | JobStrategy, bool]:
+        """A strategy's placer and whether it is job-aware, found once per run."""
+        found = get_placer(strategy) if isinstance(strategy, str) else strategy
+        resolved = self._strategies[strategy] = (found, is_job_aware(found))
+        return resolved
 
     def _job_placer(self, strategy: JobStrategy) -> JobPlacer:
         """The run's placer of a job-aware strategy (built at its first use in the run)."""
