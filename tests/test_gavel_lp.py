@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlsched.policies.gavel import lp
+from dlsched.policies.gavel import interior, lp
 from dlsched.policies.gavel.fifo import fifo_fastest
 from dlsched.policies.gavel.hierarchical import hierarchical
 from dlsched.policies.gavel.lp import Problem, check_feasible
@@ -198,19 +198,55 @@ def test_isolated_throughput_is_gavels_isolated_share_times_the_rates():
     assert problem.equal_share_throughput() == pytest.approx([2.5] * 3)
 
 
-def test_finish_time_fairness_through_cvxpy_returns_gavels_interior_point():
+@pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
+def test_finish_time_fairness_on_an_interior_point_solver_returns_gavels_interior_point(solver):
     """Two jobs on 2 V100: ρ_0 = 1 / x_0, and job 1 (10 steps left at 1 step/s, 100 s of
     isolated work done) has ρ_1 = (10 / x_1) / 110 ≤ 1 for any x_1 ≥ 1/11. The optimum
     (max ρ = 1) fixes x_0 = 1 only: HiGHS spends the leftover (x_1 = 1), Gavel's solver
     returns a point inside [1/11, 1]."""
-    pytest.importorskip("cvxpy")
+    _needs(solver)
     problem = Problem.build([[2.0], [1.0]], [1, 1], [2])
     args = ([0.0, 0.0], [100.0, 10.0])
     gavel = dict(isolated_done_s=[0.0, 100.0], isolated_rate=[2.0, 1.0])
     highs = lp.finish_time_fairness(problem, *args, spend_leftover=True, **gavel)
-    interior = lp.finish_time_fairness(problem, *args, solver="CLARABEL", **gavel)
+    inside = lp.finish_time_fairness(problem, *args, solver=solver, **gavel)
     assert highs[:, 0] == pytest.approx([1.0, 1.0], abs=1e-6)
-    assert interior[0, 0] == pytest.approx(1.0, abs=1e-4) and 1 / 11 < interior[1, 0] < 0.99
+    assert inside[0, 0] == pytest.approx(1.0, abs=1e-4) and 1 / 11 < inside[1, 0] < 0.99
+
+
+def _needs(solver: str) -> None:
+    if solver == "ECOS":
+        pytest.importorskip("ecos")
+
+
+@pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
+def test_max_min_on_an_interior_point_solver_returns_a_point_inside_the_optimal_face(solver):
+    """One type of 3 GPUs, t ≤ x_A and t ≤ 2·x_B: the optimum t = 1 needs x_A = 1 and any
+    x_B in [½, 1]; a vertex is an end of that range, Gavel's solver a point inside it."""
+    _needs(solver)
+    x = interior.max_min(np.array([[1.0], [2.0]]), np.array([1, 1]), np.array([3.0]), solver)
+    assert x[0, 0] == pytest.approx(1.0, abs=1e-5)
+    assert 0.5 + 1e-3 < x[1, 0] < 1 - 1e-3
+
+
+def test_max_min_fairness_policy_on_an_interior_point_solver_keeps_gavels_per_type_problem():
+    """Agnostic max-min on 36:36:36 with CLARABEL: the per-type problem (not the pooled one
+    HiGHS solves), every job spread over the three types, within every constraint."""
+    problem = Problem.build(np.ones((4, 3)), [1, 2, 4, 8], [36, 36, 36])
+    x = lp.max_min_fairness(problem, solver="CLARABEL")
+    lp.check_feasible(problem, x, tolerance=1e-6)
+    assert (x > 1e-3).all()
+
+
+def test_gavel_policies_refuse_an_unknown_solver_and_accept_any_case():
+    """solver is "highs" or an interior-point solver, in any case; else a ConfigError."""
+    from dlsched import policies
+    from dlsched.errors import ConfigError
+
+    assert policies.get("max_min_fairness_perf", solver="clarabel").solver == "CLARABEL"
+    assert policies.get("min_total_duration", solver=" HiGHS ").solver == "highs"
+    with pytest.raises(ConfigError, match="solver must be 'highs' or one of CLARABEL, ECOS"):
+        policies.get("finish_time_fairness_perf", solver="gurobi")
 
 
 def test_finish_time_fairness_policy_refuses_an_unknown_rho():
@@ -222,12 +258,15 @@ def test_finish_time_fairness_policy_refuses_an_unknown_rho():
         policies.get("finish_time_fairness_perf", rho="themis")
 
 
-def test_min_total_duration_through_cvxpy_bisects_as_gavel_and_keeps_slack():
+@pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
+def test_min_total_duration_on_an_interior_point_solver_bisects_as_gavel_and_keeps_slack(
+    solver,
+):
     """Gavel's bisection (100 s to 10⁶ s, to 5 %) on two jobs of 3000 and 1000 steps at 1
     step/s on one GPU (optimum T = 4000 s): the X of a feasible T up to 5 % above it, from
     inside the feasible set, not the exact LP's (¾, ¼)."""
-    pytest.importorskip("cvxpy")
+    _needs(solver)
     problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
-    x = lp.min_total_duration(problem, [3000.0, 1000.0], solver="CLARABEL")
+    x = lp.min_total_duration(problem, [3000.0, 1000.0], solver=solver)
     assert 4000.0 < lp.makespan(problem, x, [3000.0, 1000.0]) <= 4000.0 * 1.05
     assert x[:, 0].sum() < 1.0

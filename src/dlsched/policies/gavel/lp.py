@@ -46,7 +46,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from dlsched.errors import ConfigError, SchedulingError
+from dlsched.errors import SchedulingError
+from dlsched.policies.gavel import interior
 
 _TOLERANCE = 1e-9
 
@@ -311,15 +312,27 @@ def _grouped_max_min(problem: Problem, coef: np.ndarray) -> np.ndarray:
 # ---- objectives ---------------------------------------------------------------------------
 
 
-def max_min_fairness(problem: Problem) -> np.ndarray:
+def max_min_fairness(problem: Problem, solver: str = "highs") -> np.ndarray:
     """X maximising min_j Σ_k T[j,k]·X[j,k]·s_j / (w_j·T_equal[j]) (Gavel's LAS, §4.1).
 
     Jobs that can run nowhere get a zero row and are left out of the minimum. Pass
-    throughputs of 1 on every usable type for the heterogeneity-agnostic baseline."""
+    throughputs of 1 on every usable type for the heterogeneity-agnostic baseline.
+    `solver`: ``"highs"`` (one LP row per class of identical jobs, a vertex) or an
+    interior-point solver (``"CLARABEL"``, ``"ECOS"``: Gavel's per-job problem, a point
+    inside the optimal face, `interior.max_min`)."""
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
-    return _grouped_max_min(problem, _fairness_coef(problem))
+    coef = _fairness_coef(problem)
+    if solver == "highs":
+        return _grouped_max_min(problem, coef)
+    live = np.flatnonzero((coef > 0).any(axis=1))
+    out = np.zeros((n, m))
+    if len(live):
+        out[live] = interior.max_min(
+            coef[live], problem.scale_factors[live], problem.capacities, solver
+        )
+    return out
 
 
 def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs") -> np.ndarray:
@@ -328,14 +341,17 @@ def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs")
 
     Gavel bisects on T (feasibility LPs between 100 s and 10⁶ s, to 5%); the substitution
     z = 1/T makes it one exact LP. Jobs with nothing left are left out. `solver`: the name
-    of a cvxpy solver (``"CLARABEL"``, ``"ECOS"``) runs Gavel's bisection instead
-    (`min_total_duration_cvxpy`)."""
+    of an interior-point solver (``"CLARABEL"``, ``"ECOS"``; `interior.SOLVERS`) runs
+    Gavel's bisection instead (`min_total_duration_interior`)."""
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
     remaining = np.asarray(remaining_steps, dtype=float)
-    if solver.lower() != "highs":
-        return min_total_duration_cvxpy(problem, remaining, solver)
+    if solver != "highs":
+        live = np.flatnonzero(problem.usable.any(axis=1))
+        out = np.zeros((n, m))
+        out[live] = min_total_duration_interior(problem.subset(live), remaining[live], solver)
+        return out
     tput = problem.throughputs * problem.usable
     coef = np.divide(
         tput, remaining[:, None], out=np.zeros_like(tput), where=remaining[:, None] > 0
@@ -344,56 +360,31 @@ def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs")
     return x
 
 
-def min_total_duration_cvxpy(
+def min_total_duration_interior(
     problem: Problem, remaining_steps: np.ndarray, solver: str
 ) -> np.ndarray:
     """X as Gavel's code finds it (`MinTotalDurationPolicyWithPerf`): bisection on T
     between 100 s and 10⁶ s (widening tenfold while nothing is feasible) until the bounds
-    are within 5 %, each step a cvxpy feasibility problem (maximise 1 subject to Gavel's
-    constraints and Σ_k T·X ≥ R_j / T) handed to `solver`; the X of the last feasible T.
-    That T is up to 5 % above the optimum, and an interior-point solver returns a point
-    inside the feasible set, so every job gets some of every type it can use, where the
-    exact LP (`min_total_duration`) returns a vertex. Needs cvxpy."""
-    cp = _cvxpy(solver)
+    are within 5 %, each step a feasibility problem (Gavel's constraints and
+    Σ_k T·X ≥ R_j / T) handed to the interior-point `solver` (`interior.feasible_by`); the
+    X of the last feasible T. That T is up to 5 % above the optimum, and an interior-point
+    solver returns a point inside the feasible set, so every job gets some of every type it
+    can use, where the exact LP (`min_total_duration`) returns a vertex."""
     tput = problem.throughputs * problem.usable
-    n, m = tput.shape
-    scale = np.repeat(problem.scale_factors.astype(float)[:, None], m, axis=1)
-
-    def feasible(t: float) -> np.ndarray | None:
-        x = cp.Variable((n, m))
-        constraints = [
-            x >= 0,
-            cp.sum(cp.multiply(scale, x), axis=0) <= problem.capacities,
-            cp.sum(x, axis=1) <= 1,
-            cp.sum(cp.multiply(tput, x), axis=1) >= remaining_steps / t,
-        ]
-        problem_ = cp.Problem(cp.Maximize(1), constraints)
-        problem_.solve(solver=solver.upper())
-        return x.value if problem_.status == "optimal" else None
+    scale, caps = problem.scale_factors.astype(float), problem.capacities.astype(float)
 
     high, low, last_high = 1e6, 100.0, 1e6
     found = None
     while found is None:
         while 1.05 * low < high:
             t = (low + high) / 2.0
-            x = feasible(t)
+            x = interior.feasible_by(tput, scale, caps, remaining_steps, t, solver)
             if x is not None:
                 found, high = x, t
             else:
                 low = t
         high, low, last_high = last_high * 10.0, last_high, last_high * 10.0
-    return np.clip(found, 0.0, 1.0)
-
-
-def _cvxpy(solver: str):
-    """cvxpy, or a ConfigError saying how to get it."""
-    try:
-        import cvxpy  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ConfigError(
-            f"solver={solver!r} needs cvxpy: pip install 'dlsched[gavel]' (or use solver='highs')"
-        ) from exc
-    return cvxpy
+    return found
 
 
 def makespan(problem: Problem, x: np.ndarray, remaining_steps) -> float:
@@ -448,7 +439,8 @@ def finish_time_fairness(
     Gavel's isolated share, `isolated_throughput`, and its cumulative isolated time); left
     out, T_iso is the equal share's T_equal and done_j the elapsed time (so ρ = 1 under the
     equal share, the form dlsched had first). `solver`: ``"highs"`` (Dinkelbach below) or
-    the name of a cvxpy solver (``"CLARABEL"``, ``"ECOS"``: `finish_time_fairness_cvxpy`).
+    an interior-point solver (``"CLARABEL"``, ``"ECOS"``: Gavel's own problem,
+    `interior.finish_time_fairness`).
     ρ_j = N_j(X) / D_j(X)
     with N_j = elapsed_j·y_j + R_j and D_j = isolated_j·y_j both affine in X, so min max ρ
     is a generalised fractional program. Dinkelbach's normalised iteration (Crouzeix,
@@ -471,14 +463,15 @@ def finish_time_fairness(
     live = np.flatnonzero((equal > 0) & (iso_rate > 0) & (remaining > 0))
     if not len(live):
         return np.zeros((n, m))
-    if solver.lower() != "highs":
+    if solver != "highs":
         out = np.zeros((n, m))
-        out[live] = finish_time_fairness_cvxpy(
-            problem.subset(live),
+        out[live] = interior.finish_time_fairness(
+            tput[live],
+            problem.scale_factors[live],
+            problem.capacities,
             elapsed[live],
             remaining[live],
-            done[live],
-            iso_rate[live],
+            done[live] + remaining[live] / iso_rate[live],
             solver,
         )
         return out
@@ -524,44 +517,6 @@ def finish_time_fairness(
     out = np.zeros((n, m))
     out[live] = x
     return out
-
-
-def finish_time_fairness_cvxpy(
-    problem: Problem,
-    elapsed_s: np.ndarray,
-    remaining_steps: np.ndarray,
-    done_s: np.ndarray,
-    isolated_rate: np.ndarray,
-    solver: str,
-) -> np.ndarray:
-    """X minimising max_j ρ_j as Gavel's code solves it (`FinishTimeFairnessPolicyWithPerf`):
-    the same cvxpy problem — X over every type, ρ_j = (elapsed_j + R_j · inv_pos(y_j)) /
-    (done_j + R_j / T_iso[j]), x ≥ 0, Σ_k x ≤ 1, Σ_j s_j·x ≤ G_k — handed to the cvxpy
-    solver `solver`. Its optimum is a face (only the largest ρ counts); an interior-point
-    solver (Gavel's ECOS, or CLARABEL) returns a point inside it, not the vertex HiGHS
-    returns, and the point it returns is what Gavel's allocation is. Needs cvxpy (not a
-    dependency of dlsched); Gavel's isolated allocation if the solver finds nothing."""
-    cp = _cvxpy(solver)
-    tput = problem.throughputs * problem.usable
-    n, m = tput.shape
-    x = cp.Variable((n, m))
-    isolated = done_s + remaining_steps / isolated_rate
-    ratios = [
-        (elapsed_s[j] + remaining_steps[j] * cp.inv_pos(cp.sum(cp.multiply(tput[j], x[j]))))
-        / isolated[j]
-        for j in range(n)
-    ]
-    scale = np.repeat(problem.scale_factors.astype(float)[:, None], m, axis=1)
-    constraints = [
-        x >= 0,
-        cp.sum(cp.multiply(scale, x), axis=0) <= problem.capacities,
-        cp.sum(x, axis=1) <= 1,
-    ]
-    objective = cp.Minimize(ratios[0] if n == 1 else cp.maximum(*ratios))
-    cp.Problem(objective, constraints).solve(solver=solver.upper())
-    if x.value is None:
-        return isolated_shares(problem.scale_factors, problem.capacities)
-    return np.clip(x.value, 0.0, 1.0)
 
 
 def _spend_leftover(

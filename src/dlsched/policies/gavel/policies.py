@@ -61,7 +61,7 @@ import numpy as np
 from dlsched.engine.view import ClusterView
 from dlsched.errors import ConfigError
 from dlsched.jobs import JobState
-from dlsched.policies.gavel import lp
+from dlsched.policies.gavel import interior, lp
 from dlsched.policies.gavel.mechanism import (
     GavelPolicy,
     mechanism_options,
@@ -75,6 +75,10 @@ RHO_FORMS = ("gavel", "equal_share")
 class LPPolicy(GavelPolicy):
     """A Gavel policy whose X comes from an LP over the problem the policy is allowed to see
     (the agnostic ones see throughput 1 on every usable type)."""
+
+    solver = "highs"
+    """"highs" (a vertex of the optimal face) or an interior-point solver (`interior.SOLVERS`:
+    Gavel's own problem, a point inside the face), on the policies that take `solver`."""
 
     def objective(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         raise NotImplementedError
@@ -95,7 +99,7 @@ class LPPolicy(GavelPolicy):
         if self.heterogeneity_aware:
             return self.objective(seen, jobs, view)
         n, m = seen.shape
-        if m > 1 and seen.allowed is None and seen.usable.all():
+        if m > 1 and seen.allowed is None and seen.usable.all() and self.solver == "highs":
             # Every job may use every type and sees them alike: the LP over one pooled type
             # has the same per-job totals (any totals fitting the pool split in proportion
             # to the GPU counts fit every type) at a third of the size on Gavel's cluster.
@@ -104,7 +108,9 @@ class LPPolicy(GavelPolicy):
                 np.ones((n, 1)), seen.scale_factors, np.array([seen.capacities.sum()]), seen.weights
             )
             return self.objective(pooled, jobs, view)[:, :1] * share[None, :]
-        return lp.spread_evenly(seen, self.objective(seen, jobs, view))
+        x = self.objective(seen, jobs, view)
+        # an interior point is already spread over the types Gavel's solver spreads it over
+        return lp.spread_evenly(seen, x) if self.solver == "highs" else x
 
     def remaining(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         """Remaining work as the LP counts it: estimated steps (at least 1% of the job), or
@@ -123,14 +129,19 @@ class LPPolicy(GavelPolicy):
 
 
 @register("max_min_fairness")
+@mechanism_options
 class MaxMinFairness(LPPolicy):
     """Gavel LAS / max-min fairness, heterogeneity-agnostic baseline (OSDI 2020)."""
 
     name = "max_min_fairness"
     heterogeneity_aware = False
 
+    def __init__(self, solver: str = "highs", **mechanism) -> None:
+        super().__init__(**mechanism)
+        self.solver = interior.check_solver(solver, self.name)
+
     def objective(self, problem, jobs, view):
-        return lp.max_min_fairness(problem)
+        return lp.max_min_fairness(problem, solver=self.solver)
 
 
 @register("max_min_fairness_perf")
@@ -174,9 +185,7 @@ class FinishTimeFairness(LPPolicy):
         if rho not in RHO_FORMS:
             raise ConfigError(f"{self.name}: rho must be one of {RHO_FORMS}, got {rho!r}")
         self.rho = rho
-        if not isinstance(solver, str) or not solver.strip():
-            raise ConfigError(f"{self.name}: solver must be 'highs' or a cvxpy solver name")
-        self.solver = solver.strip()
+        self.solver = interior.check_solver(solver, self.name)
 
     def start(self, view: ClusterView) -> None:
         """The mechanism's run state, and no isolated time counted yet."""
@@ -235,9 +244,7 @@ class MinTotalDuration(LPPolicy):
 
     def __init__(self, solver: str = "highs", **mechanism) -> None:
         super().__init__(**mechanism)
-        if not isinstance(solver, str) or not solver.strip():
-            raise ConfigError(f"{self.name}: solver must be 'highs' or a cvxpy solver name")
-        self.solver = solver.strip()
+        self.solver = interior.check_solver(solver, self.name)
 
     def objective(self, problem, jobs, view):
         return lp.min_total_duration(
