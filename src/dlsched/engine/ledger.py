@@ -457,6 +457,28 @@ class Ledger:
         """`take` of free whole GPUs (the common case), with `_claim` inlined."""
         owner = self.owner
         n_gpus = len(owner)
+        if len(gpus) == 1:  # one GPU (most jobs): the loops below, unrolled
+            gpu = gpus[0]
+            if not 0 <= gpu < n_gpus:
+                raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {n_gpus})")
+            if owner[gpu] != FREE:
+                raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
+            owner[gpu] = job_index
+            node = self.gpu_node[gpu]
+            free = self.node_free[node]
+            pool = self.node_pool[node]
+            bucket = self.buckets[pool]
+            left = len(free) - 1
+            bucket[left + 1].discard(node)
+            free.remove(gpu)
+            if left:
+                bucket[left].add(node)
+            self.free_by_type[pool[0]] -= 1
+            self.free_by_pool[pool] -= 1
+            self.pool_epoch[pool] += 1
+            if vc is not None:
+                self.vc_used[vc] = self.vc_used.get(vc, 0.0) + 1.0
+            return
         for gpu in gpus:
             if not 0 <= gpu < n_gpus:
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {n_gpus})")
@@ -537,6 +559,25 @@ class Ledger:
     def _give_back_whole(self, job_index: int, gpus: tuple[int, ...], vc: str | None) -> None:
         """`give_back` of whole GPUs while nothing is packed, with `_release` inlined."""
         owner = self.owner
+        if len(gpus) == 1:  # one GPU (most jobs): the loops below, unrolled
+            gpu = gpus[0]
+            if owner[gpu] != job_index:
+                raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")
+            owner[gpu] = FREE
+            node = self.gpu_node[gpu]
+            free = self.node_free[node]
+            pool = self.node_pool[node]
+            bucket = self.buckets[pool]
+            if free:
+                bucket[len(free)].discard(node)
+            insort(free, gpu)
+            bucket[len(free)].add(node)
+            self.free_by_type[pool[0]] += 1
+            self.free_by_pool[pool] += 1
+            self.pool_epoch[pool] += 1
+            if vc is not None:
+                self.vc_used[vc] -= 1.0
+            return
         for gpu in gpus:
             if owner[gpu] != job_index:
                 raise SchedulingError(f"GPU {gpu} is not held by job index {job_index}")

@@ -380,13 +380,13 @@ class Recorder:
         free_of = self._free_of
         free_by_type = self._free_by_type
         free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)
-        times = self.row_times
-        if times and times[-1] == now:
-            self.row_free[-self._n_types :] = array("i", free)
-            self._last = free
-        elif free != self._last:
-            times.append(now)
-            self.row_free.extend(free)
+        if free != self._last:  # (`_last` is the last row's: the same free GPUs add no row)
+            times = self.row_times
+            if times and times[-1] == now:
+                self.row_free[-self._n_types :] = array("i", free)
+            else:
+                times.append(now)
+                self.row_free.extend(free)
             self._last = free
         if len(self.times) >= self._flush_at:
             self.flush()

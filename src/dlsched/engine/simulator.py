@@ -334,6 +334,7 @@ class Simulator:
         self.states.specs = []  # a caller may still hold the states: not their specs
         self.specs = []
         self.states = self.jobs.states = JobStates([])
+        self.view._specs = None  # (it is the specs list let go above)
         self._retire = None  # (it holds the old states)
 
     # ---- public -----------------------------------------------------------------------
@@ -472,9 +473,12 @@ class Simulator:
                 pending[job_id] = state  # JobIndex.arrive, inlined for speed
                 active[job_id] = state
                 n_gpus = spec.num_gpus
-                if n_gpus not in demand:
+                count = demand.get(n_gpus)
+                if count is None:
                     jobs._least = None
-                demand[n_gpus] += 1
+                    demand[n_gpus] = 1
+                else:
+                    demand[n_gpus] = count + 1
                 add_time(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
                 add_kind(SUBMIT)
                 add_job(i)
@@ -544,20 +548,24 @@ class Simulator:
             self._skip_call()  # the policy says its call would change nothing now
             return
         if self._skip_blocked and not clock.is_round and jobs.running:
-            least = jobs._least  # `jobs.min_demand()`, inlined
-            if least is None:
-                least = jobs.min_demand()
+            # Nothing waiting fits, or no GPUs came back where the policy said it waits: the
+            # policy declared such a call a no-op (`_skip_call`, inlined).
             waits = self._waits
-            blocked = False  # no GPUs came back where the policy said it waits
             if waits is not None:
                 epoch = self.ledger.pool_epoch
                 for pool, seen in waits:
                     if epoch[pool] != seen:
                         break
                 else:
-                    blocked = True
-            if blocked or not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
-                # Nothing waiting fits: the policy declared such a call a no-op.
+                    self._last_call_changed = False
+                    self._idle_calls = 0
+                    if self._auditor is not None:
+                        self._auditor.after_schedule()
+                    return
+            least = jobs._least  # `jobs.min_demand()`, inlined
+            if least is None:
+                least = jobs.min_demand()
+            if not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
                 self._skip_call()
                 return
         policy = self.policy
@@ -619,43 +627,54 @@ class Simulator:
         if self._auditor is not None:
             self._auditor.after_schedule()
 
+    def _change(
+        self, state: JobState, old: tuple[int, ...], new: tuple[int, ...], now: float
+    ) -> tuple[int, float] | None:
+        """`_apply` of anything but a first start, up to the new stint: the event's kind and
+        the change's overhead, or None for a preemption (done here)."""
+        spec = state.spec
+        resume_at = state.progress_from  # the end of a start/move overhead still running
+        if old:
+            self._stop(state, now)
+        if not new:
+            jobs = self.jobs
+            state.status = PENDING
+            state.preemptions += 1
+            state.queued_since = now
+            jobs.running.pop(spec.job_id, None)
+            jobs.pending[spec.job_id] = state
+            self.recorder.add(now, PREEMPT, spec.index, old)
+            return None
+        if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating,
+            # which keeps what is left of an overhead in progress
+            return RERATE, max(0.0, resume_at - now)
+        if old and len(old) != len(new):
+            state.rescales += 1
+            return RESCALE, self.overheads.rescale(spec)
+        if old:
+            state.migrations += 1
+            return MIGRATE, self.overheads.migration(spec)
+        if state.start_time is None:
+            state.start_time = now
+            return START, self.overheads.first_start(spec)
+        state.restarts += 1
+        return RESTART, self.overheads.restart(spec)
+
     def _apply(self, state: JobState, old: tuple[int, ...], new: tuple[int, ...]) -> None:
         now = self.clock.now
         spec = state.spec
         job_id = spec.job_id
         jobs = self.jobs
-        resume_at = state.progress_from  # the end of a start/move overhead still running
-        if old:
-            self._stop(state, now)
-        if not new:
-            state.status = PENDING
-            state.preemptions += 1
-            state.queued_since = now
-            jobs.running.pop(job_id, None)
-            jobs.pending[job_id] = state
-            self.recorder.add(now, PREEMPT, spec.index, old)
-            return
-        if old == new:  # only its CPU/memory changed (`Allocation.assign`): a re-rating,
-            # which keeps what is left of an overhead in progress
-            overhead = max(0.0, resume_at - now)
-            kind = RERATE
-        elif old and len(old) != len(new):
-            overhead = self.overheads.rescale(spec)
-            state.rescales += 1
-            kind = RESCALE
-        elif old:
-            overhead = self.overheads.migration(spec)
-            state.migrations += 1
-            kind = MIGRATE
-        elif state.start_time is None:
-            first = self._first_start_s  # `overheads.first_start(spec)` when constant
-            overhead = self.overheads.first_start(spec) if first is None else first
+        first = self._first_start_s  # `overheads.first_start(spec)` when constant
+        if old or first is None or state.start_time is not None or not new:
+            change = self._change(state, old, new, now)
+            if change is None:
+                return
+            kind, overhead = change
+        else:  # a first start (the common case)
+            overhead = first
             state.start_time = now
             kind = START
-        else:
-            overhead = self.overheads.restart(spec)
-            state.restarts += 1
-            kind = RESTART
         rate_cache = self._rate_cache
         if (
             rate_cache is not None

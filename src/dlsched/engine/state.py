@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -228,7 +227,8 @@ class JobIndex:
         self.pending: dict[object, JobState] = {}
         self.running: dict[object, JobState] = {}
         self.active: dict[object, JobState] = {}
-        self.demand: Counter[int] = Counter()
+        # a plain dict, not a Counter: Counter's `del` and missing-key reads are Python code
+        self.demand: dict[int, int] = {}
         self.finished = 0
         # min(demand), kept until a request size appears in or leaves `demand` (None: unknown)
         self._least: int | None = 0
@@ -243,9 +243,12 @@ class JobIndex:
         n = state.spec.num_gpus
         demand = self.demand
         if waits:
-            if n not in demand:
+            count = demand.get(n)
+            if count is None:
                 self._least = None
-            demand[n] += 1
+                demand[n] = 1
+            else:
+                demand[n] = count + 1
             return
         left = demand[n] - 1
         if left:

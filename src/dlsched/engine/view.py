@@ -70,7 +70,15 @@ class ClusterView:
         # `rank_types` of each of the run's specs, by index (None: not asked yet)
         self._ranked_at: list[tuple[str, ...] | None] = [None] * len(jobs.states)
         self._owning_vcs = ledger.owning_vcs
-        self._failed: dict[tuple[Pool, int, object], int] = {}
+        # per pool placer: (pool, GPUs) → the pool's epoch when that placement failed
+        self._failed: dict[object, dict[tuple[Pool, int], int]] = {}
+        # The run's specs by index (a `JobStates`' list; None for a plain list of states), and
+        # per index the (pool, GPUs) keys `place` tries for a rigid whole-GPU job without a
+        # quota or CPU/memory demand, fastest type first (None: not asked yet; False: the job
+        # takes the general path). Jobs of one kind share one tuple.
+        self._specs: list[JobSpec] | None = getattr(jobs.states, "specs", None)
+        self._routes: list[tuple[tuple[Pool, int], ...] | bool | None] = [None] * len(jobs.states)
+        self._route_of: dict[tuple, tuple[tuple[Pool, int], ...]] = {}
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
         # strategy (name or object) → (placer, whether job-aware), looked up once per run
         self._strategies: dict[object, tuple[Placer | JobStrategy, bool]] = {}
@@ -294,6 +302,41 @@ class ClusterView:
         node as it scores one (`n_gpus` 0), a pool placer, which sees only free GPUs, takes
         the lowest-index node with room (first fit).
         """
+        if gpu_type is None and n_gpus is None and job.__class__ is JobState:
+            # The common case, a run's rigid whole-GPU job with nothing but GPUs to place:
+            # the answer of the general path below, from the job's precomputed pools.
+            spec = job.spec
+            index = spec.index
+            specs = self._specs
+            if specs is not None and index < len(specs) and specs[index] is spec:
+                route = self._routes[index]
+                if route is None:
+                    route = self._route(spec)
+                if route is not False:
+                    resolved = self._strategies.get(strategy) or self._resolve(strategy)
+                    placer = resolved[0]
+                    if placer in POOL_ONLY:
+                        ledger = self._ledger
+                        free_by_pool, epoch = ledger.free_by_pool, ledger.pool_epoch
+                        failed = self._failed.get(placer)
+                        if failed is None:
+                            failed = self._failed[placer] = {}
+                        n = spec.num_gpus
+                        for key in route:  # type: ignore[union-attr]
+                            pool = key[0]
+                            if free_by_pool[pool] < n:
+                                continue
+                            seen = epoch[pool]
+                            if failed.get(key) == seen:
+                                continue  # failed before, and the pool's GPUs are the same
+                            gpus = placer(ledger, n, pool)
+                            if gpus is None:
+                                failed[key] = seen
+                                continue
+                            if self._alloc is not None:  # see `Allocation.__setitem__`
+                                self._alloc._placed = (spec, gpus)
+                            return gpus
+                        return None
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
         if not spec.num_gpus:
@@ -364,6 +407,32 @@ class ClusterView:
             if gpus is not None:
                 return gpus
         return None
+
+    def _route(self, spec: JobSpec) -> tuple[tuple[Pool, int], ...] | bool:
+        """The (pool, GPUs) keys `place`'s fast path tries for the job, or False when the
+        job takes the general path (a fraction, an elastic job, a VC quota, CPU/memory)."""
+        ledger = self._ledger
+        vc = spec.vc
+        if (
+            not spec.num_gpus
+            or spec.gpu_milli != 1000
+            or spec.min_gpus is not None
+            or spec.max_gpus is not None
+            or (vc is not None and vc in ledger.vc_quota)
+            or (ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib))
+        ):
+            self._routes[spec.index] = False
+            return False
+        types = self._ranked_at[spec.index]
+        if types is None:
+            types = self._ranked_at[spec.index] = self.rank_types(spec)
+        owner = vc if vc is not None and vc in self._owning_vcs else None
+        n = spec.num_gpus
+        route = self._route_of.get((types, owner, n))
+        if route is None:
+            route = self._route_of[(types, owner, n)] = tuple(((t, owner), n) for t in types)
+        self._routes[spec.index] = route
+        return route
 
     def host_slot(self, node: int) -> tuple[int]:
         """The allocation that places a job without GPUs on `node`: ``alloc[job] =
@@ -510,8 +579,10 @@ class ClusterView:
         (YARN's waits when GPUs are free but spread over nodes)."""
         if placer not in POOL_ONLY:
             return placer(ledger, n, pool)
-        failed = self._failed
-        key = (pool, n, placer)
+        failed = self._failed.get(placer)
+        if failed is None:
+            failed = self._failed[placer] = {}
+        key = (pool, n)
         epoch = ledger.pool_epoch[pool]
         if failed.get(key) == epoch:
             return None
