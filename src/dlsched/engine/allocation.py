@@ -108,7 +108,15 @@ class Allocation(MutableMapping):
                 self._placed = None
                 ledger._take_whole(spec.index, gpus, spec.vc)
                 self._changed[job] = gpus
-                self._jobs.waiting(job, waits=False)
+                jobs = self._jobs  # `jobs.waiting(job, waits=False)`, inlined
+                demand = jobs.demand
+                n = spec.num_gpus
+                left = demand[n] - 1
+                if left:
+                    demand[n] = left
+                else:
+                    del demand[n]
+                    jobs._least = None
                 return
         self._assign(job, gpus)
 

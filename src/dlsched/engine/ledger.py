@@ -568,10 +568,11 @@ class Ledger:
             free = self.node_free[node]
             pool = self.node_pool[node]
             bucket = self.buckets[pool]
-            if free:
-                bucket[len(free)].discard(node)
+            had = len(free)
+            if had:
+                bucket[had].discard(node)
             insort(free, gpu)
-            bucket[len(free)].add(node)
+            bucket[had + 1].add(node)
             self.free_by_type[pool[0]] += 1
             self.free_by_pool[pool] += 1
             self.pool_epoch[pool] += 1

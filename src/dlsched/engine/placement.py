@@ -51,9 +51,9 @@ def consolidated(ledger: Ledger, n_gpus: int, pool: Pool) -> tuple[int, ...] | N
         return None
     buckets = ledger.buckets[pool]
     for free in range(n_gpus, len(buckets)):
-        if buckets[free]:
-            node = min(buckets[free])
-            return tuple(ledger.node_free[node][:n_gpus])
+        bucket = buckets[free]
+        if bucket:
+            return tuple(ledger.node_free[min(bucket)][:n_gpus])
     chosen: list[int] = []
     need = n_gpus
     taken: set[int] = set()

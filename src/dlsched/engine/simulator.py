@@ -79,6 +79,9 @@ class _Halt(Exception):
     """Raised inside the event loop to end a run early (stall or time limit)."""
 
 
+#: No arrival instant due (`Simulator._arrival`): after every entry of the queue.
+_NO_ARRIVAL: tuple = (math.inf, 1 << 30, -1)
+
 #: The engine's own events (arrival instants, completions, wake-ups, the time limit) are not
 #: SimPy event objects but entries ``(time, priority, id, method, *args)`` on SimPy's queue,
 #: beside SimPy's own ``(time, priority, id, event)``: no object per event, the same order
@@ -230,6 +233,9 @@ class Simulator:
         self._progress: Progress | None = None
         self.env = simpy.Environment()
         self._queue: list[Any] = self.env._queue  # SimPy's event queue
+        # The next arrival instant's entry, held beside the queue rather than on it (there is
+        # at most one); `_loop` takes it where the queue would have ordered it.
+        self._arrival: tuple = _NO_ARRIVAL
         streams = np.random.SeedSequence(seed).spawn(len(STREAMS))
         self.rngs = {
             name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)
@@ -381,15 +387,23 @@ class Simulator:
         queue: list[Any] = env._queue
         schedule = self._schedule
         method = _METHOD
+        none = _NO_ARRIVAL
         while True:
-            if self._requested and (
-                not queue or queue[0][0] > env._now or queue[0][1] > _AFTER_EVERYTHING
-            ):
+            # the next entry: the queue's first or the arrival instant, whichever comes first
+            # (tuples ordered by time, priority, id: ids differ, so nothing past them is read)
+            entry = queue[0] if queue else none
+            arrival = self._arrival
+            if arrival < entry:
+                entry = arrival
+            if self._requested and (entry[0] > env._now or entry[1] > _AFTER_EVERYTHING):
                 schedule(None)
                 continue
-            if not queue:
-                return
-            entry = heappop(queue)
+            if entry is arrival:
+                if entry is none:
+                    return
+                self._arrival = none
+            else:
+                heappop(queue)
             env._now = entry[0]
             event = entry[3]
             if event.__class__ is method:  # the engine's own (see `_METHOD`)
@@ -441,8 +455,12 @@ class Simulator:
         i = entry[4]
         clock, jobs, skip = self.clock, self.jobs, self.skip
         recorder = self.recorder
-        add_time, add_kind = recorder.times.append, recorder.kinds.append
-        add_job, add_gpus = recorder.jobs.append, recorder.gpu_codes.append
+        times, kinds, job_column, gpu_codes = (
+            recorder.times,
+            recorder.kinds,
+            recorder.jobs,
+            recorder.gpu_codes,
+        )
         on_arrival = self._on_arrival
         pending, active, demand = jobs.pending, jobs.active, jobs.demand
         while i < n:
@@ -451,11 +469,9 @@ class Simulator:
                 clock.now = max(clock.now, t)
                 timed = False
             elif t > clock.now:
+                # the entry a push on the queue would make, held aside (`_loop`)
                 env = self.env
-                heappush(
-                    self._queue,
-                    (env._now + (t - env._now), NORMAL, next(env._eid), self._arrive, i),
-                )
+                self._arrival = (env._now + (t - env._now), NORMAL, next(env._eid), self._arrive, i)
                 return
             now = clock.now
             while i < n:
@@ -479,10 +495,10 @@ class Simulator:
                     demand[n_gpus] = 1
                 else:
                     demand[n_gpus] = count + 1
-                add_time(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
-                add_kind(SUBMIT)
-                add_job(i)
-                add_gpus(0)
+                times.append(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
+                kinds.append(SUBMIT)
+                job_column.append(i)
+                gpu_codes.append(0)
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
@@ -707,14 +723,19 @@ class Simulator:
         jobs.pending.pop(job_id, None)
         jobs.running[job_id] = state
         if self._rate_from is None:
-            # `_plan_completion` and `_push_completion`, inlined: the same arithmetic
-            finish = max(state.progress_from, now) + (spec.total_steps - state.steps_done) / rate
+            # `_plan_completion` and `_push_completion`, inlined: the same arithmetic (`b if
+            # b > a else a` is `max(a, b)`, without the call)
+            resume = state.progress_from
+            finish = (now if now > resume else resume) + (
+                spec.total_steps - state.steps_done
+            ) / rate
             env = self.env
             env_now = env._now
+            delay = finish - env_now
             heappush(
                 self._queue,
                 (
-                    env_now + max(0.0, finish - env_now),
+                    env_now + (delay if delay > 0.0 else 0.0),
                     NORMAL,
                     next(env._eid),
                     self._complete,
@@ -959,7 +980,9 @@ class Simulator:
         if state.version != version:
             return  # the job was preempted or moved after this completion was planned
         clock, jobs = self.clock, self.jobs
-        clock.now = now = max(clock.now, finish)
+        now = clock.now
+        if finish > now:  # `max(clock.now, finish)`, without the call
+            clock.now = now = finish
         gpus = state.gpus
         spec = state.spec
         # `_stop` and `_credit`, inlined (the same arithmetic); the steps done need no

@@ -423,14 +423,20 @@ class ClusterView:
         ):
             self._routes[spec.index] = False
             return False
-        types = self._ranked_at[spec.index]
-        if types is None:
-            types = self._ranked_at[spec.index] = self.rank_types(spec)
-        owner = vc if vc is not None and vc in self._owning_vcs else None
         n = spec.num_gpus
-        route = self._route_of.get((types, owner, n))
+        # (rank_types' key, less what such a job cannot have: its types follow from it)
+        kind = (spec.model, n, vc, spec.gpu_constraint) if spec.type_durations is None else None
+        route = self._route_of.get(kind) if kind is not None else None
         if route is None:
-            route = self._route_of[(types, owner, n)] = tuple(((t, owner), n) for t in types)
+            types = self._ranked_at[spec.index]
+            if types is None:
+                types = self._ranked_at[spec.index] = self.rank_types(spec)
+            owner = vc if vc is not None and vc in self._owning_vcs else None
+            route = self._route_of.get((types, owner, n))
+            if route is None:
+                route = self._route_of[(types, owner, n)] = tuple(((t, owner), n) for t in types)
+            if kind is not None:
+                self._route_of[kind] = route
         self._routes[spec.index] = route
         return route
 

@@ -375,6 +375,18 @@ class Fifo(BasePolicy):
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
         queue, gone = self._queue, self._gone
+        if self.backfill is None:  # only the head may start (and nothing is in `_gone`)
+            place, placement = view.place, self.placement
+            while queue:
+                head = queue[0]
+                gpus = place(head, None, placement)
+                if gpus is None:
+                    self._blocked = head
+                    return alloc
+                alloc[head] = gpus
+                queue.popleft()
+            self._blocked = None
+            return alloc
         started: list[JobState] = []
         while queue:
             head = queue[0]
@@ -390,8 +402,6 @@ class Fifo(BasePolicy):
             started.append(queue.popleft())
         else:
             self._blocked = None
-        if self.backfill is None:
-            return alloc
         if self._fast is None:
             self._fast = _is_static(view.estimator)
         if self._fast:
