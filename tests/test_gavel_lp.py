@@ -270,3 +270,20 @@ def test_min_total_duration_on_an_interior_point_solver_bisects_as_gavel_and_kee
     x = lp.min_total_duration(problem, [3000.0, 1000.0], solver=solver)
     assert 4000.0 < lp.makespan(problem, x, [3000.0, 1000.0]) <= 4000.0 * 1.05
     assert x[:, 0].sum() < 1.0
+
+
+def test_a_failed_interior_point_solve_warns_and_falls_back_to_highs(monkeypatch):
+    """If the interior-point solver finds nothing, the solve says so and HiGHS answers."""
+    from dlsched.errors import SchedulingError
+
+    def fail(*args, **kwargs):
+        raise SchedulingError("gavel max-min (CLARABEL): NumericalError")
+
+    monkeypatch.setattr(interior, "max_min", fail)
+    monkeypatch.setattr(interior, "finish_time_fairness", fail)
+    problem = Problem.build([[2.0], [1.0]], [1, 1], [2])
+    with pytest.warns(RuntimeWarning, match="NumericalError; this solve falls back to HiGHS"):
+        x = lp.max_min_fairness(problem, solver="CLARABEL")
+    assert (x == lp.max_min_fairness(problem)).all()
+    with pytest.warns(RuntimeWarning, match="falls back to HiGHS"):
+        lp.finish_time_fairness(problem, [0.0, 0.0], [1.0, 1.0], solver="CLARABEL")

@@ -84,19 +84,41 @@ TRUTH = "whole_steps"
 `dlsched.policies.gavel.realisation.WholeSteps`), except under the policies that pack."""
 JOB_ORDER = "osdi20"
 """The order of Gavel's job table the figures' jobs are drawn with (`job_types`)."""
-SOLVER = "CLARABEL"
-"""The solver of the LP policies' problems (`INTERIOR_POLICIES`): Gavel's simulator hands its
-cvxpy problems to ECOS, an interior-point solver, whose answer is a point inside the optimal
-face where HiGHS returns a vertex (`dlsched.policies.gavel.interior`). CLARABEL, installed
-with dlsched (ECOS is GPL and optional), returns the same kind of point: Figure 9's
-``finish_time_fairness_perf`` at 2.2 jobs/h is 25.74 h with it, 25.66 h with ECOS and 25.76 h
-in Gavel's simulator on the same jobs (HiGHS: 20.0 h)."""
+
+
+def solver() -> str:
+    """The solver of the LP policies' problems (`INTERIOR_POLICIES`): ECOS, Gavel's (its
+    simulator hands its cvxpy problems to ECOS, `--solver ECOS` by default), when installed
+    (``pip install 'dlsched[gavel]'``; GPL, so not a dependency), else CLARABEL, with a
+    warning. Both are interior-point solvers: their answer is a point inside the optimal
+    face where HiGHS returns a vertex (`dlsched.policies.gavel.interior`), but near
+    saturation one solve's small difference changes the run: Figure 9's
+    ``max_min_fairness_perf`` at 2.6 jobs/h is 37.35 h with ECOS, 40.31 h with CLARABEL
+    (published 36.44 h); ``finish_time_fairness_perf`` at 2.2 jobs/h is 25.66 h with ECOS,
+    25.74 h with CLARABEL, 25.76 h in Gavel's simulator on the same jobs with CLARABEL
+    (published 24.36 h; HiGHS: 20.0 h). The solver is part of each task's spec, so a store
+    never mixes the two."""
+    try:
+        import ecos  # noqa: F401
+    except ImportError:  # pragma: no cover - ecos is in the test extra
+        warnings.warn(
+            "ECOS (Gavel's solver) is not installed: the Gavel LP policies are solved with "
+            "CLARABEL, which can move points near saturation; pip install 'dlsched[gavel]'",
+            UserWarning,
+            stacklevel=2,
+        )
+        return "CLARABEL"
+    return "ECOS"
+
+
 INTERIOR_POLICIES = frozenset(
     {
         "max_min_fairness",
         "max_min_fairness_perf",
         "finish_time_fairness",
         "finish_time_fairness_perf",
+        "min_total_duration",
+        "min_total_duration_perf",
     }
 )
 """The policies whose Gavel problem has an optimal face and that take `solver`."""
@@ -434,7 +456,7 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         "policy_seed": POLICY_SEED,
                         "truth": TRUTH,
                         **({"cluster": CONSOLIDATED} if multi_gpu else {}),
-                        **({"solver": SOLVER} if policy in INTERIOR_POLICIES else {}),
+                        **({"solver": solver()} if policy in INTERIOR_POLICIES else {}),
                         # only where ρ is published: the other tasks stay as they were stored
                         **({"rho": True} if rate in fair else {}),
                     },

@@ -29,6 +29,10 @@ from dlsched.errors import ConfigError, SchedulingError
 
 #: the interior-point solvers this module can call, by the names cvxpy gives them
 SOLVERS = ("CLARABEL", "ECOS")
+DIGITS = 7
+"""Decimals an answer keeps: both solvers stop at a relative gap of 1e-8, so the digits below
+are noise, and jobs that the problem treats alike must get the same X, so that the
+mechanism breaks their ties by arrival, not by the solver's last bits."""
 
 
 def check_solver(solver: str, owner: str) -> str:
@@ -135,9 +139,9 @@ class Pairs:
         return cls(usable.shape[0], usable.shape[1], job, type_)
 
     def matrix(self, z: np.ndarray) -> np.ndarray:
-        """x (n × m) from the solver's z (the pairs' variables first)."""
+        """x (n × m) from the solver's z (the pairs' variables first), to `DIGITS` decimals."""
         x = np.zeros((self.n, self.m))
-        x[self.job, self.type] = np.clip(z[: len(self.job)], 0.0, 1.0)
+        x[self.job, self.type] = np.round(np.clip(z[: len(self.job)], 0.0, 1.0), DIGITS)
         return x
 
 

@@ -40,6 +40,7 @@ Gavel's interior-point solver returns for its agnostic max-min LP, which Gavel u
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -324,15 +325,22 @@ def max_min_fairness(problem: Problem, solver: str = "highs") -> np.ndarray:
     if n == 0:
         return np.zeros((0, m))
     coef = _fairness_coef(problem)
-    if solver == "highs":
-        return _grouped_max_min(problem, coef)
     live = np.flatnonzero((coef > 0).any(axis=1))
-    out = np.zeros((n, m))
-    if len(live):
-        out[live] = interior.max_min(
-            coef[live], problem.scale_factors[live], problem.capacities, solver
-        )
-    return out
+    if solver != "highs" and len(live):
+        try:
+            out = np.zeros((n, m))
+            out[live] = interior.max_min(
+                coef[live], problem.scale_factors[live], problem.capacities, solver
+            )
+            return out
+        except SchedulingError as exc:
+            _fall_back(exc)
+    return _grouped_max_min(problem, coef)
+
+
+def _fall_back(exc: SchedulingError) -> None:
+    """An interior-point solve failed (numerically): say so, and let HiGHS answer."""
+    warnings.warn(f"{exc}; this solve falls back to HiGHS", RuntimeWarning, stacklevel=3)
 
 
 def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs") -> np.ndarray:
@@ -464,17 +472,20 @@ def finish_time_fairness(
     if not len(live):
         return np.zeros((n, m))
     if solver != "highs":
-        out = np.zeros((n, m))
-        out[live] = interior.finish_time_fairness(
-            tput[live],
-            problem.scale_factors[live],
-            problem.capacities,
-            elapsed[live],
-            remaining[live],
-            done[live] + remaining[live] / iso_rate[live],
-            solver,
-        )
-        return out
+        try:
+            out = np.zeros((n, m))
+            out[live] = interior.finish_time_fairness(
+                tput[live],
+                problem.scale_factors[live],
+                problem.capacities,
+                elapsed[live],
+                remaining[live],
+                done[live] + remaining[live] / iso_rate[live],
+                solver,
+            )
+            return out
+        except SchedulingError as exc:
+            _fall_back(exc)
     isolated = done[live] + remaining[live] / iso_rate[live]
     sub = problem.subset(live)
     t_live = tput[live]

@@ -2,13 +2,29 @@
 
 `_perf` = heterogeneity-aware (the LP sees each job's throughput on each type, from
 `view.estimator`); no suffix = the heterogeneity-agnostic baseline of the paper, whose LP
-sees throughput 1 on every type the job can use — and, as any split of a job's time over
-such types is then equally optimal, gets it spread over them in proportion to their GPU
-counts (`lp.spread_evenly`: what Gavel's interior-point solver returns). Priority weights
-are the jobs' `priority`. All use the round-based mechanism of `mechanism.py` (360 s
-rounds, re-solve at most every 1920 s after a job-set change; see there for the options
-`fill_idle`, `resolve_interval_s`, `exact`, `charge_type_change` and `seed`, which fixes the
-agnostic policies' type-order shuffle instead of drawing it from the run's seed).
+sees throughput 1 on every type the job can use. Priority weights are the jobs' `priority`.
+All use the round-based mechanism of `mechanism.py` (360 s rounds, re-solve at most every
+1920 s after a job-set change; see there for the options `fill_idle`, `resolve_interval_s`,
+`exact`, `charge_type_change` and `seed`, which fixes the agnostic policies' type-order
+shuffle instead of drawing it from the run's seed).
+
+**Solver.** The max-min, finish-time-fairness and makespan problems optimise one extreme
+value, so their optimum is a face: many X are optimal, and which one the solver returns
+decides which jobs get the leftover. The paper is silent; Gavel's code solves with cvxpy on
+ECOS, an interior-point solver, which returns a point inside the face. These policies
+follow the code by default: ``solver="CLARABEL"`` (a dependency) solves Gavel's own
+problem, per job, as Gavel writes it (`interior.py`), and ``solver="ECOS"`` with Gavel's own
+solver (``pip install 'dlsched[gavel]'``). ``solver="highs"`` is dlsched's first form: one
+LP per class of identical jobs on HiGHS, a vertex of the face (for the agnostic policies
+spread over the usable types in proportion to their GPU counts, `lp.spread_evenly`; for
+finish-time fairness with `spend_leftover`); it gives jobs below the extreme more than
+Gavel does, so it is faster for them and not what Gavel's figures show. On Figure 9's jobs
+at 2.2 jobs/h (whole-step truth, Gavel's ρ) ``finish_time_fairness_perf`` gives 25.74 h
+with CLARABEL, 25.66 h with ECOS, 25.76 h in Gavel's simulator (2020-05-19) on the same
+jobs, and 20.0 h with HiGHS; the authors' figure says 24.36 h. CLARABEL is also the faster
+on large problems (3,000 jobs with random throughputs: max-min 0.06 s vs 0.5 s, FTF 0.15 s
+vs 3.8 s). Should an interior-point solve fail, that solve falls back to HiGHS with a
+warning.
 
 - `max_min_fairness`, `max_min_fairness_perf`: LAS / max-min fairness (§4.1), fairness
   measured as throughput × GPUs / (weight × equal-share throughput).
@@ -22,22 +38,14 @@ agnostic policies' type-order shuffle instead of drawing it from the run's seed)
   solve); `rho="equal_share"` is dlsched's first form (the equal share, and the elapsed
   time in the denominator too; the two agree for single-GPU jobs only in the share). The
   agnostic form counts remaining work as seconds on the job's fastest type, at rate 1 on
-  every type. Only the largest ρ is optimised, so the optimum is a face; Gavel's
-  interior-point solver returns a point inside it, HiGHS a vertex, which leaves GPU time
-  unallocated. `spend_leftover=True` (the default of `finish_time_fairness_perf`) then
-  solves one more LP: the most equal-share-normalised throughput with every ρ kept at the
-  optimum. That gives jobs below the maximum more than Gavel's interior point does: on
-  Figure 9's jobs at 2.2 jobs/h (whole-step truth, Gavel's ρ) the average JCT is
-  20.0 h, against 25.70 h with Gavel's own cvxpy problem and solver (`solver="CLARABEL"`,
-  `lp.finish_time_fairness_cvxpy`, needs cvxpy) and 25.76 h in Gavel's simulator (2020-05-19)
-  on the same jobs; the authors' figure, from their solver, says 24.36 h. On Gavel's
-  continuous-single experiment (its own seed-0 jobs, `rho="equal_share"`) `spend_leftover`
-  puts the aware form
-  within 15% of the authors' curve at every rate (the vertex: up to +44% past 5 jobs/h, in
-  twice the time), while the agnostic form is closest to it without (4.8 jobs/h: +3% vs
-  +19%): the interior point lies between the two.
+  every type. With ``solver="highs"``, `spend_leftover=True` (the default of
+  `finish_time_fairness_perf`) solves one more LP: the most equal-share-normalised
+  throughput with every ρ kept at the optimum (on Gavel's continuous-single experiment,
+  its own seed-0 jobs, `rho="equal_share"`, that put the aware form within 15 % of the
+  authors' curve at every rate; the bare vertex was up to +44 % past 5 jobs/h).
 - `min_total_duration_perf`, `min_total_duration`: minimise the makespan of the active jobs
-  (§4.2) — one LP over 1/T instead of Gavel's bisection on T. Gavel's own
+  (§4.2): Gavel's bisection on T (100 s to 10⁶ s, to 5 %) with interior-point feasibility
+  solves, or with ``solver="highs"`` one exact LP over 1/T. Gavel's own
   `min_total_duration` is heterogeneity-aware: it is our `min_total_duration_perf`; ours
   without the suffix is the agnostic baseline, to keep the suffix convention.
 - `max_sum_throughput_perf`: maximise total normalised throughput (§4.2).
@@ -136,7 +144,7 @@ class MaxMinFairness(LPPolicy):
     name = "max_min_fairness"
     heterogeneity_aware = False
 
-    def __init__(self, solver: str = "highs", **mechanism) -> None:
+    def __init__(self, solver: str = "CLARABEL", **mechanism) -> None:
         super().__init__(**mechanism)
         self.solver = interior.check_solver(solver, self.name)
 
@@ -174,7 +182,7 @@ class FinishTimeFairness(LPPolicy):
         self,
         spend_leftover: bool | None = None,
         rho: str = "gavel",
-        solver: str = "highs",
+        solver: str = "CLARABEL",
         **mechanism,
     ) -> None:
         super().__init__(**mechanism)
@@ -242,7 +250,7 @@ class MinTotalDuration(LPPolicy):
     name = "min_total_duration"
     heterogeneity_aware = False
 
-    def __init__(self, solver: str = "highs", **mechanism) -> None:
+    def __init__(self, solver: str = "CLARABEL", **mechanism) -> None:
         super().__init__(**mechanism)
         self.solver = interior.check_solver(solver, self.name)
 
