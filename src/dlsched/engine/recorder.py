@@ -391,6 +391,21 @@ class Recorder:
         if len(self.times) >= self._flush_at:
             self.flush()
 
+    def write_row(self, now: float) -> None:
+        """`snapshot` where the free GPUs are known to differ from the last row's (a finish
+        gave some back since) and nothing is drained or streamed: the row at `now` is
+        written whatever it holds."""
+        free_of = self._free_of
+        free_by_type = self._free_by_type
+        free = free_of(free_by_type) if free_of else (free_by_type[self._type_order[0]],)
+        times = self.row_times
+        if times and times[-1] == now:
+            self.row_free[-self._n_types :] = array("i", free)
+        else:
+            times.append(now)
+            self.row_free.extend(free)
+        self._last = free
+
     @property
     def timeline(self) -> list[tuple[float, ...]]:
         """The timeline's rows: (time, busy GPUs of each type)."""

@@ -202,6 +202,12 @@ class Simulator:
             for node in range(len(cluster.nodes)):
                 self.recorder.gpu_set_code[(self.ledger.host_slot(node),)] = 0
         self._snapshot = self.recorder.snapshot
+        # A finish of whole GPUs frees some, so its timeline row is certain: it is written
+        # at the instant's next snapshot (which would overwrite it) or before anything else
+        # changes the free GPUs, not at once. The time of that row, or None. Not where
+        # snapshots also drain the CPU/memory log or stream the event log (`run`).
+        self._row_due: float | None = None
+        self._defer_rows = False
         self.arrivals_done = len(self.skip) == len(specs)
         self.scheduling_calls = 0
         self.scheduling_instants = 0  # instants that asked for a call (made or skipped)
@@ -353,6 +359,8 @@ class Simulator:
         # the cache behind `JobRates.rate`, read directly on the common path (`_apply`)
         self._rate_cache = self.rates._cache if type(self.rates) is JobRates else None
         self._record_timeline()
+        recorder = self.recorder
+        self._defer_rows = recorder._sink is None and recorder._resource_log is None
         # The arrivals begin at once, before anything else at time 0 (as a process would).
         self._at(0.0, URGENT, self._arrive_first, 0)
         round_s = getattr(self.policy, "round_s", None)
@@ -373,6 +381,7 @@ class Simulator:
             except _Halt:
                 pass
             finally:
+                self._write_due_row()
                 if self._progress is not None:
                     self._progress.close(self.jobs.finished, self.clock.now)
                     self._progress = None
@@ -548,11 +557,15 @@ class Simulator:
         self._requested = False
         self.scheduling_instants += 1
         clock, jobs = self.clock, self.jobs
+        due = self._row_due
+        if due is not None and due != clock.now:
+            self._write_due_row()
         mark = self._wake_mark
         if mark >= 0:
             self._wake_mark = -1
         if not jobs.active:
             clock.is_round = False
+            self._write_due_row()
             return
         if (
             mark >= 0
@@ -573,6 +586,8 @@ class Simulator:
                     if epoch[pool] != seen:
                         break
                 else:
+                    if self._row_due is not None:
+                        self._write_due_row()
                     self._last_call_changed = False
                     self._idle_calls = 0
                     if self._auditor is not None:
@@ -613,8 +628,14 @@ class Simulator:
                 touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
                 self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
             self._last_call_changed = True
-            self._snapshot(clock.now)
+            if self._row_due is not None:  # this call's row replaces it (`_write_due_row`)
+                self._row_due = None
+                self.recorder.write_row(clock.now)
+            else:
+                self._snapshot(clock.now)
         else:
+            if self._row_due is not None:
+                self._write_due_row()
             self._last_call_changed = False
         if self._waiting_for is not None:
             pools = self._waiting_for(view)
@@ -636,8 +657,18 @@ class Simulator:
                     "running and started nothing",
                 )
 
+    def _write_due_row(self) -> None:
+        """Write the timeline row a finish left due (`_row_due`), if any: the free GPUs have
+        not changed since."""
+        due = self._row_due
+        if due is not None:
+            self._row_due = None
+            self.recorder.write_row(due)
+
     def _skip_call(self) -> None:
         """What a scheduling call that changes nothing leaves behind, while jobs run."""
+        if self._row_due is not None:
+            self._write_due_row()
         self._last_call_changed = False
         self._idle_calls = 0
         if self._auditor is not None:
@@ -985,6 +1016,12 @@ class Simulator:
             clock.now = now = finish
         gpus = state.gpus
         spec = state.spec
+        ledger = self.ledger
+        whole = spec.gpu_milli == WHOLE and not ledger.packed_jobs and not ledger.reserved
+        certain = whole and self._defer_rows and spec.num_gpus  # its row is (`_row_due`)
+        due = self._row_due
+        if due is not None and (due != now or not certain):
+            self._write_due_row()  # before the free GPUs change
         # `_stop` and `_credit`, inlined (the same arithmetic); the steps done need no
         # crediting: the job has done all of them.
         if self._observe_stop is not None:
@@ -1011,8 +1048,7 @@ class Simulator:
         state.steps_done = spec.total_steps
         state.status = FINISHED
         state.finish_time = now
-        ledger = self.ledger
-        if spec.gpu_milli == WHOLE and not ledger.packed_jobs and not ledger.reserved:
+        if whole:
             ledger._give_back_whole(spec.index, gpus, spec.vc)  # what `give_back` does then
         else:
             ledger.give_back(spec.index, gpus, spec.gpu_milli, spec.vc)
@@ -1030,7 +1066,10 @@ class Simulator:
         recorder.gpu_codes.append(recorder.gpus_code(gpus) if code is None else code)
         if self._on_finish is not None:
             self._on_finish(state)
-        self._snapshot(now)
+        if certain:
+            self._row_due = now
+        else:
+            self._snapshot(now)
         if self._auditor is not None:
             self._auditor.after_finish(state)
         if self._retire is not None:
