@@ -90,6 +90,7 @@ class Ledger:
         }
         for node, pool in zip(cluster.nodes, self.node_pool, strict=True):
             self.buckets[pool][len(node.gpu_ids)].add(node.index)
+        self._node_buckets = [self.buckets[pool] for pool in self.node_pool]  # by node index
         # Fractional use: load (thousandths) and holders of each SHARED GPU, and per pool
         # the SHARED GPUs that still have room.
         self.shared_load: dict[int, int] = {}
@@ -467,7 +468,7 @@ class Ledger:
             node = self.gpu_node[gpu]
             free = self.node_free[node]
             pool = self.node_pool[node]
-            bucket = self.buckets[pool]
+            bucket = self._node_buckets[node]
             left = len(free) - 1
             bucket[left + 1].discard(node)
             free.remove(gpu)
@@ -567,7 +568,7 @@ class Ledger:
             node = self.gpu_node[gpu]
             free = self.node_free[node]
             pool = self.node_pool[node]
-            bucket = self.buckets[pool]
+            bucket = self._node_buckets[node]
             had = len(free)
             if had:
                 bucket[had].discard(node)

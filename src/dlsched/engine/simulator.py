@@ -475,7 +475,8 @@ class Simulator:
         while i < n:
             t = specs[i].submit_time
             if timed:
-                clock.now = max(clock.now, t)
+                if t > clock.now:  # `max(clock.now, t)`, without the call
+                    clock.now = t
                 timed = False
             elif t > clock.now:
                 # the entry a push on the queue would make, held aside (`_loop`)
@@ -619,7 +620,15 @@ class Simulator:
         self.scheduler_wall_s += time.perf_counter() - wall
         view._alloc = None
         clock.is_round = False
-        changes = alloc.changes() if alloc._changed or alloc._before else None
+        changed = alloc._changed
+        if alloc._before:
+            changes = alloc.changes()
+        elif len(changed) == 1:  # `alloc.changes()` of one job, inlined
+            [(state, new)] = changed.items()
+            old = state.gpus
+            changes = [(state, old, new)] if new != old else None
+        else:
+            changes = alloc.changes() if changed else None
         if changes:
             apply = self._apply
             for state, old, new in changes:
