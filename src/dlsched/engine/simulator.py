@@ -621,6 +621,7 @@ class Simulator:
         view._alloc = None
         clock.is_round = False
         changed = alloc._changed
+        changes: list[tuple[JobState, tuple[int, ...], tuple[int, ...]]] | None
         if alloc._before:
             changes = alloc.changes()
         elif len(changed) == 1:  # `alloc.changes()` of one job, inlined
