@@ -11,6 +11,7 @@ import pandas as pd
 
 import dlsched
 from dlsched.engine.ledger import Ledger
+from dlsched.engine.specs import spec_maker
 from dlsched.engine.state import Clock, JobIndex, JobStates
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobSpec
@@ -108,3 +109,12 @@ def test_place_of_a_runs_job_answers_as_the_general_path() -> None:
         assert fast == view.place(copy), spec
         if fast is not None:
             view._ledger.take(spec.index, fast, vc=spec.vc)
+
+
+def test_spec_maker_makes_the_spec_the_dataclass_makes() -> None:
+    """`spec_maker()` builds a `JobSpec` equal to, and hashing as, the dataclass's own."""
+    fields = (3, "j", 1.5, 2, 40.0, "resnet", "u", "vc", None, 2.0, "v100", 9.0, 7, 500)
+    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048)
+    made, plain = spec_maker()(*fields), JobSpec(*fields)
+    assert type(made) is JobSpec
+    assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
