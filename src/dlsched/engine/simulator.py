@@ -347,6 +347,7 @@ class Simulator:
         self.specs = []
         self.states = self.jobs.states = JobStates([])
         self.view._specs = None  # (it is the specs list let go above)
+        self.view._n_specs = 0
         self._retire = None  # (it holds the old states)
 
     # ---- public -----------------------------------------------------------------------

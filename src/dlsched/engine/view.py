@@ -77,6 +77,9 @@ class ClusterView:
         # quota or CPU/memory demand, fastest type first (None: not asked yet; False: the job
         # takes the general path). Jobs of one kind share one tuple.
         self._specs: list[JobSpec] | None = getattr(jobs.states, "specs", None)
+        self._n_specs = 0 if self._specs is None else len(self._specs)
+        # (strategy, its pool placer, its failures) of `place`'s last pool-placer strategy
+        self._fast: tuple[object, Placer, dict[tuple[Pool, int], int]] | None = None
         self._routes: list[tuple[tuple[Pool, int], ...] | bool | None] = [None] * len(jobs.states)
         self._route_of: dict[tuple, tuple[tuple[Pool, int], ...]] = {}
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
@@ -307,36 +310,40 @@ class ClusterView:
             # the answer of the general path below, from the job's precomputed pools.
             spec = job.spec
             index = spec.index
-            specs = self._specs
-            if specs is not None and index < len(specs) and specs[index] is spec:
+            if index < self._n_specs and self._specs[index] is spec:  # type: ignore[index]
                 route = self._routes[index]
                 if route is None:
                     route = self._route(spec)
-                if route is not False:
+                fast = self._fast  # the last strategy's pool placer and failures
+                if fast is None or fast[0] is not strategy:
                     resolved = self._strategies.get(strategy) or self._resolve(strategy)
                     placer = resolved[0]
+                    fast = None
                     if placer in POOL_ONLY:
-                        ledger = self._ledger
-                        free_by_pool, epoch = ledger.free_by_pool, ledger.pool_epoch
                         failed = self._failed.get(placer)
                         if failed is None:
                             failed = self._failed[placer] = {}
-                        n = spec.num_gpus
-                        for key in route:  # type: ignore[union-attr]
-                            pool = key[0]
-                            if free_by_pool[pool] < n:
-                                continue
-                            seen = epoch[pool]
-                            if failed.get(key) == seen:
-                                continue  # failed before, and the pool's GPUs are the same
-                            gpus = placer(ledger, n, pool)
-                            if gpus is None:
-                                failed[key] = seen
-                                continue
-                            if self._alloc is not None:  # see `Allocation.__setitem__`
-                                self._alloc._placed = (spec, gpus)
-                            return gpus
-                        return None
+                        fast = self._fast = (strategy, placer, failed)
+                if route is not False and fast is not None:
+                    _, placer, failed = fast
+                    ledger = self._ledger
+                    free_by_pool, epoch = ledger.free_by_pool, ledger.pool_epoch
+                    n = spec.num_gpus
+                    for key in route:  # type: ignore[union-attr]
+                        pool = key[0]
+                        if free_by_pool[pool] < n:
+                            continue
+                        seen = epoch[pool]
+                        if failed.get(key) == seen:
+                            continue  # failed before, and the pool's GPUs are the same
+                        gpus = placer(ledger, n, pool)
+                        if gpus is None:
+                            failed[key] = seen
+                            continue
+                        if self._alloc is not None:  # see `Allocation.__setitem__`
+                            self._alloc._placed = (spec, gpus)
+                        return gpus
+                    return None
         spec = job.spec if isinstance(job, JobState) else job
         n = spec.num_gpus if n_gpus is None else n_gpus
         if not spec.num_gpus:
