@@ -101,7 +101,7 @@ from dlsched.policies.tiresias.common import (
     TiresiasBase,
     check_sensitive_slowdown,
 )
-from dlsched.policies.tiresias.crossings import CrossingWatch
+from dlsched.policies.tiresias.crossings import _MARGIN, CrossingWatch
 from dlsched.policies.tiresias.gittins import (
     GITTINS_DELTA,
     AuthorsGittinsTable,
@@ -656,12 +656,59 @@ class TiresiasGittins(Tiresias):
         super().start(view)
         self._gittins: GittinsIndex | AuthorsGittinsTable
         # the authors' table as (sample sizes, index per step) when ranking by it
-        self._steps: tuple[list[int], list[float]] | None = None
+        self._steps: tuple[list[float], list[float]] | None = None
         if self.literal:
             self._gittins = GittinsIndex(prior_samples(self.prior), self.delta)
         else:
             table = self._gittins = AuthorsGittinsTable(prior_samples(self.prior), self.delta)
-            self._steps = (table.data, table.table)
+            # samples as floats: the same comparisons, without mixing int and float
+            self._steps = ([float(v) for v in table.data], table.table)
+        # job → (time before which its step cannot change, its key by the table) (`_steps`)
+        self._memo: dict[JobState, tuple[float, tuple]] = {}
+
+    def _stint_ended(self, job: JobState) -> None:
+        super()._stint_ended(job)
+        self._memo.pop(job, None)
+
+    def _table_ranked(
+        self, keys: list[tuple], gpus: list[int], now: float
+    ) -> tuple[list[tuple], list[int]]:
+        """Running jobs (keys of `_run`, in their order: submission) as (−index, key) at `now`
+        by the authors' table, sorted, with their GPU counts. A stable sort on the index alone
+        gives the order of the whole keys, as ties keep the submission order.
+
+        The table is a step function: a job's step, as `many` finds it, one job at a time
+        (only one queue's and pool's jobs are needed). A job's service only grows, so its
+        step holds until its service reaches the next sample: that time, from its stint's
+        parameters, less a margin far above float rounding (as in `crossings.py`), is kept
+        with its key (`_memo`, dropped when its stint ends), which is reused before it."""
+        (data, table), stint_of, memo = self._steps, self._stint_of, self._memo  # type: ignore[misc]
+        top = len(data)
+        out: list[tuple] = []
+        ranks: list[float] = []
+        for key in keys:
+            job = key[-1]
+            hit = memo.get(job)
+            if hit is not None and now < hit[0]:
+                ranked = hit[1]
+                out.append(ranked)
+                ranks.append(ranked[0])
+                continue
+            base, since, rate = stint_of[job]
+            step = bisect.bisect_right(data, base + rate * (now - since))
+            rank = -table[step]
+            ranked = (rank, *key)
+            out.append(ranked)
+            ranks.append(rank)
+            if step < top:
+                reach = data[step]
+                when = since + (reach - base) / rate
+                when -= _MARGIN * (abs(when) + abs(since) + (abs(reach) + abs(base)) / rate + 1.0)
+                memo[job] = (when, ranked)
+            else:
+                memo[job] = (math.inf, ranked)
+        order = sorted(range(len(ranks)), key=ranks.__getitem__)
+        return [out[i] for i in order], [gpus[i] for i in order]
 
     def _fifo(self, job: JobState, running: bool) -> tuple:
         """Ties between equal indices: `literal`, FIFO by first start; otherwise the
@@ -697,14 +744,8 @@ class TiresiasGittins(Tiresias):
                     ((ranks[slot[key[-1]]], *key), n) for key, n in zip(keys, gpus, strict=True)
                 ]
             else:
-                # The table is a step function: the job's step, as `many` finds it, one job
-                # at a time (only this queue's and pool's jobs are needed).
-                (data, table), stint_of = self._steps, self._stint_of
-                pairs = []
-                for key, n in zip(keys, gpus, strict=True):
-                    base, since, rate = stint_of[key[-1]]
-                    step = bisect.bisect_right(data, base + rate * (now - since))
-                    pairs.append(((-table[step], *key), n))
+                entry = cache[(level, pool)] = self._table_ranked(keys, gpus, now)
+                return entry
             pairs.sort()
             entry = cache[(level, pool)] = ([key for key, _ in pairs], [n for _, n in pairs])
         return entry
