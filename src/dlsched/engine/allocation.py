@@ -116,7 +116,8 @@ class Allocation(MutableMapping):
                     demand[n] = left
                 else:
                     del demand[n]
-                    jobs._least = None
+                    if n == jobs._least:
+                        jobs._least = None if demand else 0
                 return
         self._assign(job, gpus)
 

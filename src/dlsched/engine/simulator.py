@@ -79,6 +79,8 @@ class _Halt(Exception):
     """Raised inside the event loop to end a run early (stall or time limit)."""
 
 
+_perf_counter = time.perf_counter  # (a global, not a module attribute, per call)
+
 #: No arrival instant due (`Simulator._arrival`): after every entry of the queue.
 _NO_ARRIVAL: tuple = (math.inf, 1 << 30, -1)
 
@@ -500,9 +502,13 @@ class Simulator:
                 pending[job_id] = state  # JobIndex.arrive, inlined for speed
                 active[job_id] = state
                 n_gpus = spec.num_gpus
-                count = demand.get(n_gpus)
+                count = demand.get(n_gpus)  # `jobs.waiting(state, waits=True)`, inlined
                 if count is None:
-                    jobs._least = None
+                    least = jobs._least
+                    if not demand:
+                        jobs._least = n_gpus
+                    elif least is not None and n_gpus < least:
+                        jobs._least = n_gpus
                     demand[n_gpus] = 1
                 else:
                     demand[n_gpus] = count + 1
@@ -612,13 +618,13 @@ class Simulator:
             view._alloc = alloc
         if self._observe_clock is not None:
             self._observe_clock(clock.now)
-        wall = time.perf_counter()
+        wall = _perf_counter()
         if clock.is_round and self._on_round is not None:
             self._on_round(view)
         answer = policy.schedule(view)  # type: ignore[attr-defined]
         if answer is not None and answer is not alloc:
             alloc.replace_all(answer)
-        self.scheduler_wall_s += time.perf_counter() - wall
+        self.scheduler_wall_s += _perf_counter() - wall
         view._alloc = None
         clock.is_round = False
         changed = alloc._changed

@@ -230,7 +230,8 @@ class JobIndex:
         # a plain dict, not a Counter: Counter's `del` and missing-key reads are Python code
         self.demand: dict[int, int] = {}
         self.finished = 0
-        # min(demand), kept until a request size appears in or leaves `demand` (None: unknown)
+        # min(demand) (0 when empty), kept as sizes come, forgotten when the smallest leaves
+        # (None: unknown)
         self._least: int | None = 0
 
     def arrive(self, state: JobState) -> None:
@@ -245,7 +246,11 @@ class JobIndex:
         if waits:
             count = demand.get(n)
             if count is None:
-                self._least = None
+                least = self._least  # the new minimum, when it was known
+                if not demand:
+                    self._least = n
+                elif least is not None and n < least:
+                    self._least = n
                 demand[n] = 1
             else:
                 demand[n] = count + 1
@@ -255,7 +260,8 @@ class JobIndex:
             demand[n] = left
         else:
             del demand[n]
-            self._least = None
+            if n == self._least:  # (another minimum is found when asked)
+                self._least = None if demand else 0
 
     def min_demand(self) -> int:
         """The smallest GPU request among active jobs without GPUs (0 when none)."""
