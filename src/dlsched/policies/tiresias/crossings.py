@@ -66,6 +66,8 @@ class CrossingWatch(Generic[_J]):
             c = (limit - base / rate + since) / rate
             heapq.heappush(self._plans.setdefault(rate, []), (c, token, job))
             self._scale[rate] = max(self._scale.get(rate, 0.0), limit)
+        if len(self._cross) > 64 and len(self._cross) > 4 * len(self._armed):
+            self._compact()
 
     def disarm(self, job: _J) -> None:
         """Stop watching `job` (its entries in the heaps become stale)."""
@@ -79,7 +81,10 @@ class CrossingWatch(Generic[_J]):
 
     def crossed(self, now: float) -> list[_J]:
         """The armed jobs whose service at `now` reached limit × (1 − eps), disarmed."""
-        heap, armed, keep = self._cross, self._armed, self._keep
+        heap = self._cross
+        if not heap or heap[0][0] > now:
+            return []
+        armed, keep = self._armed, self._keep
         out: list[_J] = []
         later: list[tuple[float, int, _J]] = []
         while heap and heap[0][0] <= now:
@@ -95,8 +100,6 @@ class CrossingWatch(Generic[_J]):
                 later.append(item)
         for item in later:
             heapq.heappush(heap, item)
-        if len(heap) > 64 and len(heap) > 4 * len(armed):
-            self._compact()
         return out
 
     def next_check(self, now: float) -> float:
@@ -116,11 +119,18 @@ class CrossingWatch(Generic[_J]):
                 heapq.heappop(heap)
             else:
                 continue
-            top = low + _MARGIN * (abs(now) + abs(low) + self._scale[rate] + 1.0)
+            margin = _MARGIN * (abs(now) + abs(low) + self._scale[rate] + 1.0)
+            if low - now / rate - 2 * margin > best:
+                # Every wait of this rate is about c − now / rate, c ≥ `low`: none is the best.
+                continue
+            top = low + margin
             size = len(heap)
             if (size < 2 or heap[1][0] > top) and (size < 3 or heap[2][0] > top):
                 # Every other entry is at least a child of the top: the top alone is near.
-                wait = _wait(entry, now)
+                base, since, _, limit, _ = entry
+                service = base + rate * (now - since)
+                left = limit - service
+                wait = max(left, left + service * (1 - 1 / rate)) / rate  # `_wait`, inlined
                 if wait < best:
                     best = wait
                 continue

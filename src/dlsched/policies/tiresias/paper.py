@@ -152,6 +152,8 @@ class Tiresias(TiresiasBase):
         self._fresh: set[JobState] = set()  # demoted in this call (the authors' order)
         self._first_since_top: dict[JobState, float] = {}  # first start since entering Q0
         self._event = False  # an arrival or completion since the last call
+        # running services as arrays, by slot: only `TiresiasGittins` with `literal` reads them
+        self._slots = False
         self._base = np.zeros(64)
         self._since = np.zeros(64)
         self._gpus = np.zeros(64)
@@ -159,6 +161,7 @@ class Tiresias(TiresiasBase):
         self._slot: dict[JobState, int] = {}
         self._stint_of: dict[JobState, tuple[float, float, float]] = {}  # base, since, rate
         self._next_check = math.inf  # the authors' next demotion check
+        self._asked = math.inf  # the last check a wake-up was asked for
         # running jobs below the last queue, against their queue's threshold
         self._watch: CrossingWatch[JobState] = CrossingWatch(_EPS)
         self._pool_of: dict[JobState, Pool] = {}  # pool of a running job
@@ -278,8 +281,16 @@ class Tiresias(TiresiasBase):
 
     def _stint_started(self, job: JobState, now: float) -> None:
         """`job` holds GPUs from `now` on: its service in this stint is base + GPUs × (t −
-        since), one slot of the arrays that demotion checks (and Gittins ranks) evaluate for
-        every running job at once, beside its queue's threshold."""
+        since), watched against its queue's threshold (and with `_slots`, one slot of the
+        arrays that literal Gittins ranks evaluate for every running job at once)."""
+        base = job.attained_service_s - self._offset[job]
+        spec = job.spec
+        rate = spec.num_gpus * spec.gpu_milli / 1000
+        self._stint_of[job] = (base, now, rate)
+        if not self.literal:
+            self._watch.arm(job, base, now, rate, self._threshold(self._level[job]))
+        if not self._slots:
+            return
         if not self._free_slots:
             size = len(self._base)
             self._base = np.resize(self._base, 2 * size)
@@ -287,18 +298,14 @@ class Tiresias(TiresiasBase):
             self._gpus = np.resize(self._gpus, 2 * size)
             self._free_slots = list(range(2 * size - 1, size - 1, -1))
         slot = self._slot[job] = self._free_slots.pop()
-        base = job.attained_service_s - self._offset[job]
-        rate = job.spec.num_gpus * job.spec.gpu_milli / 1000
         self._base[slot] = base
         self._since[slot] = now
         self._gpus[slot] = rate
-        self._stint_of[job] = (base, now, rate)
-        if not self.literal:
-            self._watch.arm(job, base, now, rate, self._threshold(self._level[job]))
 
     def _stint_ended(self, job: JobState) -> None:
         """`job` gives its GPUs back (preempted or finished)."""
-        self._free_slots.append(self._slot.pop(job))
+        if self._slots:
+            self._free_slots.append(self._slot.pop(job))
         del self._stint_of[job]
         self._watch.disarm(job)
 
@@ -356,14 +363,7 @@ class Tiresias(TiresiasBase):
             self._fresh.add(job)
         self._runs(job, target, pool)
         if not self.literal:
-            slot = self._slot[job]
-            self._watch.arm(
-                job,
-                float(self._base[slot]),
-                float(self._since[slot]),
-                float(self._gpus[slot]),
-                self._threshold(target),
-            )
+            self._watch.arm(job, *self._stint_of[job], self._threshold(target))
         self._demotion_timer(job, target, now)
 
     def _check_demotions(self, now: float) -> bool:
@@ -620,12 +620,16 @@ class Tiresias(TiresiasBase):
 
     def _done(self, view: ClusterView, alloc: Allocation | None) -> Allocation | None:
         timers = self._timers
-        while timers and self._stint.get(timers[0][2]) != timers[0][3]:
-            heapq.heappop(timers)
         if timers:
-            view.wake_at(timers[0][0])
-        if self._next_check < math.inf:
-            view.wake_at(self._next_check)
+            while timers and self._stint.get(timers[0][2]) != timers[0][3]:
+                heapq.heappop(timers)
+            if timers:
+                view.wake_at(timers[0][0])
+        # A time asked for before is either still due or past: asking again does nothing.
+        check = self._next_check
+        if check != self._asked and check < math.inf:
+            self._asked = check
+            view.wake_at(check)
         return alloc
 
 
@@ -659,6 +663,7 @@ class TiresiasGittins(Tiresias):
         self._steps: tuple[list[float], list[float]] | None = None
         if self.literal:
             self._gittins = GittinsIndex(prior_samples(self.prior), self.delta)
+            self._slots = True
         else:
             table = self._gittins = AuthorsGittinsTable(prior_samples(self.prior), self.delta)
             # samples as floats: the same comparisons, without mixing int and float
