@@ -163,9 +163,51 @@ def build_specs(
     unschedulable: dict[int, str] = {}
     job_ids = column("job_id")
     make_spec = spec_maker()
-    for index in range(n_jobs):
-        model, gpu_type, n = models[index], gpu_types[index], sizes[index]
-        steps, duration = steps_given[index], durations[index]
+    users, vcs, statuses = texts["user"], texts["vc"], texts["status"]
+    # (the columns walked together: one tuple per row rather than a lookup per column)
+    rows_of = zip(
+        models,
+        gpu_types,
+        sizes,
+        steps_given,
+        durations,
+        constraints,
+        job_ids,
+        submits,
+        users,
+        vcs,
+        deadlines,
+        priorities,
+        rows,
+        millis,
+        statuses,
+        min_sizes,
+        max_sizes,
+        cpu_millis,
+        memory_mibs,
+        strict=True,
+    )
+    for index, (
+        model,
+        gpu_type,
+        n,
+        steps,
+        duration,
+        constraint_text,
+        job_id,
+        submit,
+        user,
+        vc,
+        deadline,
+        priority,
+        row,
+        milli,
+        status,
+        fewest,
+        most,
+        cpu_milli,
+        memory_mib,
+    ) in enumerate(rows_of):
         per_type = (
             tuple(
                 (t, float(values[index]))
@@ -176,9 +218,10 @@ def build_specs(
             else ()
         )
         reason, field = None, ""
-        if per_type and math.isnan(steps):
-            steps = duration if not math.isnan(duration) else min(d for _, d in per_type)
-        elif math.isnan(steps) and math.isnan(duration):
+        # (`x != x`: `math.isnan(x)` of a float, without the call)
+        if per_type and steps != steps:
+            steps = duration if duration == duration else min(d for _, d in per_type)
+        elif steps != steps and duration != duration:
             reason, field = (
                 "has no work measure (duration, total_steps or duration_<type>); "
                 "its run time must come from a convergence model, which the "
@@ -186,7 +229,7 @@ def build_specs(
                 "duration",
             )
             steps = 0.0
-        elif math.isnan(steps):
+        elif steps != steps:
             ref_key = (gpu_type, model)
             ref = references.get(ref_key)
             if ref is None:
@@ -210,58 +253,55 @@ def build_specs(
                 steps = 0.0
         if gpu_type not in type_keys:
             type_keys[gpu_type] = type_key(gpu_type) if gpu_type else None
-        constraint_text = constraints[index]
         if constraint_text not in allowed_keys:
             allowed_keys[constraint_text] = (
                 tuple(type_key(t) for t in constraint_text.split("|")) if constraint_text else None
             )
         spec = make_spec(
             index,
-            job_ids[index],
-            submits[index],
+            job_id,
+            submit,
             n,
             float(steps),
             model,
-            texts["user"][index],
-            texts["vc"][index],
-            deadlines[index],
-            priorities[index],
+            user,
+            vc,
+            deadline,
+            priority,
             type_keys[gpu_type],
-            None if math.isnan(duration) else duration,
-            rows[index],
-            millis[index],
+            None if duration != duration else duration,
+            row,
+            milli,
             allowed_keys[constraint_text],
             per_type or None,
-            texts["status"][index],
-            min_sizes[index],
-            max_sizes[index],
-            cpu_millis[index],
-            memory_mibs[index],
+            status,
+            fewest,
+            most,
+            cpu_milli,
+            memory_mib,
         )
         if reason is None:
             if per_type:
                 found = why_not(spec)
             else:  # what why_not reads of a job without per-type durations
-                fewest = min_sizes[index]  # spec.gpu_range[0], without a property call per job
                 why_key: tuple = (
-                    n if fewest is None else fewest,
-                    spec.vc,
+                    n if fewest is None else fewest,  # spec.gpu_range[0], without a property
+                    vc,
                     spec.gpu_constraint,
-                    spec.gpu_milli,
+                    milli,
                     model,
                 )
-                if demanding and (spec.cpu_milli or spec.memory_mib):
-                    why_key += (spec.num_gpus, spec.cpu_milli, spec.memory_mib)
-                if why_key not in blocked:
-                    blocked[why_key] = why_not(spec)
-                found = blocked[why_key]
+                if demanding and (cpu_milli or memory_mib):
+                    why_key += (n, cpu_milli, memory_mib)
+                if why_key in blocked:
+                    found = blocked[why_key]
+                else:
+                    found = blocked[why_key] = why_not(spec)
             if found is not None:
                 reason, field = found
         if reason is not None:
             if not lenient:
-                raise TraceError(
-                    f"job {job_ids[index]!r}: {reason}", path=source, row=rows[index], field=field
-                )
+                raise TraceError(f"job {job_id!r}: {reason}", path=source, row=row, field=field)
             unschedulable[index] = reason
         specs.append(spec)
     return specs, unschedulable
