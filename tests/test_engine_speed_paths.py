@@ -111,6 +111,20 @@ def test_place_of_a_runs_job_answers_as_the_general_path() -> None:
             view._ledger.take(spec.index, fast, vc=spec.vc)
 
 
+def test_waiting_pools_of_a_runs_job_answer_as_the_general_path() -> None:
+    """`waiting_pools` of a run's job placed by the fast path (its pools) names the pools
+    `waiting_pools` of a copy of its spec (the general path) names."""
+    specs = [
+        JobSpec(index=i, job_id=i, submit_time=0.0, num_gpus=n, total_steps=1.0, vc=vc)
+        for i, (n, vc) in enumerate([(8, None), (4, "own"), (3, None), (2, "spare")])
+    ]
+    view, states = _view(specs)
+    for spec in specs:
+        view.place(states[spec.index])  # (the fast path learns the job's pools)
+        copy = JobSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__})
+        assert view.waiting_pools(states[spec.index]) == view.waiting_pools(copy), spec
+
+
 def test_spec_maker_makes_the_spec_the_dataclass_makes() -> None:
     """`spec_maker()` builds a `JobSpec` equal to, and hashing as, the dataclass's own."""
     fields = (3, "j", 1.5, 2, 40.0, "resnet", "u", "vc", None, 2.0, "v100", 9.0, 7, 500)

@@ -82,6 +82,7 @@ class ClusterView:
         self._fast: tuple[object, Placer, dict[tuple[Pool, int], int]] | None = None
         self._routes: list[tuple[tuple[Pool, int], ...] | bool | None] = [None] * len(jobs.states)
         self._route_of: dict[tuple, tuple[tuple[Pool, int], ...]] = {}
+        self._route_pools: dict[int, tuple[Pool, ...]] = {}  # id(route) → its pools
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
         # strategy (name or object) → (placer, whether job-aware), looked up once per run
         self._strategies: dict[object, tuple[Placer | JobStrategy, bool]] = {}
@@ -541,6 +542,22 @@ class ClusterView:
         where it fails now: while none of them gives GPUs back, it keeps failing. None when
         something else could change the answer (a VC quota, CPU or memory demands, a
         fraction, an elastic job, a strategy that is not a built-in pool placer)."""
+        if job.__class__ is JobState:  # a run's job placed by `place`'s fast path: its pools
+            spec = job.spec
+            index = spec.index
+            fast = self._fast
+            if (
+                fast is not None
+                and fast[0] is strategy
+                and index < self._n_specs
+                and self._specs[index] is spec  # type: ignore[index]
+            ):
+                route = self._routes[index]
+                if route:
+                    pools = self._route_pools.get(id(route))  # (routes live as long as the view)
+                    if pools is None:
+                        pools = self._route_pools[id(route)] = tuple(key[0] for key in route)  # type: ignore[union-attr]
+                    return pools
         spec = job.spec if isinstance(job, JobState) else job
         if spec.gpu_milli < 1000 or spec.min_gpus is not None or spec.max_gpus is not None:
             return None
