@@ -251,6 +251,9 @@ class Simulator:
         # The next arrival instant's entry, held beside the queue rather than on it (there is
         # at most one); `_loop` takes it where the queue would have ordered it.
         self._arrival: tuple = _NO_ARRIVAL
+        # the callbacks of the commonest entries, bound once rather than at every entry
+        self._arrive_bound = self._arrive
+        self._complete_bound = self._complete
         streams = np.random.SeedSequence(seed).spawn(len(STREAMS))
         self.rngs = {
             name: np.random.default_rng(s) for name, s in zip(STREAMS, streams, strict=True)
@@ -491,7 +494,13 @@ class Simulator:
             elif t > clock.now:
                 # the entry a push on the queue would make, held aside (`_loop`)
                 env = self.env
-                self._arrival = (env._now + (t - env._now), NORMAL, next(env._eid), self._arrive, i)
+                self._arrival = (
+                    env._now + (t - env._now),
+                    NORMAL,
+                    next(env._eid),
+                    self._arrive_bound,
+                    i,
+                )
                 return
             now = clock.now
             while i < n:
@@ -793,7 +802,7 @@ class Simulator:
                     env_now + (delay if delay > 0.0 else 0.0),
                     NORMAL,
                     next(env._eid),
-                    self._complete,
+                    self._complete_bound,
                     state,
                     state.version,
                     finish,
@@ -844,7 +853,7 @@ class Simulator:
                 now + max(0.0, finish - now),
                 NORMAL,
                 next(env._eid),
-                self._complete,
+                self._complete_bound,
                 state,
                 state.version,
                 finish,
