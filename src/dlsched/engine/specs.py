@@ -142,11 +142,18 @@ def build_specs(
     sizes = _ints(df, "num_gpus")
     durations = _floats(df, "duration", math.nan)
     steps_given = _floats(df, "total_steps", math.nan)
-    priorities = _shared(_floats(df, "priority", 1.0))
-    deadlines = _optional(_floats(df, "deadline", math.nan), float)
-    min_sizes = _optional(_floats(df, "min_gpus", math.nan), int)
-    max_sizes = _optional(_floats(df, "max_gpus", math.nan), int)
-    millis = _shared([1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)])
+    # (an absent optional column is its default, with no walk over it)
+    priorities = (
+        _shared(_floats(df, "priority", 1.0)) if "priority" in df.columns else [1.0] * n_jobs
+    )
+    deadlines = _optional(df, "deadline", float)
+    min_sizes = _optional(df, "min_gpus", int)
+    max_sizes = _optional(df, "max_gpus", int)
+    millis = (
+        _shared([1000 if m != m else int(m) for m in _floats(df, "gpu_milli", 1000.0)])
+        if "gpu_milli" in df.columns
+        else [1000] * n_jobs
+    )
     cpu_millis = _demands(df, "cpu_milli")
     memory_mibs = _demands(df, "memory_mib")
     demanding = "cpu_milli" in df.columns or "memory_mib" in df.columns
@@ -425,7 +432,7 @@ def _texts(df: pd.DataFrame, name: str) -> list[str | None]:
         codes, uniques = pd.factorize(values)
         mapping = [_text(value) for value in uniques]
         mapping.append(None)  # code -1: a missing value
-        return [mapping[code] for code in codes.tolist()]
+        return list(map(mapping.__getitem__, codes.tolist()))
     return [_text(value) for value in values.tolist()]
 
 
@@ -462,6 +469,9 @@ def _demands(df: pd.DataFrame, name: str) -> list[int]:
     return [0 if v != v else int(v) for v in values.to_numpy(dtype=float, na_value=0.0).tolist()]
 
 
-def _optional(values: list[float], kind: type) -> list:
-    """`kind(value)`, or None where the value is NaN."""
-    return [None if value != value else kind(value) for value in values]
+def _optional(df: pd.DataFrame, name: str, kind: type) -> list:
+    """A numeric column as `kind(value)`, None where the value is missing or the column
+    is absent."""
+    if name not in df.columns:
+        return [None] * len(df)
+    return [None if value != value else kind(value) for value in _floats(df, name, math.nan)]
