@@ -12,8 +12,11 @@ Gavel's `utils.py`). For reference, the notes quote Gavel's own cvxpy/ECOS max-m
 jobs). Each line prints CPU seconds (best of 3 below 5,000 jobs) and the ratio to the same
 LP at 100 jobs, which does not depend on the machine.
 
-The max-min, makespan-free and throughput LPs solve one row per class of identical jobs
-(same throughputs, gang and weight), so their size stops growing with the number of jobs;
+The policies' default for max-min, finish-time fairness and makespan is the "(CLARABEL)"
+line: Gavel's own problem, per job, on an interior-point solver (makespan: Gavel's bisection,
+~20 feasibility solves). On HiGHS, the max-min, makespan-free and throughput LPs solve one
+row per class of identical jobs (same throughputs, gang and weight), so their size stops
+growing with the number of jobs;
 the "(distinct)" line perturbs every throughput by up to 1% to time the ungrouped worst
 case. Finish-time fairness and makespan cannot group (jobs differ in elapsed time and
 remaining work): one Dinkelbach iteration per LP for the former (3–8 LPs), one LP for the
@@ -99,6 +102,17 @@ def solvers() -> dict[str, object]:
             s.problem, s.elapsed, s.remaining
         ),
         "min_total_duration_perf": lambda s: lp.min_total_duration(s.problem, s.remaining),
+        # the policies' default: Gavel's own problems, per job, on an interior-point solver
+        "max_min_fairness (agnostic, CLARABEL)": lambda s: lp.max_min_fairness(
+            s.agnostic, "CLARABEL"
+        ),
+        "max_min_fairness_perf (CLARABEL)": lambda s: lp.max_min_fairness(s.problem, "CLARABEL"),
+        "finish_time_fairness_perf (CLARABEL)": lambda s: lp.finish_time_fairness(
+            s.problem, s.elapsed, s.remaining, solver="CLARABEL"
+        ),
+        "min_total_duration_perf (CLARABEL)": lambda s: lp.min_total_duration(
+            s.problem, s.remaining, "CLARABEL"
+        ),
         "min_cost": lambda s: lp.min_cost(s.problem, PRICES),
         "min_cost_slo": lambda s: lp.min_cost(s.problem, PRICES, s.required),
         "fifo_perf": lambda s: fifo_fastest(s.problem),
