@@ -110,6 +110,7 @@ class CrossingWatch(Generic[_J]):
         if self._irregular:
             return now + min(_wait(entry, now) for entry in armed.values())
         best = math.inf
+        empty: list[float] = []
         for rate, heap in self._plans.items():
             while heap:
                 low, token, job = heap[0]
@@ -118,6 +119,7 @@ class CrossingWatch(Generic[_J]):
                     break
                 heapq.heappop(heap)
             else:
+                empty.append(rate)
                 continue
             margin = _MARGIN * (abs(now) + abs(low) + self._scale[rate] + 1.0)
             if low - now / rate - 2 * margin > best:
@@ -144,6 +146,8 @@ class CrossingWatch(Generic[_J]):
                         best = wait
             for item in taken:
                 heapq.heappush(heap, item)
+        for rate in empty:
+            del self._plans[rate]
         return now + best
 
     def _compact(self) -> None:

@@ -175,7 +175,8 @@ class Tiresias(TiresiasBase):
         self._free: dict[Pool, int] = dict(self._capacity)
         self._free_total = sum(self._capacity.values())
         self._held_level = [0] * levels
-        self._choice_of: dict[JobState, tuple[tuple[Pool, str], ...]] = {}
+        # job → (id of its `_choices` answer, its GPU count, that answer)
+        self._choice_of: dict[JobState, tuple[int, int, tuple[tuple[Pool, str], ...]]] = {}
 
     # ---- bookkeeping ------------------------------------------------------------------
     def on_arrival(self, job: JobState) -> None:
@@ -259,10 +260,10 @@ class Tiresias(TiresiasBase):
         key = self._key[job] = (*self._fifo(job, True), job)
         keys, gpus = self._run[level].setdefault(pool, ([], []))
         at = bisect.bisect_left(keys, key)
-        keys.insert(at, key)
-        gpus.insert(at, job.spec.num_gpus)
-        self._pool_of[job] = pool
         n = job.spec.num_gpus
+        keys.insert(at, key)
+        gpus.insert(at, n)
+        self._pool_of[job] = pool
         self._held[pool][level] += n
         self._free[pool] -= n
         self._free_total -= n
@@ -510,7 +511,7 @@ class Tiresias(TiresiasBase):
             self._join(job)
             self._runs(job, level, pool)
         if not self.literal:
-            self._plan_check(now)
+            self._next_check = self._watch.next_check(now)  # `_plan_check`, inlined
         return self._done(view, alloc)
 
     def _fast_admit(self, view: ClusterView, now: float, cache: dict):
@@ -540,12 +541,12 @@ class Tiresias(TiresiasBase):
             below = level + 1
             for key in waiting:
                 job = key[-1]
-                choices = choice_of.get(job)
-                if choices is None:
-                    choices = choice_of[job] = self._choices(view, job)
-                if failed and id(choices) in failed:
+                entry = choice_of.get(job)
+                if entry is None:
+                    entry = self._choice_entry(view, job)
+                ident, n, choices = entry
+                if ident in failed:
                     continue
-                n = job.spec.num_gpus
                 for pool, gpu_type in choices:
                     room = free[pool]
                     if room >= n:
@@ -561,8 +562,22 @@ class Tiresias(TiresiasBase):
                     ):
                         return admitted, (level, key, free)
                 else:
-                    failed.add(id(choices))
+                    failed.add(ident)
         return admitted, None
+
+    def _choices(self, view: ClusterView, job: JobState) -> tuple[tuple[Pool, str], ...]:
+        entry = self._choice_of.get(job)
+        if entry is None:
+            entry = self._choice_entry(view, job)
+        return entry[2]
+
+    def _choice_entry(
+        self, view: ClusterView, job: JobState
+    ) -> tuple[int, int, tuple[tuple[Pool, str], ...]]:
+        """(id of the job's `_choices` answer, its GPU count, that answer), kept per job."""
+        choices = TiresiasBase._choices(self, view, job)
+        entry = self._choice_of[job] = (id(choices), job.spec.num_gpus, choices)
+        return entry
 
     def _walk_from(
         self,
@@ -589,12 +604,12 @@ class Tiresias(TiresiasBase):
         for keys in (head, *self._waiting[level + 1 :]):
             for other in keys:
                 job = other[-1]
-                choices = choice_of.get(job)
-                if choices is None:
-                    choices = choice_of[job] = self._choices(view, job)
-                if id(choices) not in seen:
-                    seen.add(id(choices))
-                    for pool, _ in choices:
+                entry = choice_of.get(job)
+                if entry is None:
+                    entry = self._choice_entry(view, job)
+                if entry[0] not in seen:
+                    seen.add(entry[0])
+                    for pool, _ in entry[2]:
                         touched[pool] = None
         held, pool_of = self._held, self._pool_of
         room = {pool: free[pool] + sum(held[pool][level + 1 :]) for pool in touched}
@@ -670,6 +685,17 @@ class TiresiasGittins(Tiresias):
             self._steps = ([float(v) for v in table.data], table.table)
         # job → (time before which its step cannot change, its key by the table) (`_steps`)
         self._memo: dict[JobState, tuple[float, tuple]] = {}
+        # (queue, pool) → (the earliest of its jobs' times in `_memo`, its sorted jobs and
+        # their GPU counts): kept while those jobs stay in the queue and pool
+        self._sorted: dict[tuple[int, Pool], tuple[float, list[tuple], list[int]]] = {}
+
+    def _runs(self, job: JobState, level: int, pool: Pool) -> None:
+        super()._runs(job, level, pool)
+        self._sorted.pop((level, pool), None)
+
+    def _unrun(self, job: JobState, level: int) -> None:
+        self._sorted.pop((level, self._pool_of[job]), None)
+        super()._unrun(job, level)
 
     def _stint_ended(self, job: JobState) -> None:
         super()._stint_ended(job)
@@ -677,10 +703,11 @@ class TiresiasGittins(Tiresias):
 
     def _table_ranked(
         self, keys: list[tuple], gpus: list[int], now: float
-    ) -> tuple[list[tuple], list[int]]:
+    ) -> tuple[float, list[tuple], list[int]]:
         """Running jobs (keys of `_run`, in their order: submission) as (−index, key) at `now`
-        by the authors' table, sorted, with their GPU counts. A stable sort on the index alone
-        gives the order of the whole keys, as ties keep the submission order.
+        by the authors' table, sorted, with their GPU counts, and a time before which none of
+        their steps changes. A stable sort on the index alone gives the order of the whole
+        keys, as ties keep the submission order.
 
         The table is a step function: a job's step, as `many` finds it, one job at a time
         (only one queue's and pool's jobs are needed). A job's service only grows, so its
@@ -691,6 +718,7 @@ class TiresiasGittins(Tiresias):
         top = len(data)
         out: list[tuple] = []
         ranks: list[float] = []
+        until = math.inf
         for key in keys:
             job = key[-1]
             hit = memo.get(job)
@@ -698,6 +726,8 @@ class TiresiasGittins(Tiresias):
                 ranked = hit[1]
                 out.append(ranked)
                 ranks.append(ranked[0])
+                if hit[0] < until:
+                    until = hit[0]
                 continue
             base, since, rate = stint_of[job]
             step = bisect.bisect_right(data, base + rate * (now - since))
@@ -710,10 +740,12 @@ class TiresiasGittins(Tiresias):
                 when = since + (reach - base) / rate
                 when -= _MARGIN * (abs(when) + abs(since) + (abs(reach) + abs(base)) / rate + 1.0)
                 memo[job] = (when, ranked)
+                if when < until:
+                    until = when
             else:
                 memo[job] = (math.inf, ranked)
         order = sorted(range(len(ranks)), key=ranks.__getitem__)
-        return [out[i] for i in order], [gpus[i] for i in order]
+        return until, [out[i] for i in order], [gpus[i] for i in order]
 
     def _fifo(self, job: JobState, running: bool) -> tuple:
         """Ties between equal indices: `literal`, FIFO by first start; otherwise the
@@ -749,7 +781,10 @@ class TiresiasGittins(Tiresias):
                     ((ranks[slot[key[-1]]], *key), n) for key, n in zip(keys, gpus, strict=True)
                 ]
             else:
-                entry = cache[(level, pool)] = self._table_ranked(keys, gpus, now)
+                kept = self._sorted.get((level, pool))
+                if kept is None or now >= kept[0]:
+                    kept = self._sorted[(level, pool)] = self._table_ranked(keys, gpus, now)
+                entry = cache[(level, pool)] = (kept[1], kept[2])
                 return entry
             pairs.sort()
             entry = cache[(level, pool)] = ([key for key, _ in pairs], [n for _, n in pairs])
