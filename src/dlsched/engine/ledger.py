@@ -98,6 +98,7 @@ class Ledger:
         self.partial: dict[Pool, dict[int, int]] = {pool: {} for pool in self.pool_capacity}
         self.packed_jobs: dict[int, list[int]] = {}
         self.packed_ever = False  # until a policy packs, no job's rate depends on a partner
+        # GPUs (fractions as fractions) the jobs of each VC with a quota hold
         self.vc_used: dict[str, float] = {}
         self.owning_vcs = {vc.name for vc in cluster.vcs if vc.node_indices}
         # A VC's quota caps the GPUs its jobs hold at once, wherever they run.
@@ -451,7 +452,7 @@ class Ledger:
                 partial[gpu] = load
             else:
                 partial.pop(gpu, None)
-        if vc is not None:
+        if vc in self.vc_quota:
             self.vc_used[vc] = self.vc_used.get(vc, 0.0) + len(gpus) * milli / WHOLE
 
     def _take_whole(self, job_index: int, gpus: tuple[int, ...], vc: str | None) -> None:
@@ -477,7 +478,7 @@ class Ledger:
             self.free_by_type[pool[0]] -= 1
             self.free_by_pool[pool] -= 1
             self.pool_epoch[pool] += 1
-            if vc is not None:
+            if vc in self.vc_quota:
                 self.vc_used[vc] = self.vc_used.get(vc, 0.0) + 1.0
             return
         for gpu in gpus:
@@ -501,7 +502,7 @@ class Ledger:
             free_by_type[pool[0]] -= 1
             free_by_pool[pool] -= 1
             epoch[pool] += 1
-        if vc is not None:
+        if vc in self.vc_quota:
             self.vc_used[vc] = self.vc_used.get(vc, 0.0) + float(len(gpus))
 
     def give_back(
@@ -554,7 +555,7 @@ class Ledger:
             else:
                 self.shared_load[gpu] = load
                 partial[gpu] = load
-        if vc is not None:
+        if vc in self.vc_quota:
             self.vc_used[vc] -= len(gpus) * milli / WHOLE
 
     def _give_back_whole(self, job_index: int, gpus: tuple[int, ...], vc: str | None) -> None:
@@ -577,7 +578,7 @@ class Ledger:
             self.free_by_type[pool[0]] += 1
             self.free_by_pool[pool] += 1
             self.pool_epoch[pool] += 1
-            if vc is not None:
+            if vc in self.vc_quota:
                 self.vc_used[vc] -= 1.0
             return
         for gpu in gpus:
@@ -599,5 +600,5 @@ class Ledger:
             free_by_type[pool[0]] += 1
             free_by_pool[pool] += 1
             epoch[pool] += 1
-        if vc is not None:
+        if vc in self.vc_quota:
             self.vc_used[vc] -= float(len(gpus))
