@@ -615,23 +615,68 @@ class Tiresias(TiresiasBase):
         room = {pool: free[pool] + sum(held[pool][level + 1 :]) for pool in touched}
         running = 0
         for pool in touched:
-            keys = self._running_sorted(level, pool, now, cache)[0]
-            behind = keys[bisect.bisect_right(keys, key) :]
-            running += len(behind)
-            for other in behind:
-                room[pool] += other[-1].spec.num_gpus
-            head.extend(behind)
+            keys, gpus = self._running_sorted(level, pool, now, cache)
+            at = bisect.bisect_right(keys, key)
+            if at < len(keys):
+                running += len(keys) - at
+                room[pool] += sum(gpus[at:])
+                head.extend(keys[at:])
         head.sort()
         order = [other[-1] for other in head]
         for lower in range(level + 1, self._last + 1):
             keys = list(self._waiting[lower])
             for pool in touched:
                 ranked = self._running_sorted(lower, pool, now, cache)[0]
-                keys.extend(ranked)
-                running += len(ranked)
+                if ranked:
+                    keys.extend(ranked)
+                    running += len(ranked)
             keys.sort()
-            order.extend(other[-1] for other in keys)
+            order.extend([other[-1] for other in keys])
         return self._admit(view, order, room, running, pool_of)
+
+    def _admit(
+        self,
+        view: ClusterView,
+        order: list[JobState],
+        room: dict[Pool, int],
+        running_left: int,
+        pool_of: dict[JobState, Pool],
+    ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
+        """`TiresiasBase._admit`, step for step, with each waiting job's choices and GPU
+        count kept per job (`_choice_of`)."""
+        dropped: list[JobState] = []
+        admitted: list[tuple[JobState, str]] = []
+        left = sum(room.values())
+        smallest = view.min_pending_demand()
+        choice_of = self._choice_of
+        for at, job in enumerate(order):
+            if left <= 0 or (running_left == 0 and left < smallest):
+                if running_left:
+                    dropped.extend([job for job in order[at:] if job.gpus])
+                break
+            if job.gpus:
+                running_left -= 1
+                n = job.spec.num_gpus
+                pool = pool_of[job]
+                if room[pool] >= n:
+                    room[pool] -= n
+                    left -= n
+                else:
+                    dropped.append(job)
+                continue
+            entry = choice_of.get(job)
+            if entry is None:
+                entry = self._choice_entry(view, job)
+            n = entry[1]
+            if n > left:
+                continue
+            for pool, gpu_type in entry[2]:
+                if room[pool] >= n:
+                    room[pool] -= n
+                    left -= n
+                    admitted.append((job, gpu_type))
+                    break
+        return dropped, admitted
 
     def _done(self, view: ClusterView, alloc: Allocation | None) -> Allocation | None:
         timers = self._timers
