@@ -579,7 +579,7 @@ def _normalised(problem: Problem) -> np.ndarray:
     return np.divide(tput, best[:, None], out=np.zeros_like(tput), where=best[:, None] > 0)
 
 
-def _grouped_linear(problem: Problem, value: np.ndarray, what: str) -> np.ndarray:
+def grouped_linear(problem: Problem, value: np.ndarray, what: str) -> np.ndarray:
     """X maximising Σ value[j,k]·X[j,k], one row per class of identical jobs."""
     n, m = problem.shape
     first, member_of, counts = _classes(
@@ -596,7 +596,7 @@ def max_sum_throughput(problem: Problem) -> np.ndarray:
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
-    return _grouped_linear(problem, _normalised(problem), "max-sum-throughput")
+    return grouped_linear(problem, _normalised(problem), "max-sum-throughput")
 
 
 def min_cost(problem: Problem, cost_per_hour, required_steps_per_s=None) -> np.ndarray:
@@ -616,7 +616,7 @@ def min_cost(problem: Problem, cost_per_hour, required_steps_per_s=None) -> np.n
         raise ValueError(f"min_cost: need a price > 0 for each of the {m} GPU types")
     value = _normalised(problem) / price[None, :]
     if required_steps_per_s is None:
-        return _grouped_linear(problem, value, "min-cost")
+        return grouped_linear(problem, value, "min-cost")
     required = np.nan_to_num(np.asarray(required_steps_per_s, dtype=float), nan=0.0)
     best = (problem.throughputs * problem.usable).max(axis=1, initial=0.0)
     slo = np.flatnonzero((required > 0) & (required <= best * (1 - 1e-9)))

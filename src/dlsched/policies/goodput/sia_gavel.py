@@ -145,7 +145,7 @@ class SiaGavel(BasePolicy):
         x = np.zeros_like(tput)
         if len(jobs) and (tput > 0).any():
             problem = lp.Problem.build(tput, gangs, capacity)
-            x = lp._grouped_linear(problem, tput, "sia-gavel max-sum-throughput")
+            x = lp.grouped_linear(problem, tput, "sia-gavel max-sum-throughput")
             x = np.where(tput > 0, np.clip(x, 0.0, 1.0), 0.0)
         self.last_x = {
             j.job_id: {t: float(v) for t, v in zip(types, row, strict=True)}
