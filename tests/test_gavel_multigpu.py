@@ -249,6 +249,19 @@ def test_figure_9_tasks_replay_gavels_seed_and_whole_steps():
     assert all(p.task.spec["truth"] == "whole_steps" for p in plan)
 
 
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/anchors/gavel")
+def test_figure_9_tasks_solve_the_lp_policies_with_gavels_interior_point_solver():
+    """The max-min and FTF tasks name ECOS (Gavel's solver, installed with the test extra);
+    the others name no solver."""
+    pytest.importorskip("ecos")
+    from dlsched.reproduce import REPRODUCTIONS, gavel
+
+    plan = REPRODUCTIONS.get("gavel-fig9").plan(SHARED.parents[1], False)
+    lp_tasks = [p.task for p in plan if p.task.spec["policy"] in gavel.INTERIOR_POLICIES]
+    assert lp_tasks and all(t.spec["solver"] == "ECOS" for t in lp_tasks)
+    assert all("solver" not in p.task.spec for p in plan if p.task not in lp_tasks)
+
+
 def test_run_point_with_gavels_seed_and_whole_steps_finishes_the_window():
     """A small window under gavel_fifo (whole steps) and gavel_gandiva (which packs, so it
     keeps the table's rates) finishes every job of the window, with ρ."""
