@@ -330,6 +330,8 @@ class Tiresias(TiresiasBase):
         starving ones; True if any queue changed. A timer whose job has started or stopped
         since it was set is stale and dropped."""
         timers, changed = self._timers, False
+        if not timers:
+            return False
         due = now + 1e-9 * max(1.0, abs(now))
         while timers and timers[0][0] <= due:
             _, _, job, stint = heapq.heappop(timers)
@@ -455,6 +457,7 @@ class Tiresias(TiresiasBase):
             self._wait(job, level, self._service(job, now))
             if knob is not None and level > 0:
                 self._push(self._promotion_time(job, now, knob), job)
+        literal = self.literal
         for job, gpu_type in started:
             level = self._level[job]
             self._stint[job] += 1
@@ -464,7 +467,8 @@ class Tiresias(TiresiasBase):
             self._first_since_top.setdefault(job, now)
             self._runs(job, level, view.pool(job.spec, gpu_type))
             self._stint_started(job, now)
-            self._demotion_timer(job, level, now)
+            if literal:
+                self._demotion_timer(job, level, now)
         return self._settle(view, now, alloc)
 
     def _backfill(
