@@ -7,7 +7,7 @@ import pandas as pd
 
 import dlsched
 from dlsched.cluster import Cluster
-from dlsched.policies.tiresias import TiresiasGittins
+from dlsched.policies.tiresias import Tiresias, TiresiasBase, TiresiasGittins
 
 
 class CheckedGittins(TiresiasGittins):
@@ -38,6 +38,61 @@ class CheckedGittins(TiresiasGittins):
             assert list(keys) == [key for key, _ in pairs]
             assert list(gpus) == [n for _, n in pairs]
         return keys, gpus
+
+
+def _reference_walk(policy, view, now, cache, level, key, free):
+    """The walk as one pass over every job below `key` in priority order
+    (`TiresiasBase._admit` over the merged queues of the pools the walk's waiting jobs may
+    use)."""
+    waiting = policy._waiting[level]
+    head = waiting[bisect.bisect_left(waiting, key) :]
+    touched = {}
+    for keys in (head, *policy._waiting[level + 1 :]):
+        for other in keys:
+            for pool, _ in policy._choices(view, other[-1]):
+                touched[pool] = None
+    room = {pool: free[pool] + sum(policy._held[pool][level + 1 :]) for pool in touched}
+    running = 0
+    for pool in touched:
+        keys, gpus = policy._running_sorted(level, pool, now, cache)
+        at = bisect.bisect_right(keys, key)
+        running += len(keys) - at
+        room[pool] += sum(gpus[at:])
+        head.extend(keys[at:])
+    head.sort()
+    order = [other[-1] for other in head]
+    for lower in range(level + 1, policy._last + 1):
+        keys = list(policy._waiting[lower])
+        for pool in touched:
+            ranked = policy._running_sorted(lower, pool, now, cache)[0]
+            keys.extend(ranked)
+            running += len(ranked)
+        keys.sort()
+        order.extend(other[-1] for other in keys)
+    return TiresiasBase._admit(policy, view, order, room, running, policy._pool_of)
+
+
+class CheckedWalk:
+    """Mixin: every walk's answer is also computed by `_reference_walk` and compared."""
+
+    def start(self, view):
+        super().start(view)
+        self.walks = 0
+
+    def _walk_from(self, view, now, cache, level, key, free):
+        expected = _reference_walk(self, view, now, cache, level, key, dict(free))
+        got = super()._walk_from(view, now, cache, level, key, free)
+        assert got == expected
+        self.walks += 1
+        return got
+
+
+class CheckedWalkLas(CheckedWalk, Tiresias):
+    """Tiresias-L with checked walks."""
+
+
+class CheckedWalkGittins(CheckedWalk, TiresiasGittins):
+    """Tiresias-G with checked walks."""
 
 
 def _workload(seed: int, n: int = 160) -> pd.DataFrame:
@@ -84,3 +139,29 @@ def test_a_policy_instance_serves_a_second_run_identically():
     first = dlsched.simulate(_workload(2, 80), _cluster(), policy)
     second = dlsched.simulate(_workload(2, 80), _cluster(), policy)
     pd.testing.assert_frame_equal(first.events, second.events)
+
+
+def test_the_walk_pool_by_pool_is_the_one_pass_walk():
+    """The walk computed pool by pool drops and admits the same jobs, in the same order, as
+    one pass over the merged queues (2D-LAS, 2D-Gittins, with and without the knob)."""
+    for policy in (
+        CheckedWalkLas(thresholds=[500, 5000]),
+        CheckedWalkGittins(),
+        CheckedWalkGittins(starvation_knob=2.0),
+    ):
+        result = dlsched.simulate(_workload(3), _vc_cluster(), policy)
+        assert result.summary()["jobs_completed"] == 160
+        assert policy.walks > 20
+
+
+def _vc_cluster() -> Cluster:
+    """Two GPU types, one VC owning nodes: jobs choose among several pools."""
+    return Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "name": "v"},
+                {"gpu_type": "P100", "count": 2, "gpus_per_node": 8, "name": "p"},
+            ],
+        }
+    )

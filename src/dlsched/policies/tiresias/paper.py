@@ -591,96 +591,94 @@ class Tiresias(TiresiasBase):
         level: int,
         key: tuple,
         free: dict[Pool, int],
-    ):
-        """The walk from the waiting job with `key` in queue `level` on: everything ranked
-        above it keeps its GPUs (nothing was preempted up to there), so the GPUs it and the
-        jobs below it share are the free ones plus those the running jobs below it hold.
+    ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
+        """The walk (`TiresiasBase._admit`) from the waiting job with `key` in queue `level`
+        on: everything ranked above it keeps its GPUs (nothing was preempted up to there),
+        so the GPUs it and the jobs below it share are the free ones plus those the running
+        jobs below it hold. Returns the running jobs dropped and the waiting jobs admitted,
+        each in priority order — the walk's answer, computed pool by pool:
 
-        Only the pools the waiting jobs of the walk may use are walked: a running job of
-        another pool finds its own GPUs still there (nobody else can take them) and keeps
-        them, so leaving it out changes neither who is dropped nor who is admitted, nor
-        their order (the walk's early stops only cut short what it would find anyway)."""
-        waiting = self._waiting[level]
-        head = waiting[bisect.bisect_left(waiting, key) :]
+        In a pool, a running job keeps its GPUs unless waiting jobs ranked above it took
+        some of that pool's (what is left there is the free GPUs, plus those of the running
+        jobs from it on, plus those of the ones dropped before it, less what waiting jobs
+        took). So waiting jobs are taken in priority order, and a pool's running jobs are
+        counted only up to each waiting job that asks the pool: kept at once (their GPUs
+        summed) while no waiting job has taken from the pool, one at a time after. A pool no
+        waiting job took from drops nobody. The walk's early stops (no GPU left, or nothing
+        running left and too few GPUs for any waiting job) only cut short what it finds
+        anyway: then every running job left is dropped, and no waiting job fits."""
         choice_of = self._choice_of
-        touched: dict[Pool, None] = {}
-        seen: set[int] = set()
-        for keys in (head, *self._waiting[level + 1 :]):
-            for other in keys:
+        waiting = self._waiting[level]
+        pools: dict[Pool, list] = {}  # pool → [runs by queue, run at, index, room, taken]
+        dropped: list[tuple[int, tuple]] = []  # (queue, key) of each running job dropped
+        admitted: list[tuple[JobState, str]] = []
+        advance = self._walk_advance
+        for at_level in range(level, self._last + 1):
+            keys = waiting[bisect.bisect_left(waiting, key) :] if at_level == level else None
+            for other in self._waiting[at_level] if keys is None else keys:
                 job = other[-1]
                 entry = choice_of.get(job)
                 if entry is None:
                     entry = self._choice_entry(view, job)
-                if entry[0] not in seen:
-                    seen.add(entry[0])
-                    for pool, _ in entry[2]:
-                        touched[pool] = None
-        held, pool_of = self._held, self._pool_of
-        room = {pool: free[pool] + sum(held[pool][level + 1 :]) for pool in touched}
-        running = 0
-        for pool in touched:
-            keys, gpus = self._running_sorted(level, pool, now, cache)
-            at = bisect.bisect_right(keys, key)
-            if at < len(keys):
-                running += len(keys) - at
-                room[pool] += sum(gpus[at:])
-                head.extend(keys[at:])
-        head.sort()
-        order = [other[-1] for other in head]
-        for lower in range(level + 1, self._last + 1):
-            keys = list(self._waiting[lower])
-            for pool in touched:
-                ranked = self._running_sorted(lower, pool, now, cache)[0]
-                if ranked:
-                    keys.extend(ranked)
-                    running += len(ranked)
-            keys.sort()
-            order.extend([other[-1] for other in keys])
-        return self._admit(view, order, room, running, pool_of)
+                n = entry[1]
+                for pool, gpu_type in entry[2]:
+                    state = pools.get(pool)
+                    if state is None:
+                        state = pools[pool] = self._walk_pool(
+                            pool, level, key, free[pool], now, cache
+                        )
+                    if advance(state, at_level, other, dropped) >= n:
+                        state[3] -= n
+                        state[4] += n
+                        admitted.append((job, gpu_type))
+                        break
+        for state in pools.values():
+            if state[4]:  # what waiting jobs took may drop running jobs after the last one
+                advance(state, self._last + 1, (), dropped)
+        dropped.sort()
+        return [other[-1] for _, other in dropped], admitted
 
-    def _admit(
-        self,
-        view: ClusterView,
-        order: list[JobState],
-        room: dict[Pool, int],
-        running_left: int,
-        pool_of: dict[JobState, Pool],
-    ) -> tuple[list[JobState], list[tuple[JobState, str]]]:
-        """`TiresiasBase._admit`, step for step, with each waiting job's choices and GPU
-        count kept per job (`_choice_of`)."""
-        dropped: list[JobState] = []
-        admitted: list[tuple[JobState, str]] = []
-        left = sum(room.values())
-        smallest = view.min_pending_demand()
-        choice_of = self._choice_of
-        for at, job in enumerate(order):
-            if left <= 0 or (running_left == 0 and left < smallest):
-                if running_left:
-                    dropped.extend([job for job in order[at:] if job.gpus])
+    def _walk_pool(
+        self, pool: Pool, level: int, key: tuple, free: int, now: float, cache: dict
+    ) -> list:
+        """A pool's state at the start of the walk from `key` in queue `level`: its running
+        jobs below that key, queue by queue (queue, keys, GPU counts, first index), and the
+        GPUs they and the free ones make."""
+        runs = []
+        room = free
+        for at_level in range(level, self._last + 1):
+            keys, gpus = self._running_sorted(at_level, pool, now, cache)
+            start = bisect.bisect_right(keys, key) if at_level == level else 0
+            if start < len(keys):
+                runs.append((at_level, keys, gpus, start))
+                room += sum(gpus[start:])
+        return [runs, 0, runs[0][3] if runs else 0, room, 0]
+
+    @staticmethod
+    def _walk_advance(state: list, level: int, key: tuple, dropped: list) -> int:
+        """Count a pool's running jobs ranked above (`level`, `key`) not counted yet: each
+        keeps its GPUs if what is left covers them, else is dropped. Returns what is left."""
+        runs, at, index, room, taken = state
+        while at < len(runs):
+            run_level, keys, gpus, _ = runs[at]
+            if run_level > level:
                 break
-            if job.gpus:
-                running_left -= 1
-                n = job.spec.num_gpus
-                pool = pool_of[job]
-                if room[pool] >= n:
-                    room[pool] -= n
-                    left -= n
-                else:
-                    dropped.append(job)
-                continue
-            entry = choice_of.get(job)
-            if entry is None:
-                entry = self._choice_entry(view, job)
-            n = entry[1]
-            if n > left:
-                continue
-            for pool, gpu_type in entry[2]:
-                if room[pool] >= n:
-                    room[pool] -= n
-                    left -= n
-                    admitted.append((job, gpu_type))
-                    break
-        return dropped, admitted
+            stop = len(keys) if run_level < level else bisect.bisect_left(keys, key, index)
+            if not taken:  # nobody took from this pool yet: every one keeps its GPUs
+                room -= sum(gpus[index:stop])
+            else:
+                for i in range(index, stop):
+                    if room >= gpus[i]:
+                        room -= gpus[i]
+                    else:
+                        dropped.append((run_level, keys[i]))
+            if stop < len(keys):
+                index = stop
+                break
+            at += 1
+            index = runs[at][3] if at < len(runs) else 0
+        state[1], state[2], state[3] = at, index, room
+        return room
 
     def _done(self, view: ClusterView, alloc: Allocation | None) -> Allocation | None:
         timers = self._timers
