@@ -72,11 +72,16 @@ Speed: queues are kept sorted incrementally; promotion (and `literal` demotion) 
 timers in a heap, the default's demotion check is one wake-up replanned at each event, both
 it and the demotions due answered from heaps of stint parameters (`crossings.py`) rather than
 by evaluating every running job; a wake-up for a check that has moved since costs no
-scheduling call (`woken`); a
-scheduling call first admits waiting jobs into free GPUs, in priority order, and walks the
-priority order (from that job on) only when a waiting job could take GPUs from a
-lower-priority running one — an exact test, see `_fast_admit`; Gittins indices of running
-jobs are evaluated with numpy, once per call.
+scheduling call (`woken`). A scheduling call first admits waiting jobs into free GPUs, in
+priority order, and walks the priority order (from that job on) only when a waiting job
+could take GPUs from a lower-priority running one — an exact test, see `_fast_admit`; the
+walk goes pool by pool and counts a pool's running jobs one by one only once a waiting job
+took GPUs there (`_walk_from`). Ranks by the authors' Gittins table (a step function of the
+service) are kept per job until its service can reach the next sample, and each queue's
+and pool's ranked running jobs until one of them can change step or they change
+(`_table_ranked`); all of it gives the answers of evaluating every job, bit for bit
+(`tests/test_tiresias_speed.py`). The paper's Gittins formula (`literal`) is evaluated
+with numpy over every running job, once per call.
 """
 
 from __future__ import annotations
