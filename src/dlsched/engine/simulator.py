@@ -173,6 +173,7 @@ class Simulator:
         self.specs = specs
         self.cluster = cluster
         self._display = {key: t.name for key, t in cluster.gpu_types.items()}
+        self._gpu_type_of = cluster.gpu_type_of
         self.policy = policy
         self.truth = truth
         self.estimator = estimator
@@ -618,10 +619,13 @@ class Simulator:
                     if self._auditor is not None:
                         self._auditor.after_schedule()
                     return
+            if not jobs.demand:
+                self._skip_call()
+                return
             least = jobs._least  # `jobs.min_demand()`, inlined
             if least is None:
                 least = jobs.min_demand()
-            if not jobs.demand or sum(self.ledger.free_by_type.values()) < least:
+            if sum(self.ledger.free_by_type.values()) < least:
                 self._skip_call()
                 return
         policy = self.policy
@@ -675,9 +679,9 @@ class Simulator:
             pools = self._waiting_for(view)
             if pools is None:
                 self._waits = None
-            else:
-                epoch = self.ledger.pool_epoch
-                self._waits = [(pool, epoch[pool]) for pool in pools]
+            else:  # (pool, its epoch now) pairs, built in C
+                epochs = map(self.ledger.pool_epoch.__getitem__, pools)
+                self._waits = list(zip(pools, epochs, strict=True))
         if self._auditor is not None:
             self._auditor.after_schedule()
         if changes or jobs.running:
@@ -764,7 +768,7 @@ class Simulator:
             and not self.ledger.packed_jobs
             and spec.num_gpus
         ):  # `_rate` of one GPU, inlined: `JobRates.rate`'s cached answer when it has one
-            gpu_type = self.cluster.gpu_type_of[new[0]]
+            gpu_type = self._gpu_type_of[new[0]]
             rate = rate_cache.get((spec.model, gpu_type, 1, 1, ()))
             if rate is None:
                 gpu_type, rate = self._rate(spec, new)
