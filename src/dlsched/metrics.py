@@ -6,7 +6,8 @@ import json
 import math
 import shutil
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import Any
 
@@ -218,10 +219,10 @@ def build_result(
     total_steps = np.fromiter(map(attrgetter("total_steps"), specs), float, n)
     # optional columns only when a job has a value (most workloads have none)
     deadlines = cpu = memory = None
-    given = list(map(attrgetter("deadline"), specs))
-    if given.count(None) != n:
-        deadlines = np.fromiter((nan if d is None else d for d in given), float, n)
-    del given
+    if any(map(is_not, map(attrgetter("deadline"), specs), repeat(None))):
+        deadlines = np.fromiter(
+            (nan if d is None else d for d in map(attrgetter("deadline"), specs)), float, n
+        )
     if any(map(attrgetter("cpu_milli"), specs)) or any(map(attrgetter("memory_mib"), specs)):
         cpu = np.fromiter(map(attrgetter("cpu_milli"), specs), np.int64, n)
         memory = np.fromiter(map(attrgetter("memory_mib"), specs), np.int64, n)
