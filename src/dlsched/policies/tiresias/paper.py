@@ -441,6 +441,8 @@ class Tiresias(TiresiasBase):
         if walk_from is not None:  # a waiting job may take GPUs from a lower-priority one
             more_dropped, more = self._walk_from(view, now, cache, *walk_from)
             dropped, admitted = more_dropped, admitted + more
+        if not admitted and not dropped:
+            return self._settle(view, now, None)  # the allocation stands
         alloc, preempted, started = self._apply(view, dropped, admitted)
         if len(started) < len(admitted):
             started.extend(self._backfill(view, alloc, {job for job, _ in admitted}))
@@ -536,7 +538,7 @@ class Tiresias(TiresiasBase):
         GPU count and pools in this call (free GPUs only shrink, and GPUs held below a job
         only shrink down the order), so those are skipped (`failed`)."""
         held, choice_of = self._held, self._choice_of
-        free = dict(self._free)
+        free = self._free  # copied before the first admission changes it
         left = self._free_total
         admitted: list[tuple[JobState, str]] = []
         smallest = view.min_pending_demand()
@@ -559,6 +561,8 @@ class Tiresias(TiresiasBase):
                 for pool, gpu_type in choices:
                     room = free[pool]
                     if room >= n:
+                        if not admitted:
+                            free = dict(free)
                         free[pool] = room - n
                         left -= n
                         admitted.append((job, gpu_type))
