@@ -143,9 +143,11 @@ def test_a_policy_instance_serves_a_second_run_identically():
 
 def test_the_walk_pool_by_pool_is_the_one_pass_walk():
     """The walk computed pool by pool drops and admits the same jobs, in the same order, as
-    one pass over the merged queues (2D-LAS, 2D-Gittins, with and without the knob)."""
+    one pass over the merged queues (2D-LAS, literal too, and 2D-Gittins, with and without
+    the knob)."""
     for policy in (
         CheckedWalkLas(thresholds=[500, 5000]),
+        CheckedWalkLas(thresholds=[500, 5000], literal=True),
         CheckedWalkGittins(),
         CheckedWalkGittins(starvation_knob=2.0),
     ):
