@@ -132,6 +132,15 @@ def test_kept_gittins_ranks_hold_with_starvation_promotions():
     assert policy.reads > 100
 
 
+def test_kept_gittins_ranks_hold_past_the_largest_sample():
+    """With a small prior most jobs pass its largest sample (index 0 from then on): kept
+    ranks still equal a fresh evaluation."""
+    policy = CheckedGittins(prior=[50.0, 100.0, 400.0, 1600.0])
+    result = dlsched.simulate(_workload(4), _cluster(), policy)
+    assert result.summary()["jobs_completed"] == 160
+    assert policy.reads > 100
+
+
 def test_a_policy_instance_serves_a_second_run_identically():
     """The kept state is rebuilt by `start`: a second run of one instance gives the same
     events as the first."""
