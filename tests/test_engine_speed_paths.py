@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import dlsched
 from dlsched.engine.ledger import Ledger
@@ -132,3 +133,73 @@ def test_spec_maker_makes_the_spec_the_dataclass_makes() -> None:
     made, plain = spec_maker()(*fields), JobSpec(*fields)
     assert type(made) is JobSpec
     assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+
+
+def test_a_waiting_for_hook_that_answers_with_an_iterator_skips_no_needed_call():
+    """A plug-in's `waiting_for` may return a one-shot iterator of pools: the 2-GPU job c,
+    waiting on both types, starts when b frees the V100s at 10 s, as with a tuple."""
+    from dlsched.policies.fifo import Fifo
+
+    class IterFifo(Fifo):
+        def waiting_for(self, view):
+            pools = super().waiting_for(view)
+            return None if pools is None else iter(pools)
+
+    cluster = dlsched.Cluster.from_dict(
+        {
+            "name": "t",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 2},
+                {"gpu_type": "K80", "count": 1, "gpus_per_node": 2},
+            ],
+        }
+    )
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b", "c"],
+            "submit_time": [0.0, 0.0, 1.0],
+            "num_gpus": [1, 1, 2],
+            "duration": [100.0, 10.0, 10.0],
+            "gpu_constraint": ["K80", "V100", ""],
+        }
+    )
+    result = dlsched.simulate(jobs, cluster, policy=IterFifo())
+    assert result.jobs.set_index("job_id").loc["c", "start_time"] == 10.0
+
+
+def test_a_run_that_raises_leaves_no_timeline_row_of_gpus_never_started(monkeypatch):
+    """A policy that places b at 10 s and then raises: the run's timeline keeps (0, 2) and no
+    row claiming b's GPUs busy."""
+    from dlsched.engine import simulator as engine
+    from dlsched.policies.fifo import Fifo
+
+    held = []
+    run = engine.Simulator.run
+
+    def keep(self):
+        held.append(self)
+        return run(self)
+
+    monkeypatch.setattr(engine.Simulator, "run", keep)
+
+    class Boom(Fifo):
+        def schedule(self, view):
+            alloc = super().schedule(view)
+            if view.now >= 10:
+                raise RuntimeError("policy bug after placing")
+            return alloc
+
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "t", "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 2}]}
+    )
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["a", "b"],
+            "submit_time": [0.0, 1.0],
+            "num_gpus": [2, 2],
+            "duration": [10.0] * 2,
+        }
+    )
+    with pytest.raises(RuntimeError, match="policy bug"):
+        dlsched.simulate(jobs, cluster, policy=Boom())
+    assert (10.0, 2) not in [tuple(row)[:2] for row in held[0].recorder.timeline]

@@ -160,7 +160,9 @@ def test_the_walk_pool_by_pool_is_the_one_pass_walk():
         CheckedWalkGittins(),
         CheckedWalkGittins(starvation_knob=2.0),
     ):
-        result = dlsched.simulate(_workload(3), _vc_cluster(), policy)
+        jobs = _workload(3)
+        jobs["vc"] = np.where(np.arange(len(jobs)) % 3 == 0, "own", "")  # a third in the VC
+        result = dlsched.simulate(jobs, _vc_cluster(), policy)
         assert result.summary()["jobs_completed"] == 160
         assert policy.walks > 20
 
@@ -174,5 +176,6 @@ def _vc_cluster() -> Cluster:
                 {"gpu_type": "V100", "count": 2, "gpus_per_node": 4, "name": "v"},
                 {"gpu_type": "P100", "count": 2, "gpus_per_node": 8, "name": "p"},
             ],
+            "vcs": [{"name": "own", "nodes": ["v-0", "p-0"]}],
         }
     )

@@ -393,10 +393,15 @@ class Simulator:
         with no_full_collections():
             try:
                 self._loop()
-            except _Halt:
-                pass
-            finally:
                 self._write_due_row()
+            except _Halt:
+                self._write_due_row()
+            except BaseException:
+                # a call that raised may have taken GPUs it never started: a row from the
+                # ledger now would show them; the row is left out rather than wrong
+                self._row_due = None
+                raise
+            finally:
                 if self._progress is not None:
                     self._progress.close(self.jobs.finished, self.clock.now)
                     self._progress = None
@@ -680,6 +685,7 @@ class Simulator:
             if pools is None:
                 self._waits = None
             else:  # (pool, its epoch now) pairs, built in C
+                pools = tuple(pools)  # the hook may hand back a one-shot iterator
                 epochs = map(self.ledger.pool_epoch.__getitem__, pools)
                 self._waits = list(zip(pools, epochs, strict=True))
         if self._auditor is not None:
