@@ -287,3 +287,30 @@ def test_a_failed_interior_point_solve_warns_and_falls_back_to_highs(monkeypatch
     assert (x == lp.max_min_fairness(problem)).all()
     with pytest.warns(RuntimeWarning, match="falls back to HiGHS"):
         lp.finish_time_fairness(problem, [0.0, 0.0], [1.0, 1.0], solver="CLARABEL")
+
+
+def test_lp_functions_check_the_solver_name():
+    """lp's solver argument is checked and normalised as the policies' is."""
+    from dlsched.errors import ConfigError
+
+    problem = Problem.build([[2.0], [1.0]], [1, 1], [2])
+    with pytest.raises(ConfigError, match="solver must be 'highs' or one of"):
+        lp.max_min_fairness(problem, solver="gurobi")
+    assert (lp.max_min_fairness(problem, solver="HiGHS") == lp.max_min_fairness(problem)).all()
+
+
+def test_a_failed_makespan_solve_warns_and_falls_back_to_highs(monkeypatch):
+    """A numerical failure in Gavel's bisection (not a proof of infeasibility, which only
+    moves the bisection) warns, and HiGHS answers."""
+    from dlsched.errors import SchedulingError
+
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    remaining = [3000.0, 1000.0]
+
+    def fail(*args, **kwargs):
+        raise SchedulingError("gavel min-total-duration (CLARABEL): NumericalError")
+
+    monkeypatch.setattr(interior.Conic, "solve", fail)
+    with pytest.warns(RuntimeWarning, match="falls back to HiGHS"):
+        x = lp.min_total_duration(problem, remaining, solver="CLARABEL")
+    assert (x == lp.min_total_duration(problem, remaining)).all()

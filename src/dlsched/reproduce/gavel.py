@@ -122,6 +122,16 @@ INTERIOR_POLICIES = frozenset(
     }
 )
 """The policies whose Gavel problem has an optimal face and that take `solver`."""
+
+
+def lp_solver(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The `solver` parameter a stored task's policy gets: the spec's, or for an LP policy
+    of a task stored before the solver was part of the spec, HiGHS (then the default)."""
+    if "solver" in spec:
+        return {"solver": spec["solver"]}
+    return {"solver": "highs"} if spec["policy"] in INTERIOR_POLICIES else {}
+
+
 RHO_REFERENCE = "gavel_isolated"
 """The run ρ is measured against: Gavel's `isolated` policy on the same jobs."""
 WINDOW = (4000, 5000)
@@ -412,8 +422,7 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         # with continuous progress
         policy_seed=spec.get("policy_seed"),
         whole_steps=spec.get("truth") == "whole_steps",
-        # and those stored before the solver was chosen were solved by HiGHS
-        **({"solver": spec["solver"]} if "solver" in spec else {}),
+        **lp_solver(spec),
     )
 
 

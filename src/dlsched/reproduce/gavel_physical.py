@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.reproduce.base import DataFile, Point, Reproduction, Task, Tolerance
-from dlsched.reproduce.gavel import INTERIOR_POLICIES
+from dlsched.reproduce.gavel import INTERIOR_POLICIES, lp_solver
 
 TRACES = "anchors/gavel/traces/physical_cluster"
 CLUSTER = {
@@ -129,7 +129,7 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         spec["trace"],
         spec["policy"],
         whole_steps=spec.get("truth") == "whole_steps",
-        **({"solver": spec["solver"]} if "solver" in spec else {}),
+        **lp_solver(spec),
     )
 
 

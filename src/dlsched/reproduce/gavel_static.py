@@ -53,6 +53,7 @@ from dlsched.reproduce.gavel import (
     JOB_ORDER,
     authors_values,
     job_types,
+    lp_solver,
     solver,
 )
 
@@ -123,10 +124,8 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
         # specs stored before the job order was chosen were measured with the released one
         order = spec.get("job_order", "released")
         replay = spec.get("replay") == "gavel_simulator"
-        # and those stored before the solver was chosen were solved by HiGHS
-        lp_solver = {"solver": spec["solver"]} if "solver" in spec else {}
         run = makespan_hours(
-            spec["policy"], int(spec["n_jobs"]), int(seed), order, replay, **lp_solver
+            spec["policy"], int(spec["n_jobs"]), int(seed), order, replay, **lp_solver(spec)
         )
         out[f"makespan_h_seed{seed}"] = run["makespan_h"]
         spans.append(run["makespan_h"])

@@ -35,6 +35,10 @@ are noise, and jobs that the problem treats alike must get the same X, so that t
 mechanism breaks their ties by arrival, not by the solver's last bits."""
 
 
+class Infeasible(SchedulingError):
+    """The solver proved the problem infeasible (not a numerical failure)."""
+
+
 def check_solver(solver: str, owner: str) -> str:
     """`solver` normalised ("highs" or one of `SOLVERS`), or a ConfigError naming `owner`."""
     name = solver.strip() if isinstance(solver, str) else ""
@@ -102,6 +106,8 @@ def _clarabel(cost, g, h, n_lin, n_cones, what) -> np.ndarray:
     p = sp.csc_matrix((len(cost), len(cost)))
     solution = clarabel.DefaultSolver(p, cost, g, h, cones, settings).solve()
     status = str(solution.status).rsplit(".", 1)[-1]
+    if status in ("PrimalInfeasible", "AlmostPrimalInfeasible"):
+        raise Infeasible(f"gavel {what} (CLARABEL): {status}")
     if status not in ("Solved", "AlmostSolved"):
         raise SchedulingError(f"gavel {what} (CLARABEL): {status}")
     return np.asarray(solution.x, dtype=float)
@@ -118,6 +124,8 @@ def _ecos(cost, g, h, n_lin, n_cones, what) -> np.ndarray:
     dims = {"l": n_lin, "q": [3] * n_cones, "e": 0}
     solution = ecos.solve(cost, g, h, dims, verbose=False)
     exit_flag = solution["info"]["exitFlag"]
+    if exit_flag in (1, 11):  # primal infeasible, to full or reduced accuracy
+        raise Infeasible(f"gavel {what} (ECOS): exit flag {exit_flag}")
     if exit_flag not in (0, 10):  # optimal, or optimal to reduced accuracy
         raise SchedulingError(f"gavel {what} (ECOS): exit flag {exit_flag}")
     return np.asarray(solution["x"], dtype=float)
@@ -125,8 +133,11 @@ def _ecos(cost, g, h, n_lin, n_cones, what) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Pairs:
-    """The (job, type) pairs that get a variable: those a job can use (elsewhere x is 0, a
-    pair Gavel's own problems leave free but its clusters never have)."""
+    """The (job, type) pairs that get a variable: those a job can use. Elsewhere x is 0:
+    Gavel's own problems leave such a pair free (x ≥ 0, in the capacity row), so an interior
+    point gives it some time that no job can use, e.g. ResNet-50 with batch 128 on 2–8 K80s
+    in Gavel's table; dlsched does not waste that capacity (an agnostic policy's
+    ``sees_all_types=True`` replays Gavel's waste, `policies.py`)."""
 
     n: int
     m: int
@@ -227,8 +238,8 @@ def feasible_by(
 ) -> np.ndarray | None:
     """A point of {x : Gavel's constraints, Σ_k tput·x ≥ R_j / T} (`MinTotalDurationPolicy
     WithPerf`'s `Maximize(1)` step: an interior-point solver returns a point inside the
-    set), variables where tput > 0; None if the set is empty. Every row of `tput` must have
-    a positive entry."""
+    set), variables where tput > 0; None if the solver proves the set empty (a numerical
+    failure raises SchedulingError). Every row of `tput` must have a positive entry."""
     pairs = Pairs.of(tput > 0)
     p = len(pairs.job)
     conic = Conic(p)
@@ -238,5 +249,5 @@ def feasible_by(
     )
     try:
         return pairs.matrix(conic.solve(np.zeros(p), solver, "min-total-duration"))
-    except SchedulingError:
+    except Infeasible:
         return None

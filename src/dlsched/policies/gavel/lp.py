@@ -321,6 +321,7 @@ def max_min_fairness(problem: Problem, solver: str = "highs") -> np.ndarray:
     `solver`: ``"highs"`` (one LP row per class of identical jobs, a vertex) or an
     interior-point solver (``"CLARABEL"``, ``"ECOS"``: Gavel's per-job problem, a point
     inside the optimal face, `interior.max_min`)."""
+    solver = interior.check_solver(solver, "gavel max_min_fairness")
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
@@ -355,11 +356,17 @@ def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs")
     if n == 0:
         return np.zeros((0, m))
     remaining = np.asarray(remaining_steps, dtype=float)
+    solver = interior.check_solver(solver, "gavel min_total_duration")
     if solver != "highs":
-        live = np.flatnonzero(problem.usable.any(axis=1))
+        live = np.flatnonzero(problem.usable.any(axis=1) & (remaining > 0))
         out = np.zeros((n, m))
-        out[live] = min_total_duration_interior(problem.subset(live), remaining[live], solver)
-        return out
+        if not len(live):
+            return out
+        try:
+            out[live] = min_total_duration_interior(problem.subset(live), remaining[live], solver)
+            return out
+        except SchedulingError as exc:
+            _fall_back(exc)
     tput = problem.throughputs * problem.usable
     coef = np.divide(
         tput, remaining[:, None], out=np.zeros_like(tput), where=remaining[:, None] > 0
@@ -471,6 +478,7 @@ def finish_time_fairness(
     live = np.flatnonzero((equal > 0) & (iso_rate > 0) & (remaining > 0))
     if not len(live):
         return np.zeros((n, m))
+    solver = interior.check_solver(solver, "gavel finish_time_fairness")
     if solver != "highs":
         try:
             out = np.zeros((n, m))
