@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -295,6 +296,55 @@ def test_a_damaged_task_file_is_measured_again(registry, tiny_shared, tmp_path):
     outcome = run_reproduction(repro, tiny_shared, tmp_path, quick=True, workers=1)
     assert outcome.ran == ["run-fifo"] and CALLS == ["run-fifo", "run-fifo"]
     assert json.loads(stored.read_text())["metrics"]["avg_jct_s"] == 2.0
+
+
+def test_a_stored_task_whose_metrics_the_reproduction_refuses_is_measured_again(
+    install, tiny_shared, tmp_path
+):
+    """`accepts` refusing the stored makespan of 3 s: the second run measures it again; a
+    reproduction that accepts it reuses it."""
+    import dataclasses
+
+    strict = install(dataclasses.replace(_tiny(), accepts=lambda m: m["makespan_s"] != 3.0))
+    run_reproduction(strict, tiny_shared, tmp_path, quick=True, workers=1)
+    outcome = run_reproduction(strict, tiny_shared, tmp_path, quick=True, workers=1)
+    assert outcome.ran == ["run-fifo"] and CALLS == ["run-fifo", "run-fifo"]
+    lenient = install(dataclasses.replace(_tiny(), accepts=lambda m: True))
+    assert run_reproduction(lenient, tiny_shared, tmp_path, quick=True, workers=1).ran == []
+
+
+def test_gavel_point_whose_arrivals_end_before_its_window_runs_with_a_longer_tail(monkeypatch):
+    """Arrivals ending before the window (the first two tails): measure doubles the tail
+    and keeps the run whose arrivals outlast it; refused as a stored point, accepted after."""
+    from dlsched.reproduce import gavel
+
+    tails = []
+
+    def run_point(policy, rate, *, tail_jobs, **kwargs):
+        tails.append(tail_jobs)
+        return {"avg_jct_h": float(tail_jobs), "arrivals_outlast_window": float(len(tails) > 2)}
+
+    monkeypatch.setattr(gavel, "run_point", run_point)
+    spec = {"policy": "gavel_fifo", "rate": 2.8, "multi_gpu": True, "tail_jobs": 100}
+    out = gavel.measure({**spec, "budget_s": 1.0}, Path("."))
+    assert tails == [100, 200, 400] and out["tail_jobs"] == 400 == out["avg_jct_h"]
+    assert not gavel.accepts({"avg_jct_h": 1.0, "arrivals_outlast_window": 0.0})
+    assert gavel.accepts(out) and gavel.accepts({"avg_jct_h": math.nan})
+
+
+def test_gavel_point_still_short_at_the_longest_tail_is_unfinished(monkeypatch):
+    """Arrivals never outlast the window: NaN, with the last value as a lower bound."""
+    from dlsched.reproduce import gavel
+
+    monkeypatch.setattr(
+        gavel,
+        "run_point",
+        lambda *a, tail_jobs, **k: {"avg_jct_h": 5.0, "arrivals_outlast_window": 0.0},
+    )
+    spec = {"policy": "gavel_fifo", "rate": 2.8, "multi_gpu": True, "tail_jobs": 8000}
+    out = gavel.measure({**spec, "budget_s": 1.0}, Path("."))
+    assert math.isnan(out["avg_jct_h"]) and out["avg_jct_h_lower_bound"] == 5.0
+    assert out["tail_jobs"] == gavel.MAX_TAIL_JOBS
 
 
 def test_table_gives_one_row_per_reproduction_run(install, tiny_shared, tmp_path, capsys):

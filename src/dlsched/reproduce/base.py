@@ -126,6 +126,8 @@ class Reproduction:
       `quick=True` gives the documented subset (`quick_subset` says which).
     - `measure(spec, shared)`: runs one task and returns its metrics by name; must be a
       module-level function (it runs in worker processes).
+    - `accepts(metrics)`: whether a stored task's metrics stand (default: always); a task
+      whose stored metrics it refuses runs again.
     - `cost_quick`, `cost_full`: rough CPU time, for `dlsched reproduce --list`.
     - `summary`: paper and figure in a few words, for the fidelity table.
     """
@@ -141,6 +143,7 @@ class Reproduction:
     cost_full: str
     summary: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    accepts: Callable[[Mapping[str, float]], bool] | None = None
 
     def check_data(self, shared: Path) -> None:
         """Raise `MissingDataError` naming the first data file that is not in `shared`."""

@@ -228,7 +228,9 @@ def run_reproduction(
         pending = []
         for task in tasks:
             record = read_task(folder / "tasks" / task_file(reproduction.name, task))
-            if record is None:
+            if record is None or (
+                reproduction.accepts is not None and not reproduction.accepts(record["metrics"])
+            ):
                 pending.append(task)
                 continue
             metrics[task.id] = record["metrics"]
