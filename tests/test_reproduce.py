@@ -347,6 +347,30 @@ def test_gavel_point_still_short_at_the_longest_tail_is_unfinished(monkeypatch):
     assert out["tail_jobs"] == gavel.MAX_TAIL_JOBS
 
 
+def test_gavel_point_whose_longer_rerun_gives_up_keeps_the_short_value_as_a_bound(monkeypatch):
+    """A tail of 0 grows (no endless loop); arrivals ran out at 120.5 h, then the longer run
+    gave up: NaN, 120.5 h as the lower bound."""
+    from dlsched.reproduce import gavel
+
+    runs = iter(
+        [
+            {"avg_jct_h": 120.5, "arrivals_outlast_window": 0.0},
+            {"avg_jct_h": math.nan, "arrivals_outlast_window": 0.0},
+        ]
+    )
+    tails = []
+
+    def run_point(*a, tail_jobs, **k):
+        tails.append(tail_jobs)
+        return next(runs)
+
+    monkeypatch.setattr(gavel, "run_point", run_point)
+    spec = {"policy": "gavel_fifo", "rate": 2.8, "multi_gpu": True, "tail_jobs": 0}
+    out = gavel.measure({**spec, "budget_s": 1.0}, Path("."))
+    assert tails == [1, 2] and math.isnan(out["avg_jct_h"])
+    assert out["avg_jct_h_lower_bound"] == 120.5 and gavel.accepts(out)
+
+
 def test_table_gives_one_row_per_reproduction_run(install, tiny_shared, tmp_path, capsys):
     """--table reads ROOT/NAME/fidelity.csv: points, within tolerance, worst and median."""
     install(_tiny(published_jct=2.5))

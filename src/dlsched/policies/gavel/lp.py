@@ -352,11 +352,11 @@ def min_total_duration(problem: Problem, remaining_steps, solver: str = "highs")
     z = 1/T makes it one exact LP. Jobs with nothing left are left out. `solver`: the name
     of an interior-point solver (``"CLARABEL"``, ``"ECOS"``; `interior.SOLVERS`) runs
     Gavel's bisection instead (`min_total_duration_interior`)."""
+    solver = interior.check_solver(solver, "gavel min_total_duration")
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
     remaining = np.asarray(remaining_steps, dtype=float)
-    solver = interior.check_solver(solver, "gavel min_total_duration")
     if solver != "highs":
         live = np.flatnonzero(problem.usable.any(axis=1) & (remaining > 0))
         out = np.zeros((n, m))
@@ -463,6 +463,7 @@ def finish_time_fairness(
     λ = max_j ρ_j(X_k), then X_{k+1} minimises s subject to N_j(X) − λ·D_j(X) ≤ s·D_j(X_k);
     stop when the optimal s is ≥ −tolerance (no X beats λ). It converges superlinearly:
     3 to 8 LPs instead of the ~25 of a bisection on ρ."""
+    solver = interior.check_solver(solver, "gavel finish_time_fairness")
     n, m = problem.shape
     if n == 0:
         return np.zeros((0, m))
@@ -478,7 +479,6 @@ def finish_time_fairness(
     live = np.flatnonzero((equal > 0) & (iso_rate > 0) & (remaining > 0))
     if not len(live):
         return np.zeros((n, m))
-    solver = interior.check_solver(solver, "gavel finish_time_fairness")
     if solver != "highs":
         try:
             out = np.zeros((n, m))
