@@ -609,7 +609,7 @@ class Simulator:
             return
         if self._skip_blocked and not clock.is_round and jobs.running:
             # Nothing waiting fits, or no GPUs came back where the policy said it waits: the
-            # policy declared such a call a no-op (`_skip_call`, inlined).
+            # policy declared such a call a no-op.
             waits = self._waits
             if waits is not None:
                 epoch = self.ledger.pool_epoch
@@ -617,12 +617,7 @@ class Simulator:
                     if epoch[pool] != seen:
                         break
                 else:
-                    if self._row_due is not None:
-                        self._write_due_row()
-                    self._last_call_changed = False
-                    self._idle_calls = 0
-                    if self._auditor is not None:
-                        self._auditor.after_schedule()
+                    self._skip_call()
                     return
             if not jobs.demand:
                 self._skip_call()
