@@ -53,3 +53,16 @@ def test_agnostic_las_sees_a_type_the_job_cannot_run_on_only_when_asked(sees_all
     assert bool(policy.xs[0][1]["k80"] > 0.1) is sees_all
     assert result.jobs.set_index("job_id").loc[1, "gpu_seconds_K80"] == 0.0
     assert result.summary()["jobs_completed"] == 2
+
+
+def test_sees_all_types_is_refused_on_the_heterogeneity_aware_policies():
+    """The aware LP sees measured throughputs: sees_all_types there is a ConfigError."""
+    import pytest
+
+    from dlsched import policies
+    from dlsched.errors import ConfigError
+
+    for name in ("max_min_fairness_perf", "finish_time_fairness_perf"):
+        with pytest.raises(ConfigError, match="agnostic policies only"):
+            policies.get(name, sees_all_types=True)
+    assert policies.get("max_min_fairness", sees_all_types=True).sees_all_types

@@ -105,6 +105,16 @@ class LPPolicy(GavelPolicy):
     def objective(self, problem: lp.Problem, jobs: list[JobState], view: ClusterView) -> np.ndarray:
         raise NotImplementedError
 
+    def _check_sees_all_types(self, sees_all_types: bool) -> bool:
+        """`sees_all_types`, refused on the heterogeneity-aware policies (their LP sees the
+        measured throughputs, so there is nothing to replay)."""
+        if sees_all_types and self.heterogeneity_aware:
+            raise ConfigError(
+                f"{self.name}: sees_all_types applies to the agnostic policies only "
+                f"(max_min_fairness, finish_time_fairness)"
+            )
+        return bool(sees_all_types)
+
     def seen(
         self,
         problem: lp.Problem,
@@ -190,7 +200,7 @@ class MaxMinFairness(LPPolicy):
     def __init__(self, solver: str = "CLARABEL", sees_all_types: bool = False, **mechanism) -> None:
         super().__init__(**mechanism)
         self.solver = interior.check_solver(solver, self.name)
-        self.sees_all_types = bool(sees_all_types)
+        self.sees_all_types = self._check_sees_all_types(sees_all_types)
 
     def objective(self, problem, jobs, view):
         return lp.max_min_fairness(problem, solver=self.solver)
@@ -231,7 +241,7 @@ class FinishTimeFairness(LPPolicy):
         **mechanism,
     ) -> None:
         super().__init__(**mechanism)
-        self.sees_all_types = bool(sees_all_types)
+        self.sees_all_types = self._check_sees_all_types(sees_all_types)
         # None: the form that comes closest to the authors' curve (see the module docstring)
         self.spend_leftover = (
             self.heterogeneity_aware if spend_leftover is None else bool(spend_leftover)
