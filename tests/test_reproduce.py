@@ -314,20 +314,23 @@ def test_a_stored_task_whose_metrics_the_reproduction_refuses_is_measured_again(
 
 
 def test_gavel_point_whose_arrivals_end_before_its_window_runs_with_a_longer_tail(monkeypatch):
-    """Arrivals ending before the window (the first two tails): measure doubles the tail
-    and keeps the run whose arrivals outlast it; refused as a stored point, accepted after."""
+    """Arrivals ending before the window (the first two tails): measure doubles the tail,
+    and the budget with it, and keeps the run whose arrivals outlast it; refused as a stored
+    point, accepted after."""
     from dlsched.reproduce import gavel
 
-    tails = []
+    tails, budgets = [], []
 
-    def run_point(policy, rate, *, tail_jobs, **kwargs):
+    def run_point(policy, rate, *, tail_jobs, budget_s, **kwargs):
         tails.append(tail_jobs)
+        budgets.append(budget_s)
         return {"avg_jct_h": float(tail_jobs), "arrivals_outlast_window": float(len(tails) > 2)}
 
     monkeypatch.setattr(gavel, "run_point", run_point)
     spec = {"policy": "gavel_fifo", "rate": 2.8, "multi_gpu": True, "tail_jobs": 100}
     out = gavel.measure({**spec, "budget_s": 1.0}, Path("."))
     assert tails == [100, 200, 400] and out["tail_jobs"] == 400 == out["avg_jct_h"]
+    assert budgets == [1.0, 2.0, 4.0]
     assert not gavel.accepts({"avg_jct_h": 1.0, "arrivals_outlast_window": 0.0})
     assert gavel.accepts(out) and gavel.accepts({"avg_jct_h": math.nan})
 
