@@ -103,7 +103,7 @@ class _Server:
         "residents",
         "waiting",
         "load",
-        "_view",
+        "_free_on",
     )
 
     def __init__(self, index: int, pool: Pool, gpu_type: str, size: int, view: ClusterView) -> None:
@@ -115,18 +115,18 @@ class _Server:
         self.residents: dict[JobState, None] = {}  # homed here, running or waiting
         self.waiting: dict[JobState, None] = {}  # residents suspended or not started, FIFO
         self.load = 0  # GPUs asked for by the residents (> size when over-subscribed)
-        self._view = view
+        self._free_on = view.free_gpus_on_node
 
     @property
     def free(self) -> tuple[int, ...]:
         """Free GPU ids, sorted."""
-        return self._view.free_gpus_on_node(self.index)
+        return self._free_on(self.index)
 
     def is_empty(self) -> bool:
         return not self.residents and len(self.free) == self.size
 
     def first_free(self, n: int) -> tuple[int, ...]:
-        return self.free[:n]
+        return self._free_on(self.index)[:n]
 
     def __repr__(self) -> str:
         return (
@@ -231,6 +231,13 @@ class Gandiva(BasePolicy):
         self._options_cache: dict[object, tuple[tuple[str, Pool, int], ...]] = {}
         self._capacity_changed = False
         self._colocated_query = _colocated_query(view.estimator)
+        # Hot-path shortcuts (the answers of the view's own checks, known once per run):
+        # `fits_quota` is always True for a VC without a quota, and packing needs pair rates.
+        self._free_on = view.free_gpus_on_node
+        self._quota_vcs = frozenset(vc.name for vc in cluster.vcs if vc.quota_gpus is not None)
+        self._can_pack = self.packing != "off" and (
+            getattr(view.estimator, "colocated_throughput", None) is not None
+        )
         self._now = 0.0
 
     # ---- hooks --------------------------------------------------------------------------
@@ -270,10 +277,13 @@ class Gandiva(BasePolicy):
         if view.is_round:
             if self._guest:
                 self._introspect_pairs()
-            for server in sorted(self._waiting_servers, key=_index):
-                if self.packing != "off":
-                    self._try_pack(server)
-                self._rotate(server)
+            if self._waiting_servers:
+                # without pair rates no pair fits, so a packing trial could never start
+                can_pack = self._can_pack
+                for server in sorted(self._waiting_servers, key=_index):
+                    if can_pack:
+                        self._try_pack(server)
+                    self._rotate(server)
             if self.migration and self._spread:
                 self._consolidate()
             if self.grow_shrink and self._elastic:
@@ -290,11 +300,24 @@ class Gandiva(BasePolicy):
         """A job let go of `gpus` (keeping `kept` of them): servers where one is now free
         (not still held by a packed partner) may hand it to a waiting job, and may have
         emptied. A GPU the job keeps counts too (it was given back and taken again)."""
+        gpu_server, free_on, dirty, touched = (
+            self._gpu_server,
+            self._free_on,
+            self._dirty,
+            self._touched,
+        )
+        marked = last = None
+        free: tuple[int, ...] = ()
         for gpu in gpus:
-            server = self._gpu_server[gpu]
-            if gpu in kept or gpu in server.free:
-                self._dirty.add(server)
-                self._touched.add(server)
+            server = gpu_server[gpu]
+            if server is marked:
+                continue  # (marked already: a job's GPUs on one server come in a row)
+            if server is not last:
+                last, free = server, free_on(server.index)
+            if gpu in kept or gpu in free:
+                dirty.add(server)
+                touched.add(server)
+                marked = server
 
     def _take(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> None:
         """Give the job these GPUs (moving it if it holds others)."""
@@ -305,10 +328,13 @@ class Gandiva(BasePolicy):
             self._alloc.pack(job, gpus)
         else:
             self._alloc[job] = gpus
-        self._freed(old, gpus)
+        if old:
+            self._freed(old, gpus)
         self._gpus[job] = gpus
-        for server in {self._gpu_server[g] for g in gpus}:
-            if server.affinity is None:
+        gpu_server = self._gpu_server
+        for gpu in gpus:
+            server = gpu_server[gpu]
+            if server.affinity is None:  # (set below: each server of the job once)
                 self._set_affinity(server, self._base.get(job, len(gpus)))
 
     def _release(self, job: JobState) -> tuple[int, ...]:
@@ -332,7 +358,10 @@ class Gandiva(BasePolicy):
         self._waiting_servers.add(server)
         vc = job.spec.vc
         if vc is not None:
-            self._vc_waiting.setdefault(vc, Counter())[server] += 1
+            counts = self._vc_waiting.get(vc)
+            if counts is None:
+                counts = self._vc_waiting[vc] = Counter()
+            counts[server] += 1
 
     def _remove_waiting(self, server: _Server, job: JobState) -> None:
         """`job` no longer waits on `server`."""
@@ -441,25 +470,36 @@ class Gandiva(BasePolicy):
             self._take(job, gpus)
             self._run_since[job] = self._now
             return True
-        options = [o for o in self._options(spec) if view.fits_quota(spec, o[2])]
+        options = self._options(spec)
+        if spec.vc in self._quota_vcs:
+            options = tuple(o for o in options if view.fits_quota(spec, o[2]))
         room = view.fits_resources
+        # `room` is asked only for a job with a CPU/memory demand (else it says yes)
+        demands = bool(spec.cpu_milli or spec.memory_mib)
+        free_on = self._free_on
         # 1. a server of the job's affinity with room: the least loaded
         for _, pool, size in options:
             best: _Server | None = None
+            best_free = 0
             for server in self._class.get((pool, size), ()):
-                free = len(server.free)
+                free = free_on(server.index)
+                n_free = len(free)
                 if (
-                    free >= size
-                    and (best is None or (free, -server.index) > (len(best.free), -best.index))
-                    and room(job, server.first_free(size))
+                    n_free >= size
+                    and (
+                        best is None
+                        or n_free > best_free
+                        or (n_free == best_free and server.index < best.index)
+                    )
+                    and (not demands or room(job, free[:size]))
                 ):
-                    best = server
+                    best, best_free = server, n_free
             if best is not None:
                 self._start_on(best, job, size)
                 return True
         # 2. an empty server, which takes the job's affinity
         for _, pool, size in options:
-            empty = self._empty_server(pool, size, job)
+            empty = self._empty_server(pool, size, job if demands else None)
             if empty is not None:
                 self._start_on(empty, job, size)
                 return True
@@ -486,7 +526,7 @@ class Gandiva(BasePolicy):
                     and (server.load + size <= self.oversubscription * server.size + _EPS)
                     and (best is None or (server.load, server.index) < (best.load, best.index))
                     # a node too small for its CPU/memory demand would hold it forever
-                    and room(job, self._node_gpus[server.index][:size], idle=True)
+                    and (not demands or room(job, self._node_gpus[server.index][:size], idle=True))
                 ):
                     best = server
             if best is not None:
@@ -530,17 +570,22 @@ class Gandiva(BasePolicy):
     def _suspend(self, job: JobState) -> tuple[int, ...]:
         """Suspend a resident: it keeps its home and waits there (FIFO)."""
         gpus = self._release(job)
-        self._unpair(job)
+        if self._pair:
+            self._unpair(job)
         self._run_since.pop(job, None)
-        self._grown.pop(job, None)
+        if self._grown:
+            self._grown.pop(job, None)
         self._add_waiting(self._home[job], job)
         return gpus
 
     def _resume(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> bool:
         """Start or resume a waiting resident on `gpus` of its server; False (it keeps
         waiting) when its VC's quota or the node's CPU/memory has no room now."""
-        view = self._view
-        if not view.fits_quota(job.spec, len(gpus)) or not view.fits_resources(job, gpus):
+        view, spec = self._view, job.spec
+        # `view.fits_quota` and `view.fits_resources`, asked only where they can say no
+        if spec.vc in self._quota_vcs and not view.fits_quota(spec, len(gpus)):
+            return False
+        if (spec.cpu_milli or spec.memory_mib) and not view.fits_resources(job, gpus):
             return False
         self._take(job, gpus, pack=pack)
         self._remove_waiting(self._home[job], job)
@@ -549,6 +594,8 @@ class Gandiva(BasePolicy):
 
     def _refill(self) -> None:
         """Waiting residents of servers with freed GPUs resume there, longest-waiting first."""
+        if not self._dirty:
+            return
         for server in sorted(self._dirty, key=_index):
             if not server.waiting or not server.free:
                 continue
@@ -563,6 +610,8 @@ class Gandiva(BasePolicy):
         """Servers with free GPUs and nobody waiting take waiting jobs of other servers of
         their pool (re-homed: they hold nothing, so this is a plain resume); then packed
         guests on them move to free GPUs (a migration)."""
+        if not self._dirty:
+            return
         dirty = sorted(self._dirty, key=_index)
         self._dirty = set()
         for server in dirty:
@@ -606,32 +655,39 @@ class Gandiva(BasePolicy):
         longest since they last resumed, if they have run a whole quantum. A packed pair
         shares one turn: it yields its GPUs together, a quantum after the guest joined."""
         turns = self._turns(server, self._now)
-        next_turn = 0
+        free_on, index = self._free_on, server.index
+        if not turns and not free_on(index):
+            return  # nobody may yield and nothing is free: no waiting job can start
+        base, gpus_of, view, quota_vcs = self._base, self._gpus, self._view, self._quota_vcs
+        n_turns, next_turn = len(turns), 0
         for job in list(server.waiting):
-            size = self._base[job]
-            freed, taken = len(server.free), next_turn
-            while freed < size and taken < len(turns):
-                freed += len(self._gpus[turns[taken][0]])
+            size = base[job]
+            freed, taken = len(free_on(index)), next_turn
+            while freed < size and taken < n_turns:
+                freed += len(gpus_of[turns[taken][0]])
                 taken += 1
             if freed < size:
                 continue
-            chosen = [m for members in turns[next_turn:taken] for m in members]
-            # a VC quota counts the GPUs the job's own VC gets back from the displaced jobs
-            returned = sum(len(self._gpus[r]) for r in chosen if r.spec.vc == job.spec.vc)
-            if not self._view.fits_quota(job.spec, max(0, size - returned)):
-                continue
-            next_turn = taken
-            for resident in chosen:
-                self._suspend(resident)
-            # Free GPUs are not enough when the node lacks CPU/memory for the job: the next
-            # turns yield too, until it fits (or nobody is left to yield).
-            while next_turn < len(turns) and not self._view.fits_resources(
-                job, server.first_free(size)
-            ):
-                for resident in turns[next_turn]:
+            spec = job.spec
+            if spec.vc in quota_vcs:
+                # a VC quota counts the GPUs the job's own VC gets back from the displaced
+                # jobs
+                chosen = [m for members in turns[next_turn:taken] for m in members]
+                returned = sum(len(gpus_of[r]) for r in chosen if r.spec.vc == spec.vc)
+                if not view.fits_quota(spec, max(0, size - returned)):
+                    continue
+            for members in turns[next_turn:taken]:
+                for resident in members:
                     self._suspend(resident)
-                next_turn += 1
-            if self._resume(job, server.first_free(size)):
+            next_turn = taken
+            if spec.cpu_milli or spec.memory_mib:
+                # Free GPUs are not enough when the node lacks CPU/memory for the job: the
+                # next turns yield too, until it fits (or nobody is left to yield).
+                while next_turn < n_turns and not view.fits_resources(job, free_on(index)[:size]):
+                    for resident in turns[next_turn]:
+                        self._suspend(resident)
+                    next_turn += 1
+            if self._resume(job, free_on(index)[:size]):
                 self.stats["switches"] += 1
 
     def _turns(self, server: _Server, now: float) -> list[tuple[JobState, ...]]:
@@ -643,7 +699,7 @@ class Gandiva(BasePolicy):
             since = run_since.get(resident)
             if since is None:
                 continue  # waiting
-            partner = pair.get(resident)
+            partner = pair.get(resident) if pair else None
             if partner is None:
                 if now - since >= quantum:
                     turns.append((since, resident.spec.index, (resident,)))
