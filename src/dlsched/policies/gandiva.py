@@ -278,7 +278,7 @@ class Gandiva(BasePolicy):
             if self._guest:
                 self._introspect_pairs()
             if self._waiting_servers:
-                # without pair rates no pair fits, so a packing trial could never start
+                # (an estimator without pair rates: no pair ever fits, no trial can start)
                 can_pack = self._can_pack
                 for server in sorted(self._waiting_servers, key=_index):
                     if can_pack:
@@ -337,13 +337,6 @@ class Gandiva(BasePolicy):
             if server.affinity is None:  # (set below: each server of the job once)
                 self._set_affinity(server, self._base.get(job, len(gpus)))
 
-    def _release(self, job: JobState) -> tuple[int, ...]:
-        gpus = self._gpus.pop(job)
-        del self._alloc[job]
-        self._freed(gpus)
-        self._quota_freed(job)
-        return gpus
-
     def _quota_freed(self, job: JobState) -> None:
         """A job of a VC gave back GPUs: its VC's quota has room again, so servers where
         jobs of that VC wait retry them (their free GPUs may have freed earlier, while the
@@ -370,12 +363,16 @@ class Gandiva(BasePolicy):
             self._waiting_servers.discard(server)
         vc = job.spec.vc
         if vc is not None:
-            servers = self._vc_waiting[vc]
-            servers[server] -= 1
-            if not servers[server]:
-                del servers[server]
-                if not servers:
-                    del self._vc_waiting[vc]
+            self._unwait_vc(server, vc)
+
+    def _unwait_vc(self, server: _Server, vc: str) -> None:
+        """One job of `vc` fewer waits on `server`."""
+        servers = self._vc_waiting[vc]
+        servers[server] -= 1
+        if not servers[server]:
+            del servers[server]
+            if not servers:
+                del self._vc_waiting[vc]
 
     # ---- servers: affinity, residents, emptiness ----------------------------------------
     def _set_affinity(self, server: _Server, size: int) -> None:
@@ -405,6 +402,8 @@ class Gandiva(BasePolicy):
 
     def _settle(self) -> None:
         """Servers that emptied lose their affinity and become empty servers again."""
+        if not self._touched:
+            return
         for server in self._touched:
             if server.affinity is not None and server.is_empty():
                 self._class[(server.pool, server.affinity)].discard(server)
@@ -569,13 +568,29 @@ class Gandiva(BasePolicy):
     # ---- suspend / resume ---------------------------------------------------------------
     def _suspend(self, job: JobState) -> tuple[int, ...]:
         """Suspend a resident: it keeps its home and waits there (FIFO)."""
-        gpus = self._release(job)
+        # the job's GPUs go back (`_quota_freed` and `_add_waiting` inlined: every
+        # time-slice switch passes here)
+        gpus = self._gpus.pop(job)
+        del self._alloc[job]
+        self._freed(gpus)
+        vc = job.spec.vc
+        if vc is not None:
+            waiting_of_vc = self._vc_waiting.get(vc)
+            if waiting_of_vc:
+                self._dirty.update(waiting_of_vc)
         if self._pair:
             self._unpair(job)
         self._run_since.pop(job, None)
         if self._grown:
             self._grown.pop(job, None)
-        self._add_waiting(self._home[job], job)
+        server = self._home[job]
+        server.waiting[job] = None
+        self._waiting_servers.add(server)
+        if vc is not None:
+            counts = self._vc_waiting.get(vc)
+            if counts is None:
+                counts = self._vc_waiting[vc] = Counter()
+            counts[server] += 1
         return gpus
 
     def _resume(self, job: JobState, gpus: tuple[int, ...], pack: bool = False) -> bool:
@@ -588,7 +603,13 @@ class Gandiva(BasePolicy):
         if (spec.cpu_milli or spec.memory_mib) and not view.fits_resources(job, gpus):
             return False
         self._take(job, gpus, pack=pack)
-        self._remove_waiting(self._home[job], job)
+        server = self._home[job]
+        waiting = server.waiting
+        del waiting[job]  # `_remove_waiting`, inlined
+        if not waiting:
+            self._waiting_servers.discard(server)
+        if spec.vc is not None:
+            self._unwait_vc(server, spec.vc)
         self._run_since[job] = self._now
         return True
 
@@ -714,20 +735,30 @@ class Gandiva(BasePolicy):
     def _try_pack(self, server: _Server) -> None:
         """One packing trial: the longest-waiting job that has a partner whose pair fits."""
         gpu_type = server.gpu_type
-        hosts = [
-            r
-            for r in server.residents
-            if r in self._run_since and r not in self._pair and r not in self._grown
-        ]
+        run_since, pair, grown, gpus_of, base = (
+            self._run_since,
+            self._pair,
+            self._grown,
+            self._gpus,
+            self._base,
+        )
+        hosts = [r for r in server.residents if r in run_since and r not in pair and r not in grown]
         if not hosts:
             return
-        host_models = {(h.spec.model, len(self._gpus[h])) for h in hosts}
+        host_models = {(h.spec.model, len(gpus_of[h])) for h in hosts}
+        pair_fits = self._pair_fits
+        # whether some host's model fits a waiting job depends on its (model, size) only
+        has_partner: dict[tuple[str | None, int], bool] = {}
         for job in server.waiting:
-            size, model = self._base[job], job.spec.model
-            if not any(
-                n == size and self._pair_fits(model, other, gpu_type, size)
-                for other, n in host_models
-            ):
+            size, model = base[job], job.spec.model
+            wanted = (model, size)
+            found = has_partner.get(wanted)
+            if found is None:
+                found = has_partner[wanted] = any(
+                    n == size and pair_fits(model, other, gpu_type, size)
+                    for other, n in host_models
+                )
+            if not found:
                 continue
             candidates = []
             for host in hosts:
