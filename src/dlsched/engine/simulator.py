@@ -26,6 +26,7 @@ import gc
 import math
 import threading
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from heapq import heappop, heappush
@@ -185,6 +186,8 @@ class Simulator:
         # job's state after each call, so with it they are kept
         self.states = JobStates(specs)
         self._retire = None if audit else self.states.retire
+        # per job, the code of the GPUs it holds in the event log (set when it is placed)
+        self._gpu_code_of = array("i", [0]) * len(specs)
         self.ledger = Ledger(cluster)
         if (
             getattr(policy, "accounts_resources", True) is False
@@ -284,10 +287,15 @@ class Simulator:
             )
         )
         # Such a policy may also say after a call which pools must give GPUs back before its
-        # next call can do anything (`BasePolicy.call_when_nothing_fits`): the (pool, epoch)
-        # pairs seen then, or None.
+        # next call can do anything (`BasePolicy.call_when_nothing_fits`): those pools, or
+        # None, and the sum of their epochs then.
         self._waiting_for = getattr(policy, "waiting_for", None) if self._skip_blocked else None
-        self._waits: list[tuple[Pool, int]] | None = None
+        self._wait_pools: tuple[Pool, ...] | None = None
+        self._wait_sum = 0  # the sum of their epochs then
+        # Whether arrivals and finishes may count the instant's call as skipped at once
+        # (`_ask_for_call`); set when the run starts. `_skipped_at`: the instant counted so.
+        self._early_skips = False
+        self._skipped_at = NAN
         # A policy may answer, at an instant where only its own wake-ups are due, whether its
         # call would do anything (`BasePolicy.woken`); an estimator that learns is told the
         # time at each call, so then every call is made. `_wake_mark`: the event log's length
@@ -363,6 +371,7 @@ class Simulator:
         view._specs, view._n_specs = None, 0  # (the specs list let go above)
         view._routes, view._ranked_at = [], []
         self._retire = None  # (it holds the old states)
+        self._gpu_code_of = array("i")
 
     # ---- public -----------------------------------------------------------------------
     def run(self) -> None:
@@ -376,6 +385,11 @@ class Simulator:
         self._record_timeline()
         recorder = self.recorder
         self._defer_rows = recorder._sink is None and recorder._resource_log is None
+        # Not with a policy that answers wake-ups (`_wake_mark` reads whether a call was
+        # asked for before) nor under the auditor (it checks after every call, skipped or not).
+        self._early_skips = (
+            self._waiting_for is not None and self._woken is None and self._auditor is None
+        )
         # The arrivals begin at once, before anything else at time 0 (as a process would).
         self._at(0.0, URGENT, self._arrive_first, 0)
         round_s = getattr(self.policy, "round_s", None)
@@ -479,7 +493,12 @@ class Simulator:
     def _arrive(self, entry: tuple, timed: bool = True) -> None:
         """Submit the jobs of each instant that is due, from spec `i = entry[4]` on (`timed`:
         the instant's own timer fired), asking for a scheduling call after each; then plan
-        the next instant."""
+        the next instant.
+
+        An instant whose call is already counted as skipped (`_ask_for_call`) leaves nothing
+        for the event loop to do before the next arrival instant when that comes before every
+        entry of the queue: that instant is then taken here at once, as `_loop` would take it
+        (the same clock, the same entry id used up), without a turn of the loop."""
         specs, live, n = self.specs, self.states.live, len(self.specs)
         i = entry[4]
         clock, jobs, skip = self.clock, self.jobs, self.skip
@@ -492,6 +511,9 @@ class Simulator:
         )
         on_arrival = self._on_arrival
         pending, active, demand = jobs.pending, jobs.active, jobs.demand
+        early = self._early_skips
+        epoch_of = self.ledger.pool_epoch.__getitem__
+        queue = self._queue
         while i < n:
             t = specs[i].submit_time
             if timed:
@@ -499,16 +521,16 @@ class Simulator:
                     clock.now = t
                 timed = False
             elif t > clock.now:
-                # the entry a push on the queue would make, held aside (`_loop`)
                 env = self.env
-                self._arrival = (
-                    env._now + (t - env._now),
-                    NORMAL,
-                    next(env._eid),
-                    self._arrive_bound,
-                    i,
-                )
-                return
+                due = env._now + (t - env._now)  # (where a timeout would put it)
+                if self._requested or (queue and queue[0][0] <= due):
+                    # the entry a push on the queue would make, held aside (`_loop`)
+                    self._arrival = (due, NORMAL, next(env._eid), self._arrive_bound, i)
+                    return
+                # `_loop` would take this instant next: taken here (see the docstring)
+                next(env._eid)
+                env._now = due
+                clock.now = t
             now = clock.now
             while i < n:
                 spec = specs[i]
@@ -543,7 +565,25 @@ class Simulator:
                     on_arrival(state)
                 i += 1
             self._idle_calls = 0
-            self._requested = True  # `_request_schedule`, inlined
+            if self._requested:
+                pass
+            elif early:
+                # `_ask_for_call(now)`, inlined
+                pools = self._wait_pools
+                if (
+                    pools is not None
+                    and not clock.is_round
+                    and jobs.running
+                    and sum(map(epoch_of, pools)) == self._wait_sum
+                ):
+                    if self._skipped_at != now:
+                        self._skipped_at = now
+                        self.scheduling_instants += 1
+                    self._last_call_changed = False
+                else:
+                    self._requested = True
+            else:
+                self._requested = True  # `_request_schedule`, inlined
             if self._on_progress is not None:
                 self._on_progress(now)
         self.arrivals_done = True
@@ -583,11 +623,36 @@ class Simulator:
         """Ask for one scheduling call after everything else at this instant (`_loop`)."""
         self._requested = True
 
+    def _ask_for_call(self, now: float) -> None:
+        """`_request_schedule` from an arrival or a finish, for a policy that says which
+        pools it waits for (`_early_skips`): while none of them has given GPUs back since its
+        last call, the instant's call would be skipped (`_schedule`), so it is counted as
+        skipped now rather than asked for (an instant costs a turn of the event loop and a
+        call of `_schedule`). Whatever later in the instant could change that answer — a
+        finish that gives those GPUs back, a wake-up, a round — asks for the call itself."""
+        pools = self._wait_pools
+        if (
+            pools is None
+            or self.clock.is_round
+            or not self.jobs.running
+            or sum(map(self.ledger.pool_epoch.__getitem__, pools)) != self._wait_sum
+        ):
+            self._requested = True
+            return
+        if self._skipped_at != now:  # (one instant: counted once)
+            self._skipped_at = now
+            self.scheduling_instants += 1
+        self._idle_calls = 0  # what the skipped call leaves behind (`_skip_call`)
+        self._last_call_changed = False
+
     # ---- scheduling -------------------------------------------------------------------
     def _schedule(self, _event: object) -> None:
         self._requested = False
-        self.scheduling_instants += 1
         clock, jobs = self.clock, self.jobs
+        if self._skipped_at == clock.now:  # counted when its call was skipped early
+            self._skipped_at = NAN
+        else:
+            self.scheduling_instants += 1
         due = self._row_due
         if due is not None and due != clock.now:
             self._write_due_row()
@@ -610,15 +675,14 @@ class Simulator:
         if self._skip_blocked and not clock.is_round and jobs.running:
             # Nothing waiting fits, or no GPUs came back where the policy said it waits: the
             # policy declared such a call a no-op.
-            waits = self._waits
-            if waits is not None:
-                epoch = self.ledger.pool_epoch
-                for pool, seen in waits:
-                    if epoch[pool] != seen:
-                        break
-                else:
-                    self._skip_call()
-                    return
+            pools = self._wait_pools
+            # (epochs only grow: an equal sum means none of them changed)
+            if (
+                pools is not None
+                and sum(map(self.ledger.pool_epoch.__getitem__, pools)) == self._wait_sum
+            ):
+                self._skip_call()
+                return
             if not jobs.demand:
                 self._skip_call()
                 return
@@ -678,11 +742,12 @@ class Simulator:
         if self._waiting_for is not None:
             pools = self._waiting_for(view)
             if pools is None:
-                self._waits = None
-            else:  # (pool, its epoch now) pairs, built in C
-                pools = tuple(pools)  # the hook may hand back a one-shot iterator
-                epochs = map(self.ledger.pool_epoch.__getitem__, pools)
-                self._waits = list(zip(pools, epochs, strict=True))
+                self._wait_pools = None
+            else:
+                if pools.__class__ is not tuple:
+                    pools = tuple(pools)  # the hook may hand back a one-shot iterator
+                self._wait_pools = pools
+                self._wait_sum = sum(map(self.ledger.pool_epoch.__getitem__, pools))
         if self._auditor is not None:
             self._auditor.after_schedule()
         if changes or jobs.running:
@@ -827,7 +892,10 @@ class Simulator:
         recorder.kinds.append(kind)
         recorder.jobs.append(spec.index)
         code = recorder.gpu_set_code.get(new)
-        recorder.gpu_codes.append(recorder.gpus_code(new) if code is None else code)
+        if code is None:
+            code = recorder.gpus_code(new)
+        recorder.gpu_codes.append(code)
+        self._gpu_code_of[spec.index] = code  # (its finish logs the same GPUs: `_complete`)
 
     def _tell_stint(self, state: JobState, gpu_type: str) -> None:
         gpu_node = self.ledger.gpu_node  # GPU ids and host slots
@@ -1071,15 +1139,16 @@ class Simulator:
         # 0.0 + x is x: a job's first stint shares its float objects rather than adding
         # zeros (three fewer objects per job held to the end of a run)
         attained, held_before = state.attained_service_s, state.held_s
-        gpu_type = self.ledger.gpu_type[gpus[0]]  # GPU ids and host slots
+        gpu_type = ledger.gpu_type[gpus[0]]  # GPU ids and host slots
         # `state.credit_gpu_seconds(gpu_type, gpu_s)`, inlined for a job's only type
         by_type = state._gpu_seconds_by_type
-        if by_type is None or by_type == gpu_type:
+        one_type = by_type is None or by_type == gpu_type
+        if one_type:
             state._gpu_seconds_by_type = gpu_type
         else:
             state.credit_gpu_seconds(gpu_type, gpu_s)
-        state.attained_service_s = attained + gpu_s if attained else gpu_s
-        state.held_s = held_before + held if held_before else held
+        state.attained_service_s = attained = attained + gpu_s if attained else gpu_s
+        state.held_s = held_before = held_before + held if held_before else held
         state.last_run_s = held
         state.gpus = ()
         state._rate = 0.0
@@ -1097,12 +1166,13 @@ class Simulator:
         del jobs.running[job_id]
         del jobs.active[job_id]
         jobs.finished += 1
-        recorder = self.recorder  # `Recorder.add(now, FINISH, spec.index, gpus)`, inlined
+        index = spec.index
+        recorder = self.recorder  # `Recorder.add(now, FINISH, index, gpus)`, inlined
         recorder.times.append(now)
         recorder.kinds.append(FINISH)
-        recorder.jobs.append(spec.index)
-        code = recorder.gpu_set_code.get(gpus)
-        recorder.gpu_codes.append(recorder.gpus_code(gpus) if code is None else code)
+        recorder.jobs.append(index)
+        # (the code of its GPUs, logged when it was placed on them: `_apply`)
+        recorder.gpu_codes.append(self._gpu_code_of[index])
         if self._on_finish is not None:
             self._on_finish(state)
         if certain:
@@ -1112,8 +1182,27 @@ class Simulator:
         if self._auditor is not None:
             self._auditor.after_finish(state)
         if self._retire is not None:
-            self._retire(state)
-        self._requested = True  # `_request_schedule`, inlined
+            if one_type and not (
+                state.preemptions or state.migrations or state.restarts or state.rescales
+            ):
+                # `JobStates.retire(state)`, inlined for a job of one GPU type whose
+                # counters are all 0 (the columns' defaults): the same columns written
+                states = self.states
+                states.start[index] = state.start_time  # type: ignore[assignment]
+                states.finish[index] = now
+                states.attained[index] = attained
+                states.held[index] = held_before
+                states.last_run[index] = held
+                code = states._type_code.get(gpu_type)
+                states._type[index] = states._code(gpu_type) if code is None else code
+                states._retired[index] = 1
+                states.live[index] = None
+            else:
+                self._retire(state)
+        if self._early_skips and not self._requested:
+            self._ask_for_call(now)
+        else:
+            self._requested = True  # `_request_schedule`, inlined
         progress = self._progress
         if progress is not None and jobs.finished >= progress.next_check:
             progress.update(jobs.finished, now)
