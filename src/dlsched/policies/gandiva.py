@@ -87,6 +87,9 @@ QUANTUM_S = 60.0
 OVERSUBSCRIPTION = 2.0
 PACK_THRESHOLD = 1.0
 PACKING_MODES = ("trial", "profiled", "off")
+#: Past this many models homed on one GPU type and count, packing trials run on that type
+#: without checking first whether any two of them fit (a bound on those checks).
+_MAX_PAIR_MODELS = 64
 _EPS = 1e-6
 
 
@@ -238,6 +241,11 @@ class Gandiva(BasePolicy):
         self._can_pack = self.packing != "off" and (
             getattr(view.estimator, "colocated_throughput", None) is not None
         )
+        # (GPU type, GPUs) → models of the jobs ever homed on servers of that type with that
+        # many GPUs, and the GPU types where two of them fit together: on a server of any
+        # other type a packing trial finds no pair (under `duration`, none anywhere)
+        self._homed_models: dict[tuple[str, int], dict[str | None, None]] = {}
+        self._pack_types: set[str] = set()
         self._now = 0.0
 
     # ---- hooks --------------------------------------------------------------------------
@@ -278,10 +286,9 @@ class Gandiva(BasePolicy):
             if self._guest:
                 self._introspect_pairs()
             if self._waiting_servers:
-                # (an estimator without pair rates: no pair ever fits, no trial can start)
-                can_pack = self._can_pack
+                pack_types = self._pack_types  # (types where some pair fits)
                 for server in sorted(self._waiting_servers, key=_index):
-                    if can_pack:
+                    if server.gpu_type in pack_types:
                         self._try_pack(server)
                     self._rotate(server)
             if self.migration and self._spread:
@@ -390,6 +397,20 @@ class Gandiva(BasePolicy):
             self._set_affinity(server, size)
         if job.spec.elastic:
             self._elastic[job] = None
+        if self._can_pack and server.gpu_type not in self._pack_types:
+            self._learn_pairs(server.gpu_type, job.spec.model, size)
+
+    def _learn_pairs(self, gpu_type: str, model: str | None, size: int) -> None:
+        """A job of `model` on `size` GPUs of `gpu_type` is homed: if it fits with a job
+        homed there before (or one of its own model), packing trials start on that type."""
+        models = self._homed_models.setdefault((gpu_type, size), {})
+        if model in models:
+            return
+        models[model] = None
+        if len(models) > _MAX_PAIR_MODELS or any(
+            self._pair_fits(model, other, gpu_type, size) for other in models
+        ):
+            self._pack_types.add(gpu_type)  # (too many models to check: always try)
 
     def _leave(self, server: _Server, job: JobState) -> None:
         """The job is no longer homed on `server`."""
