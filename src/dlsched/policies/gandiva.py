@@ -497,8 +497,12 @@ class Gandiva(BasePolicy):
         # `room` is asked only for a job with a CPU/memory demand (else it says yes)
         demands = bool(spec.cpu_milli or spec.memory_mib)
         free_on = self._free_on
+        # Steps 1-3 need `size` free GPUs in the pool: not worth trying on a type that has
+        # fewer free in all (a full cluster, the common case under overload).
+        free_gpus = view.free_gpus
+        roomy = [o for o in options if free_gpus(o[0]) >= o[2]]
         # 1. a server of the job's affinity with room: the least loaded
-        for _, pool, size in options:
+        for _, pool, size in roomy:
             best: _Server | None = None
             best_free = 0
             for server in self._class.get((pool, size), ()):
@@ -518,13 +522,13 @@ class Gandiva(BasePolicy):
                 self._start_on(best, job, size)
                 return True
         # 2. an empty server, which takes the job's affinity
-        for _, pool, size in options:
+        for _, pool, size in roomy:
             empty = self._empty_server(pool, size, job if demands else None)
             if empty is not None:
                 self._start_on(empty, job, size)
                 return True
         # 3. free GPUs anywhere: one server of another affinity, or spread (fixed later)
-        for gpu_type, pool, size in options:
+        for gpu_type, pool, size in roomy:
             gpus = view.place(spec, gpu_type=gpu_type, n_gpus=size)
             if gpus is None:
                 continue
@@ -705,6 +709,8 @@ class Gandiva(BasePolicy):
         for job in list(server.waiting):
             size = base[job]
             freed, taken = len(free_on(index)), next_turn
+            if not freed and taken == n_turns:
+                break  # nobody left to yield and nothing free: the rest wait too
             while freed < size and taken < n_turns:
                 freed += len(gpus_of[turns[taken][0]])
                 taken += 1
@@ -749,8 +755,8 @@ class Gandiva(BasePolicy):
                 other = run_since[partner]
                 if now - max(since, other) >= quantum:
                     turns.append((min(since, other), resident.spec.index, (resident, partner)))
-        turns.sort(key=_first_two)
-        return [members for *_, members in turns]
+        turns.sort()  # by (since, index): indices differ, so members are never compared
+        return [turn[2] for turn in turns]
 
     # ---- packing (§3.3.2) ---------------------------------------------------------------
     def _try_pack(self, server: _Server) -> None:
@@ -1035,10 +1041,6 @@ def _index(server: _Server) -> int:
 
 def _spec_index(job: JobState) -> int:
     return job.spec.index
-
-
-def _first_two(item: tuple) -> tuple:
-    return item[:2]
 
 
 def _pair_key(model: str | None, other: str | None, gpu_type: str, size: int) -> tuple:
