@@ -227,8 +227,9 @@ class Gandiva(BasePolicy):
         self._fits: dict[tuple, bool] = {}
         self._queue: deque[JobState] = deque()
         self._waiting_servers: set[_Server] = set()
-        # VC → servers where jobs of that VC wait, with how many (`_quota_freed`)
-        self._vc_waiting: dict[str, Counter[_Server]] = {}
+        # VC with a quota → servers where jobs of that VC wait, with how many
+        # (`_quota_freed`; a VC without a quota never holds a job back)
+        self._vc_waiting: dict[str | None, Counter[_Server]] = {}
         self._dirty: set[_Server] = set()  # GPUs freed: offer them to waiting jobs
         self._touched: set[_Server] = set()  # may have emptied: check at the end of a call
         self._options_cache: dict[object, tuple[tuple[str, Pool, int], ...]] = {}
@@ -349,7 +350,7 @@ class Gandiva(BasePolicy):
         jobs of that VC wait retry them (their free GPUs may have freed earlier, while the
         quota was full, and no other event would offer those GPUs again)."""
         vc = job.spec.vc
-        if vc is not None and vc in self._vc_waiting:
+        if vc in self._vc_waiting:
             self._dirty.update(self._vc_waiting[vc])
 
     def _add_waiting(self, server: _Server, job: JobState) -> None:
@@ -357,7 +358,7 @@ class Gandiva(BasePolicy):
         server.waiting[job] = None
         self._waiting_servers.add(server)
         vc = job.spec.vc
-        if vc is not None:
+        if vc in self._quota_vcs:
             counts = self._vc_waiting.get(vc)
             if counts is None:
                 counts = self._vc_waiting[vc] = Counter()
@@ -369,10 +370,10 @@ class Gandiva(BasePolicy):
         if not server.waiting:
             self._waiting_servers.discard(server)
         vc = job.spec.vc
-        if vc is not None:
+        if vc in self._quota_vcs:
             self._unwait_vc(server, vc)
 
-    def _unwait_vc(self, server: _Server, vc: str) -> None:
+    def _unwait_vc(self, server: _Server, vc: str | None) -> None:
         """One job of `vc` fewer waits on `server`."""
         servers = self._vc_waiting[vc]
         servers[server] -= 1
@@ -599,7 +600,8 @@ class Gandiva(BasePolicy):
         del self._alloc[job]
         self._freed(gpus)
         vc = job.spec.vc
-        if vc is not None:
+        quota = vc in self._quota_vcs
+        if quota:
             waiting_of_vc = self._vc_waiting.get(vc)
             if waiting_of_vc:
                 self._dirty.update(waiting_of_vc)
@@ -611,7 +613,7 @@ class Gandiva(BasePolicy):
         server = self._home[job]
         server.waiting[job] = None
         self._waiting_servers.add(server)
-        if vc is not None:
+        if quota:
             counts = self._vc_waiting.get(vc)
             if counts is None:
                 counts = self._vc_waiting[vc] = Counter()
@@ -633,7 +635,7 @@ class Gandiva(BasePolicy):
         del waiting[job]  # `_remove_waiting`, inlined
         if not waiting:
             self._waiting_servers.discard(server)
-        if spec.vc is not None:
+        if spec.vc in self._quota_vcs:
             self._unwait_vc(server, spec.vc)
         self._run_since[job] = self._now
         return True
