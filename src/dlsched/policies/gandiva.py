@@ -707,7 +707,7 @@ class Gandiva(BasePolicy):
         if not turns and not free_on(index):
             return  # nobody may yield and nothing is free: no waiting job can start
         base, gpus_of, view, quota_vcs = self._base, self._gpus, self._view, self._quota_vcs
-        n_turns, next_turn = len(turns), 0
+        n_turns, next_turn, switches = len(turns), 0, 0
         for job in list(server.waiting):
             size = base[job]
             freed, taken = len(free_on(index)), next_turn
@@ -738,7 +738,9 @@ class Gandiva(BasePolicy):
                         self._suspend(resident)
                     next_turn += 1
             if self._resume(job, free_on(index)[:size]):
-                self.stats["switches"] += 1
+                switches += 1
+        if switches:
+            self.stats["switches"] += switches
 
     def _turns(self, server: _Server, now: float) -> list[tuple[JobState, ...]]:
         """Running residents (a packed pair as one) that have had a whole quantum, the
