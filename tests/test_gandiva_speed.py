@@ -111,3 +111,43 @@ def test_a_job_for_a_full_gpu_type_over_subscribes():
     starts = result.events[result.events["event"] == "start"].set_index("job_id")["time"]
     assert starts["C"] == 60.0
     assert policy.stats["switches"] >= 1
+
+
+def test_time_slicing_inside_a_vc_quota():
+    """The rotation of `test_time_slicing_three_jobs_on_two_gpus` with the three jobs in a
+    VC with a quota of 3 GPUs (2 running, so the third may over-subscribe): a displaced job
+    gives its GPU back to its own VC, so the quota never stops a switch."""
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "q",
+            "nodes": [{"gpu_type": "V100", "gpus_per_node": 2, "count": 1}],
+            "vcs": [{"name": "a", "gpus": 3}],
+        }
+    )
+    work = jobs(
+        ("A", 0, 1, 150, "a"),
+        ("B", 0, 1, 160, "a"),
+        ("C", 0, 1, 150, "a"),
+        columns=("job_id", "submit_time", "num_gpus", "total_steps", "vc"),
+    )
+    policy = Gandiva()
+    result = dlsched.simulate(work, hardware, policy)
+    assert finish_times(result) == {"A": 211.0, "B": 221.0, "C": 242.0}
+    assert policy.stats["switches"] == 3
+    assert policy._vc_waiting == {}  # nobody waits at the end
+
+
+def test_time_slicing_with_cpu_demands_that_fit():
+    """The same rotation on a node with 4 CPUs, each job asking for 2: the two running jobs
+    hold all of them, and each switch frees the CPUs the resumed job needs."""
+    hardware = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "gpus_per_node": 2, "count": 1, "cpus": 4}]}
+    )
+    work = jobs(
+        ("A", 0, 1, 150, 2000),
+        ("B", 0, 1, 160, 2000),
+        ("C", 0, 1, 150, 2000),
+        columns=("job_id", "submit_time", "num_gpus", "total_steps", "cpu_milli"),
+    )
+    result = dlsched.simulate(work, hardware, Gandiva())
+    assert finish_times(result) == {"A": 211.0, "B": 221.0, "C": 242.0}
