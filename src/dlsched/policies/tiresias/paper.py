@@ -90,6 +90,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -114,6 +115,8 @@ from dlsched.policies.tiresias.gittins import (
     check_gittins,
     prior_samples,
 )
+
+_rank_of = itemgetter(0)  # a ranked key's rank (`TiresiasGittins._table_ranked`)
 
 
 class Tiresias(TiresiasBase):
@@ -739,8 +742,9 @@ class TiresiasGittins(Tiresias):
             table = self._gittins = AuthorsGittinsTable(prior_samples(self.prior), self.delta)
             # samples as floats: the same comparisons, without mixing int and float
             self._steps = ([float(v) for v in table.data], table.table)
-        # job → (time before which its step cannot change, its key by the table) (`_steps`)
-        self._memo: dict[JobState, tuple[float, tuple]] = {}
+        # job → (time before which its step cannot change, its key by the table, its step)
+        # (`_steps`)
+        self._memo: dict[JobState, tuple[float, tuple, int]] = {}
         # (queue, pool) → (the earliest of its jobs' times in `_memo`, its sorted jobs and
         # their GPU counts): kept while those jobs stay in the queue and pool
         self._sorted: dict[tuple[int, Pool], tuple[float, list[tuple], list[int]]] = {}
@@ -757,9 +761,7 @@ class TiresiasGittins(Tiresias):
         super()._stint_ended(job)
         self._memo.pop(job, None)
 
-    def _table_ranked(
-        self, keys: list[tuple], gpus: list[int], now: float
-    ) -> tuple[float, list[tuple], list[int]]:
+    def _table_ranked(self, keys: list[tuple], now: float) -> tuple[float, list[tuple], list[int]]:
         """Running jobs (keys of `_run`, in their order: submission) as (−index, key) at `now`
         by the authors' table, sorted, with their GPU counts, and a time before which none of
         their steps changes. A stable sort on the index alone gives the order of the whole
@@ -769,39 +771,46 @@ class TiresiasGittins(Tiresias):
         (only one queue's and pool's jobs are needed). A job's service only grows, so its
         step holds until its service reaches the next sample: that time, from its stint's
         parameters, less a margin far above float rounding (as in `crossings.py`), is kept
-        with its key (`_memo`, dropped when its stint ends), which is reused before it."""
+        with its key and step (`_memo`, dropped when its stint ends): the key is reused
+        before that time, and after it the step is searched for from the kept one on."""
         (data, table), stint_of, memo = self._steps, self._stint_of, self._memo  # type: ignore[misc]
         top = len(data)
+        find = bisect.bisect_right
         out: list[tuple] = []
-        ranks: list[float] = []
         until = math.inf
         for key in keys:
             job = key[-1]
             hit = memo.get(job)
-            if hit is not None and now < hit[0]:
-                ranked = hit[1]
-                out.append(ranked)
-                ranks.append(ranked[0])
-                if hit[0] < until:
-                    until = hit[0]
-                continue
+            if hit is not None:
+                when = hit[0]
+                if now < when:
+                    out.append(hit[1])
+                    if when < until:
+                        until = when
+                    continue
             base, since, rate = stint_of[job]
-            step = bisect.bisect_right(data, base + rate * (now - since))
-            rank = -table[step]
-            ranked = (rank, *key)
+            service = base + rate * (now - since)
+            if hit is None:
+                step = find(data, service)
+            else:  # its service only grew since its step was found: from that step on
+                step = hit[2]
+                if data[step] <= service:
+                    step += 1
+                    if step < top and data[step] <= service:
+                        step = find(data, service, step + 1)
+            ranked = (-table[step], *key)
             out.append(ranked)
-            ranks.append(rank)
             if step < top:
                 reach = data[step]
                 when = since + (reach - base) / rate
                 when -= _MARGIN * (abs(when) + abs(since) + (abs(reach) + abs(base)) / rate + 1.0)
-                memo[job] = (when, ranked)
                 if when < until:
                     until = when
             else:
-                memo[job] = (math.inf, ranked)
-        order = sorted(range(len(ranks)), key=ranks.__getitem__)
-        return until, [out[i] for i in order], [gpus[i] for i in order]
+                when = math.inf
+            memo[job] = (when, ranked, step)
+        out.sort(key=_rank_of)  # stable: ties keep the submission order
+        return until, out, [ranked[-1].spec.num_gpus for ranked in out]
 
     def _fifo(self, job: JobState, running: bool) -> tuple:
         """Ties between equal indices: `literal`, FIFO by first start; otherwise the
@@ -839,7 +848,7 @@ class TiresiasGittins(Tiresias):
             else:
                 kept = self._sorted.get((level, pool))
                 if kept is None or now >= kept[0]:
-                    kept = self._sorted[(level, pool)] = self._table_ranked(keys, gpus, now)
+                    kept = self._sorted[(level, pool)] = self._table_ranked(keys, now)
                 entry = cache[(level, pool)] = (kept[1], kept[2])
                 return entry
             pairs.sort()
