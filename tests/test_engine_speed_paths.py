@@ -203,3 +203,87 @@ def test_a_run_that_raises_leaves_no_timeline_row_of_gpus_never_started(monkeypa
     with pytest.raises(RuntimeError, match="policy bug"):
         dlsched.simulate(jobs, cluster, policy=Boom())
     assert (10.0, 2) not in [tuple(row)[:2] for row in held[0].recorder.timeline]
+
+
+class _AnsweringFifo:
+    """Builds FIFO with a `woken` hook (never asked: FIFO sets no wake-ups), which turns the
+    engine's early skips off (`Simulator._ask_for_call`) and changes nothing else."""
+
+    @staticmethod
+    def make() -> object:
+        from dlsched.policies.fifo import Fifo
+
+        class WokenFifo(Fifo):
+            def woken(self, view: ClusterView) -> bool:
+                return True
+
+        return WokenFifo()
+
+
+def _tied_congested_work(n: int = 300, seed: int = 3) -> dlsched.Workload:
+    """Jobs on whole seconds (arrivals tie with finishes and with each other), mostly
+    asking for more GPUs than are free, on two types: a FIFO head is often blocked."""
+    rng = np.random.default_rng(seed)
+    return _work(
+        {
+            "job_id": [f"j{i}" for i in range(n)],
+            "submit_time": np.sort(rng.integers(0, 400, n)).astype(float),
+            "num_gpus": rng.choice([1, 1, 2, 4, 8], n),
+            "duration": rng.integers(1, 60, n).astype(float),
+        }
+    )
+
+
+def _run_counting(monkeypatch, policy: object) -> tuple[dlsched.Result, dict]:
+    """A FIFO run on two 8-GPU types, with the simulator's instants, calls and `_schedule`
+    invocations."""
+    from dlsched.engine import simulator as engine
+
+    held: list = []
+    run, schedule = engine.Simulator.run, engine.Simulator._schedule
+    invoked = [0]
+
+    def keep(self):
+        held.append(self)
+        return run(self)
+
+    def count(self, event):
+        invoked[0] += 1
+        return schedule(self, event)
+
+    monkeypatch.setattr(engine.Simulator, "run", keep)
+    monkeypatch.setattr(engine.Simulator, "_schedule", count)
+    cluster = dlsched.Cluster.from_dict(
+        {
+            "name": "two-types",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 8},
+                {"gpu_type": "K80", "count": 1, "gpus_per_node": 8},
+            ],
+        }
+    )
+    result = dlsched.simulate(_tied_congested_work(), cluster, policy=policy, audit=False)
+    sim = held[-1]
+    counts = {
+        "instants": sim.scheduling_instants,
+        "calls": sim.scheduling_calls,
+        "invoked": invoked[0],
+        "simpy_events": next(sim.env._eid),
+    }
+    return result, counts
+
+
+def test_calls_skipped_at_their_arrivals_and_finishes_change_no_result_nor_count(monkeypatch):
+    """FIFO's instants whose call would be skipped are counted as skipped by the arrival or
+    finish itself (and arrival instants then taken without a turn of the event loop): the
+    jobs, events, timeline, instants, calls and SimPy event ids are those of the run that
+    asks for every call, with fewer invocations of `_schedule`."""
+    early, counted = _run_counting(monkeypatch, "fifo")
+    plain, asked = _run_counting(monkeypatch, _AnsweringFifo.make())
+    pd.testing.assert_frame_equal(early.jobs, plain.jobs)
+    pd.testing.assert_frame_equal(early.events, plain.events)
+    pd.testing.assert_frame_equal(early.timeline, plain.timeline)
+    assert counted["instants"] == asked["instants"]
+    assert counted["calls"] == asked["calls"]
+    assert counted["simpy_events"] == asked["simpy_events"]
+    assert counted["invoked"] < asked["invoked"] == asked["instants"]

@@ -22,6 +22,7 @@ from dlsched.engine.placement import (
     JobStrategy,
     PlacementContext,
     Placer,
+    consolidated,
     fraction,
     fraction_fitting,
     get_placer,
@@ -337,7 +338,20 @@ class ClusterView:
                         seen = epoch[pool]
                         if failed.get(key) == seen:
                             continue  # failed before, and the pool's GPUs are the same
-                        gpus = placer(ledger, n, pool)
+                        gpus = None
+                        if placer is consolidated:
+                            # `consolidated(ledger, n, pool)`'s first case, inlined: the
+                            # fewest free GPUs >= n on one node, that node's lowest ones
+                            buckets = ledger.buckets[pool]
+                            for free in range(n, len(buckets)):
+                                bucket = buckets[free]
+                                if bucket:
+                                    gpus = tuple(ledger.node_free[min(bucket)][:n])
+                                    break
+                            else:  # no single node holds them: spread over several
+                                gpus = placer(ledger, n, pool)
+                        else:
+                            gpus = placer(ledger, n, pool)
                         if gpus is None:
                             failed[key] = seen
                             continue
