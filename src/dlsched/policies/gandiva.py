@@ -271,7 +271,8 @@ class Gandiva(BasePolicy):
     def schedule(self, view: ClusterView) -> Allocation:
         alloc = self._alloc = view.allocation()
         self._now = view.now
-        self._refill()  # freed GPUs go first to their servers' waiting jobs
+        if self._dirty:
+            self._refill()  # freed GPUs go first to their servers' waiting jobs
         if self._queue and self._capacity_changed:
             self._retry_queue()
         for job in self._arrivals:
@@ -282,7 +283,8 @@ class Gandiva(BasePolicy):
             self._refill()
             if self._queue:
                 self._retry_queue()
-        self._balance()
+        if self._dirty:
+            self._balance()
         if view.is_round:
             if self._guest:
                 self._introspect_pairs()
@@ -300,7 +302,8 @@ class Gandiva(BasePolicy):
             if self._queue and self._capacity_changed:
                 self._retry_queue()
             self._balance()
-        self._settle()
+        if self._touched:
+            self._settle()
         return alloc
 
     # ---- GPUs: the allocation, and the servers it frees ---------------------------------
@@ -663,7 +666,7 @@ class Gandiva(BasePolicy):
         dirty = sorted(self._dirty, key=_index)
         self._dirty = set()
         for server in dirty:
-            if not server.free or server.waiting:
+            if server.waiting or not server.free:
                 continue
             if self._waiting_servers:
                 others = sorted(
