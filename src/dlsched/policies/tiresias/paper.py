@@ -618,13 +618,19 @@ class Tiresias(TiresiasBase):
         summed) while no waiting job has taken from the pool, one at a time after. A pool no
         waiting job took from drops nobody. The walk's early stops (no GPU left, or nothing
         running left and too few GPUs for any waiting job) only cut short what it finds
-        anyway: then every running job left is dropped, and no waiting job fits."""
+        anyway: then every running job left is dropped, and no waiting job fits.
+
+        What is left in a pool only shrinks down the order, so a waiting job that fits in
+        none of its pools fails so for every later job with the same GPU count and pools
+        (`failed`), which is skipped without counting the running jobs up to it: nothing is
+        taken from those pools in between, so counting them later drops the same jobs."""
         choice_of = self._choice_of
         waiting = self._waiting[level]
-        pools: dict[Pool, list] = {}  # pool → [runs by queue, run at, index, room, taken]
+        pools: dict[Pool, list] = {}  # pool → `_walk_pool`'s state
         dropped: list[tuple[int, tuple]] = []  # (queue, key) of each running job dropped
         admitted: list[tuple[JobState, str]] = []
         advance = self._walk_advance
+        failed: set[int] = set()  # ids of `_choices` answers (one per GPU count and pools)
         for at_level in range(level, self._last + 1):
             keys = waiting[bisect.bisect_left(waiting, key) :] if at_level == level else None
             for other in self._waiting[at_level] if keys is None else keys:
@@ -632,8 +638,10 @@ class Tiresias(TiresiasBase):
                 entry = choice_of.get(job)
                 if entry is None:
                     entry = self._choice_entry(view, job)
-                n = entry[1]
-                for pool, gpu_type in entry[2]:
+                ident, n, choices = entry
+                if ident in failed:
+                    continue
+                for pool, gpu_type in choices:
                     state = pools.get(pool)
                     if state is None:
                         state = pools[pool] = self._walk_pool(
@@ -644,6 +652,8 @@ class Tiresias(TiresiasBase):
                         state[4] += n
                         admitted.append((job, gpu_type))
                         break
+                else:
+                    failed.add(ident)
         for state in pools.values():
             if state[4]:  # what waiting jobs took may drop running jobs after the last one
                 advance(state, self._last + 1, (), dropped)
@@ -654,27 +664,43 @@ class Tiresias(TiresiasBase):
         self, pool: Pool, level: int, key: tuple, free: int, now: float, cache: dict
     ) -> list:
         """A pool's state at the start of the walk from `key` in queue `level`: its running
-        jobs below that key, queue by queue (queue, keys, GPU counts, first index), and the
-        GPUs they and the free ones make."""
-        runs = []
+        jobs below that key, queue by queue ([queue, keys, GPU counts, first index, their
+        GPUs]), and the GPUs they and the free ones make; then where the walk is in them
+        (run at, index), what is left, what waiting jobs took, and what ranks the lower
+        queues when the walk first needs their order (`_walk_advance`): until then a lower
+        queue is only its GPUs held (`_held`, the sum of its jobs')."""
+        runs: list[list] = []
         room = free
-        for at_level in range(level, self._last + 1):
-            keys, gpus = self._running_sorted(at_level, pool, now, cache)
-            start = bisect.bisect_right(keys, key) if at_level == level else 0
-            if start < len(keys):
-                runs.append((at_level, keys, gpus, start))
-                room += sum(gpus[start:])
-        return [runs, 0, runs[0][3] if runs else 0, room, 0]
+        keys, gpus = self._running_sorted(level, pool, now, cache)
+        start = bisect.bisect_right(keys, key)
+        if start < len(keys):
+            runs.append([level, keys, gpus, start, 0])
+            room += sum(gpus[start:])
+        held = self._held[pool]
+        for at_level in range(level + 1, self._last + 1):
+            if held[at_level]:
+                runs.append([at_level, None, None, 0, held[at_level]])
+                room += held[at_level]
+        return [runs, 0, runs[0][3] if runs else 0, room, 0, (pool, now, cache)]
 
-    @staticmethod
-    def _walk_advance(state: list, level: int, key: tuple, dropped: list) -> int:
+    def _walk_advance(self, state: list, level: int, key: tuple, dropped: list) -> int:
         """Count a pool's running jobs ranked above (`level`, `key`) not counted yet: each
-        keeps its GPUs if what is left covers them, else is dropped. Returns what is left."""
-        runs, at, index, room, taken = state
+        keeps its GPUs if what is left covers them, else is dropped. Returns what is left.
+        A lower queue passed whole while nobody took from the pool is counted by its GPUs
+        held, without ranking its jobs."""
+        runs, at, index, room, taken, where = state
         while at < len(runs):
-            run_level, keys, gpus, _ = runs[at]
+            run = runs[at]
+            run_level, keys, gpus = run[0], run[1], run[2]
             if run_level > level:
                 break
+            if keys is None:
+                if not taken and run_level < level:  # every one keeps its GPUs
+                    room -= run[4]
+                    at += 1
+                    index = runs[at][3] if at < len(runs) else 0
+                    continue
+                keys, gpus = run[1], run[2] = self._running_sorted(run_level, *where)
             stop = len(keys) if run_level < level else bisect.bisect_left(keys, key, index)
             if not taken:  # nobody took from this pool yet: every one keeps its GPUs
                 room -= sum(gpus[index:stop])
