@@ -207,7 +207,7 @@ def test_a_run_that_raises_leaves_no_timeline_row_of_gpus_never_started(monkeypa
 
 class _AnsweringFifo:
     """Builds FIFO with a `woken` hook (never asked: FIFO sets no wake-ups), which turns the
-    engine's early skips off (`Simulator._ask_for_call`) and changes nothing else."""
+    engine's early skips off (`Simulator._early_skips`) and changes nothing else."""
 
     @staticmethod
     def make() -> object:

@@ -299,8 +299,13 @@ class Simulator:
         self._waiting_for = getattr(policy, "waiting_for", None) if self._skip_blocked else None
         self._wait_pools: tuple[Pool, ...] | None = None
         self._wait_sum = 0  # the sum of their epochs then
-        # Whether arrivals and finishes may count the instant's call as skipped at once
-        # (`_ask_for_call`); set when the run starts. `_skipped_at`: the instant counted so.
+        # Early skips, for a policy that says which pools it waits for: while none of them
+        # has given GPUs back since its last call, an instant's call would be skipped
+        # (`_schedule`), so an arrival or a finish counts it as skipped at once rather than
+        # asking for it (an instant costs a turn of the event loop and a call of
+        # `_schedule`). Whatever later in the instant could change that answer — a finish
+        # that gives those GPUs back, a wake-up, a round — asks for the call itself. Whether
+        # they apply (set when the run starts); `_skipped_at`: the instant counted so.
         self._early_skips = False
         self._skipped_at = NAN
         # A policy may answer, at an instant where only its own wake-ups are due, whether its
@@ -503,7 +508,7 @@ class Simulator:
         the instant's own timer fired), asking for a scheduling call after each; then plan
         the next instant.
 
-        An instant whose call is already counted as skipped (`_ask_for_call`) leaves nothing
+        An instant whose call is already counted as skipped (`_early_skips`) leaves nothing
         for the event loop to do before the next arrival instant when that comes before every
         entry of the queue: that instant is then taken here at once, as `_loop` would take it
         (the same clock, the same entry id used up), without a turn of the loop."""
@@ -576,7 +581,7 @@ class Simulator:
             if self._requested:
                 pass
             elif early:
-                # `_ask_for_call(now)`, inlined
+                # an early skip (`_early_skips`), or `_request_schedule`
                 pools = self._wait_pools
                 if (
                     pools is not None
@@ -630,28 +635,6 @@ class Simulator:
     def _request_schedule(self) -> None:
         """Ask for one scheduling call after everything else at this instant (`_loop`)."""
         self._requested = True
-
-    def _ask_for_call(self, now: float) -> None:
-        """`_request_schedule` from an arrival or a finish, for a policy that says which
-        pools it waits for (`_early_skips`): while none of them has given GPUs back since its
-        last call, the instant's call would be skipped (`_schedule`), so it is counted as
-        skipped now rather than asked for (an instant costs a turn of the event loop and a
-        call of `_schedule`). Whatever later in the instant could change that answer — a
-        finish that gives those GPUs back, a wake-up, a round — asks for the call itself."""
-        pools = self._wait_pools
-        if (
-            pools is None
-            or self.clock.is_round
-            or not self.jobs.running
-            or sum(map(self.ledger.pool_epoch.__getitem__, pools)) != self._wait_sum
-        ):
-            self._requested = True
-            return
-        if self._skipped_at != now:  # (one instant: counted once)
-            self._skipped_at = now
-            self.scheduling_instants += 1
-        self._idle_calls = 0  # what the skipped call leaves behind (`_skip_call`)
-        self._last_call_changed = False
 
     # ---- scheduling -------------------------------------------------------------------
     def _schedule(self, _event: object) -> None:
@@ -1209,8 +1192,24 @@ class Simulator:
                 states.live[index] = None
             else:
                 self._retire(state)
-        if self._early_skips and not self._requested:
-            self._ask_for_call(now)
+        if self._requested:
+            pass
+        elif self._early_skips:
+            # an early skip (`_early_skips`), or `_request_schedule`
+            pools = self._wait_pools
+            if (
+                pools is not None
+                and jobs.running
+                and not clock.is_round
+                and sum(map(ledger.pool_epoch.__getitem__, pools)) == self._wait_sum
+            ):
+                if self._skipped_at != now:
+                    self._skipped_at = now
+                    self.scheduling_instants += 1
+                self._idle_calls = 0
+                self._last_call_changed = False
+            else:
+                self._requested = True
         else:
             self._requested = True  # `_request_schedule`, inlined
         progress = self._progress
