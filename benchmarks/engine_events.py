@@ -5,9 +5,11 @@ FIFO and prints, in CPU seconds (`time.process_time`):
 
 - the phases of one `simulate()`: building job specs, setting up the simulator (a state per
   job), the event loop, building the result;
-- the events the engine processed — SimPy events plus the instants that asked for a
-  scheduling call (each was a SimPy event until the engine ran its own loop) — and events
-  per CPU-second of the event loop;
+- the events the engine processed — SimPy events (the ids the environment handed out: an
+  arrival instant taken without a turn of the loop still uses up its id) plus the instants
+  that asked for a scheduling call or whose call was counted as skipped at once
+  (`Simulator._early_skips`; each instant was a SimPy event until the engine ran its own
+  loop) — and events per CPU-second of the event loop;
 - a bare SimPy loop of the same number of timeouts (one process yielding them), its events
   per CPU-second, and the ratio of the two: how many times SimPy's own cost per event the
   engine spends (the machine-independent figure; issue 16 aims at 5 or less);
@@ -47,7 +49,8 @@ FIFO_JOBS = 82_247
 FIFO_JOB_EVENTS = 3 * FIFO_JOBS
 #: SimPy events of that run: one per submit instant (75,583) and per completion.
 FIFO_SIMPY_EVENTS = 157_830
-#: Engine events: those, plus the 146,008 instants that asked for a scheduling call. Until the
+#: Engine events: those, plus the 146,008 instants that asked for a scheduling call (or were
+#: counted as skipped at their arrival or finish, the same instants). Until the
 #: engine ran its own event loop each was a SimPy event too (303,838 SimPy events then), so
 #: events per CPU-second stay comparable across versions.
 FIFO_EVENTS = 303_838
