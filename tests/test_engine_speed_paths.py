@@ -205,19 +205,18 @@ def test_a_run_that_raises_leaves_no_timeline_row_of_gpus_never_started(monkeypa
     assert (10.0, 2) not in [tuple(row)[:2] for row in held[0].recorder.timeline]
 
 
-class _AnsweringFifo:
-    """Builds FIFO with a `woken` hook (never asked: FIFO sets no wake-ups), which turns the
-    engine's early skips off (`Simulator._early_skips`) and changes nothing else."""
+def _answering(name: str) -> object:
+    """The policy `name` with a `woken` hook (never asked: it sets no wake-ups), which turns
+    the engine's early skips off (`Simulator._early_skips`) and changes nothing else."""
+    from dlsched.policies.registry import factory
 
-    @staticmethod
-    def make() -> object:
-        from dlsched.policies.fifo import Fifo
+    base = type(factory(name)())
 
-        class WokenFifo(Fifo):
-            def woken(self, view: ClusterView) -> bool:
-                return True
+    class Woken(base):  # type: ignore[valid-type, misc]
+        def woken(self, view: ClusterView) -> bool:
+            return True
 
-        return WokenFifo()
+    return Woken()
 
 
 def _tied_congested_work(n: int = 300, seed: int = 3) -> dlsched.Workload:
@@ -235,7 +234,7 @@ def _tied_congested_work(n: int = 300, seed: int = 3) -> dlsched.Workload:
 
 
 def _run_counting(monkeypatch, policy: object) -> tuple[dlsched.Result, dict]:
-    """A FIFO run on two 8-GPU types, with the simulator's instants, calls and `_schedule`
+    """A run on two 8-GPU types, with the simulator's instants, calls and `_schedule`
     invocations."""
     from dlsched.engine import simulator as engine
 
@@ -273,13 +272,17 @@ def _run_counting(monkeypatch, policy: object) -> tuple[dlsched.Result, dict]:
     return result, counts
 
 
-def test_calls_skipped_at_their_arrivals_and_finishes_change_no_result_nor_count(monkeypatch):
-    """FIFO's instants whose call would be skipped are counted as skipped by the arrival or
-    finish itself (and arrival instants then taken without a turn of the event loop): the
-    jobs, events, timeline, instants, calls and SimPy event ids are those of the run that
-    asks for every call, with fewer invocations of `_schedule`."""
-    early, counted = _run_counting(monkeypatch, "fifo")
-    plain, asked = _run_counting(monkeypatch, _AnsweringFifo.make())
+@pytest.mark.parametrize("policy", ["fifo", "sjf"])
+def test_calls_skipped_at_their_arrivals_and_finishes_change_no_result_nor_count(
+    monkeypatch, policy
+):
+    """Instants whose call would be skipped (nothing waits; FIFO: its blocked head's pools gave
+    nothing back) are counted as skipped by the arrival or finish itself (FIFO's arrival
+    instants then taken without a turn of the event loop): the jobs, events, timeline,
+    instants, calls and SimPy event ids are those of the run that asks for every call, with
+    fewer invocations of `_schedule`."""
+    early, counted = _run_counting(monkeypatch, policy)
+    plain, asked = _run_counting(monkeypatch, _answering(policy))
     pd.testing.assert_frame_equal(early.jobs, plain.jobs)
     pd.testing.assert_frame_equal(early.events, plain.events)
     pd.testing.assert_frame_equal(early.timeline, plain.timeline)

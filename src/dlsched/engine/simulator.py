@@ -299,13 +299,16 @@ class Simulator:
         self._waiting_for = getattr(policy, "waiting_for", None) if self._skip_blocked else None
         self._wait_pools: tuple[Pool, ...] | None = None
         self._wait_sum = 0  # the sum of their epochs then
-        # Early skips, for a policy that says which pools it waits for: while none of them
-        # has given GPUs back since its last call, an instant's call would be skipped
-        # (`_schedule`), so an arrival or a finish counts it as skipped at once rather than
-        # asking for it (an instant costs a turn of the event loop and a call of
-        # `_schedule`). Whatever later in the instant could change that answer — a finish
-        # that gives those GPUs back, a wake-up, a round — asks for the call itself. Whether
-        # they apply (set when the run starts); `_skipped_at`: the instant counted so.
+        # Early skips, for a policy whose calls are skipped while nothing waiting fits
+        # (`_skip_blocked`): where an instant's call would be skipped (`_schedule`) — after a
+        # finish, when no job waits; after an arrival or a finish, while none of the pools
+        # the policy waits for (`_wait_pools`) has given GPUs back since its last call —
+        # that event counts the call as skipped at once rather than asking for it (an
+        # instant costs a turn of the event loop and a call of `_schedule`). Whatever later
+        # in the instant could change that answer — an arrival, a finish that gives those
+        # GPUs back, a wake-up, a round — asks for the call itself (or skips it early on the
+        # same grounds). Whether they apply (set when the run starts); `_skipped_at`: the
+        # instant counted so.
         self._early_skips = False
         self._skipped_at = NAN
         # A policy may answer, at an instant where only its own wake-ups are due, whether its
@@ -400,9 +403,7 @@ class Simulator:
         self._defer_rows = recorder._sink is None and recorder._resource_log is None
         # Not with a policy that answers wake-ups (`_wake_mark` reads whether a call was
         # asked for before) nor under the auditor (it checks after every call, skipped or not).
-        self._early_skips = (
-            self._waiting_for is not None and self._woken is None and self._auditor is None
-        )
+        self._early_skips = self._skip_blocked and self._woken is None and self._auditor is None
         # The arrivals begin at once, before anything else at time 0 (as a process would).
         self._at(0.0, URGENT, self._arrive_first, 0)
         round_s = getattr(self.policy, "round_s", None)
@@ -1195,13 +1196,19 @@ class Simulator:
         if self._requested:
             pass
         elif self._early_skips:
-            # an early skip (`_early_skips`), or `_request_schedule`
+            # an early skip (`_early_skips`), or `_request_schedule`: nothing waits, or the
+            # pools the policy waits for gave nothing back (what `_schedule` checks first)
             pools = self._wait_pools
             if (
-                pools is not None
-                and jobs.running
+                jobs.running
                 and not clock.is_round
-                and sum(map(ledger.pool_epoch.__getitem__, pools)) == self._wait_sum
+                and (
+                    not jobs.demand
+                    or (
+                        pools is not None
+                        and sum(map(ledger.pool_epoch.__getitem__, pools)) == self._wait_sum
+                    )
+                )
             ):
                 if self._skipped_at != now:
                     self._skipped_at = now
