@@ -179,3 +179,16 @@ def _vc_cluster() -> Cluster:
             "vcs": [{"name": "own", "nodes": ["v-0", "p-0"]}],
         }
     )
+
+
+def test_the_walk_over_a_long_queue_is_the_one_pass_walk():
+    """With a long queue (400 jobs in 8,000 s on 24 GPUs), where many waiting jobs with the
+    same GPU count and pools fail once one has failed and are skipped, and lower queues are
+    ranked only where the walk needs them, the walk still gives the one-pass answer."""
+    for policy in (CheckedWalkLas(thresholds=[500, 5000]), CheckedWalkGittins()):
+        jobs = _workload(5, 400)
+        jobs["submit_time"] = (jobs["submit_time"] / 5).round(1)
+        jobs["vc"] = np.where(np.arange(len(jobs)) % 3 == 0, "own", "")
+        result = dlsched.simulate(jobs, _vc_cluster(), policy)
+        assert result.summary()["jobs_completed"] == 400
+        assert policy.walks > 50
