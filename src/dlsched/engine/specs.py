@@ -316,23 +316,39 @@ def build_specs(
 
 @functools.cache
 def spec_maker() -> Callable[..., JobSpec]:
-    """A function that makes ``JobSpec(*fields)`` (every field, in order) at half the cost.
+    """A function that makes ``JobSpec(*fields)`` (every field, in order) at a fraction of
+    the cost.
 
     A frozen dataclass sets each field through ``object.__setattr__``, two thirds of
-    `build_specs`' time; this sets each slot through its descriptor, as ``dataclasses``
-    makes an ``__init__`` (from generated source). It is `JobSpec` itself should the class
-    ever check its fields (``__post_init__``) or keep them other than in slots."""
+    `build_specs`' time. This builds the spec as an instance of a twin class with the same
+    slots and no frozen ``__setattr__`` (plain attribute stores), then makes it a `JobSpec`
+    (``__class__`` assignment, which CPython allows between classes of one slot layout):
+    ~0.3 µs a spec against ~0.8 µs through the slots' descriptors, the previous way, kept
+    where the layouts do not match. It is `JobSpec` itself should the class ever check its
+    fields (``__post_init__``) or keep them other than in slots."""
     names = [field.name for field in dataclasses.fields(JobSpec)]
     slots = [JobSpec.__dict__.get(name) for name in names]
     if hasattr(JobSpec, "__post_init__") or not all(
         isinstance(slot, types.MemberDescriptorType) for slot in slots
     ):
         return JobSpec
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": JobSpec}
-    for name, slot in zip(names, slots, strict=True):
-        namespace[f"set_{name}"] = slot.__set__  # type: ignore[union-attr]
-    body = "".join(f"    set_{name}(spec, {name})\n" for name in names)
-    exec(f"def make({', '.join(names)}):\n    spec = new(cls)\n{body}    return spec\n", namespace)
+    arguments = ", ".join(names)
+    twin = type("_JobSpecTwin", (), {"__slots__": tuple(JobSpec.__slots__)})
+    namespace: dict[str, Any] = {"new": object.__new__, "twin": twin, "cls": JobSpec}
+    body = "".join(f"    spec.{name} = {name}\n" for name in names)
+    exec(
+        f"def make({arguments}):\n    spec = new(twin)\n{body}"
+        "    spec.__class__ = cls\n    return spec\n",
+        namespace,
+    )
+    try:
+        namespace["make"](*[None] * len(names))
+    except TypeError:  # layouts differ (a slot JobSpec gained): each slot's descriptor
+        namespace = {"new": object.__new__, "cls": JobSpec}
+        for name, slot in zip(names, slots, strict=True):
+            namespace[f"set_{name}"] = slot.__set__  # type: ignore[union-attr]
+        body = "".join(f"    set_{name}(spec, {name})\n" for name in names)
+        exec(f"def make({arguments}):\n    spec = new(cls)\n{body}    return spec\n", namespace)
     return namespace["make"]
 
 
