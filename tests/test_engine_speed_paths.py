@@ -135,6 +135,23 @@ def test_spec_maker_makes_the_spec_the_dataclass_makes() -> None:
     assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
 
 
+def test_spec_maker_falls_back_to_the_slot_descriptors_when_its_twin_does_not_fit(
+    monkeypatch,
+) -> None:
+    """A twin class whose slot layout differs from `JobSpec`'s (its class cannot be
+    assigned) leaves `spec_maker()` on the slot descriptors: the same spec."""
+    from dlsched.engine import specs
+
+    def unfit(name, bases, namespace):  # one slot more than JobSpec has
+        return type(name, bases, {"__slots__": (*namespace["__slots__"], "extra")})
+
+    monkeypatch.setattr(specs, "type", unfit, raising=False)
+    fields = (3, "j", 1.5, 2, 40.0, "resnet", "u", "vc", None, 2.0, "v100", 9.0, 7, 500)
+    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048)
+    made = specs.spec_maker()(*fields)
+    assert type(made) is JobSpec and made == JobSpec(*fields)
+
+
 def test_a_waiting_for_hook_that_answers_with_an_iterator_skips_no_needed_call():
     """A plug-in's `waiting_for` may return a one-shot iterator of pools: the 2-GPU job c,
     waiting on both types, starts when b frees the V100s at 10 s, as with a tuple."""
