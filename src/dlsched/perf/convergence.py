@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import minimize_scalar, nnls
 
 from dlsched.jobs import JobSpec, JobState
 from dlsched.traces.workload import Workload
@@ -119,6 +118,9 @@ def fit_loss_curve(epochs: Sequence[float], losses: Sequence[float]) -> LossCurv
     low = float(y.min())
     if low <= 0:
         return None
+    # scipy loads on the first fit, not when the policy registry imports this module
+    # (issue 16, target 4); imported here, not in `solve`, which runs ~50 times a fit
+    from scipy.optimize import minimize_scalar, nnls
 
     def solve(beta2: float) -> tuple[float, float, float]:
         gap = y - beta2

@@ -51,8 +51,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import LinearNDInterpolator
-from scipy.optimize import nnls
 
 from dlsched.errors import UnknownModelError
 
@@ -112,6 +110,10 @@ class PSSpeedModel:
         b = np.array([(1.0 if sync else w) / f for _, w, f in points])
         scale = np.abs(a).max(axis=0)  # column scaling keeps NNLS well conditioned
         scale[scale == 0] = 1.0
+        # scipy loads on the first fit, not when the policy registry imports this module
+        # (issue 16, target 4)
+        from scipy.optimize import nnls
+
         theta, _ = nnls(a / scale, b)
         return cls(tuple(float(t) for t in theta / scale), sync, batch_size)
 
@@ -149,6 +151,8 @@ class AllReduceSpeedModel:
         b = np.array([1.0 / f for _, _, f in points])
         scale = np.abs(a).max(axis=0)
         scale[scale == 0] = 1.0
+        from scipy.optimize import nnls  # on first use (issue 16, target 4)
+
         theta, _ = nnls(a / scale, b)
         t0, t1, t2, t3 = (float(t) for t in theta / scale)
         return cls((t0, t1, t2, t3))
@@ -288,6 +292,8 @@ class PolluxApplication:
         xs, ys = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
         grid = placements.groupby(xs)[ys].mean().reset_index()
         grid = pd.concat([grid, scalability[xs + ys]], ignore_index=True)
+        from scipy.interpolate import LinearNDInterpolator  # on first use (issue 16, target 4)
+
         self._grid = LinearNDInterpolator(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
         self._progress = [0.0] + [
             min(float(df["progress"].iloc[e - 1]) for df in self.validation.values())

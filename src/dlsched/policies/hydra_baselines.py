@@ -42,7 +42,6 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import PENDING, JobState
@@ -194,6 +193,9 @@ class AlloX(GpuQueuePolicy):
         improving exchange could use that cheaper free slot). S also doubles while no matching
         exists: jobs confined to a VC's few GPUs may need more than S slots each; with S = n
         every job that can run somewhere has a slot."""
+        # scipy loads on first use, not when the registry imports this module (issue 16, target 4)
+        from scipy.optimize import linear_sum_assignment
+
         n, m = p.run_s.shape
         runnable = np.isfinite(p.run_s).any(axis=1)
         rows = np.nonzero(runnable)[0]

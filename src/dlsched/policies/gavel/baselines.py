@@ -62,7 +62,6 @@ import math
 import random
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
@@ -232,6 +231,9 @@ def _allox_heads(run_s: np.ndarray, free: np.ndarray) -> list[tuple[int, int]]:
     (Gavel's `AlloXPolicy`). GPUs of one type are alike, so a type of f free GPUs needs only
     ⌈n / f⌉ positions: a position is used only once every GPU of the type has the one below
     it (else moving the job down would cost less)."""
+    # scipy loads on first use, not when the registry imports this module (issue 16, target 4)
+    from scipy.optimize import linear_sum_assignment
+
     n, m = run_s.shape
     columns: list[tuple[int, int, int]] = []  # (type, gpu, position)
     for k in range(m):

@@ -23,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from dlsched.errors import ConfigError, SchedulingError
+
+# scipy.sparse, like the solvers, loads on the first solve: the policy registry imports this
+# module for every run, FIFO included (issue 16, target 4).
 
 #: the interior-point solvers this module can call, by the names cvxpy gives them
 SOLVERS = ("CLARABEL", "ECOS")
@@ -82,6 +84,8 @@ class Conic:
 
     def solve(self, cost: np.ndarray, solver: str, what: str) -> np.ndarray:
         """The solver's z, or a SchedulingError naming `what` if it found none."""
+        import scipy.sparse as sp
+
         blocks = self._lin + [(r + self.n_lin, c, v, h) for r, c, v, h in self._soc]
         g = sp.csc_matrix(
             (
@@ -99,6 +103,7 @@ class Conic:
 
 def _clarabel(cost, g, h, n_lin, n_cones, what) -> np.ndarray:
     import clarabel
+    import scipy.sparse as sp
 
     settings = clarabel.DefaultSettings()
     settings.verbose = False

@@ -42,13 +42,18 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from dlsched.errors import SchedulingError
 from dlsched.policies.gavel import interior
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+# scipy (~0.3 CPU-s to import) loads on the first solve, not when the policy registry imports
+# this module: a FIFO run never pays for it (issue 16, target 4).
 
 _TOLERANCE = 1e-9
 
@@ -144,6 +149,8 @@ class Rows:
         return other
 
     def matrix(self) -> tuple[sp.csc_matrix, np.ndarray]:
+        import scipy.sparse as sp
+
         if not self._rows:
             return sp.csc_matrix((0, self.n_cols)), np.zeros(0)
         a = sp.csc_matrix(
@@ -186,6 +193,8 @@ def solve_lp(
         raise RuntimeError("this scipy has no HiGHS bindings; use backend='linprog'")
     if core is not None:
         return _solve_direct(core, cost, a, b, lower, upper, what)
+    from scipy.optimize import linprog
+
     bounds = np.column_stack([lower, upper])
     result = linprog(
         cost,

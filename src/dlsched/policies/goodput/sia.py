@@ -76,8 +76,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
 
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
@@ -220,6 +218,10 @@ def solve(
                 vals.append(config.gpus * share)
     if not costs:
         return {}
+    # scipy loads on the first solve, not when the registry imports this module (issue 16, target 4)
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
     n_rows = len(choices) + len(pools) + len(vcs)
     matrix = coo_matrix((vals, (rows, cols)), shape=(n_rows, len(costs))).tocsr()
     upper = np.concatenate(
