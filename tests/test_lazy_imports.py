@@ -30,6 +30,20 @@ def test_a_fifo_simulation_never_imports_scipy():
     assert result.returncode == 0, result.stderr
 
 
+def test_resolving_a_policy_imports_no_pandas():
+    """`names()` and `get("fifo")` (what `dlsched policies` and the runner's checks do) import
+    every policy module but neither pandas nor pyarrow: those load with the first trace."""
+    code = (
+        "import sys, dlsched.policies\n"
+        "assert 'srtf' in dlsched.policies.names()\n"
+        "dlsched.policies.get('fifo')\n"
+        "loaded = [m for m in ('pandas', 'pyarrow', 'scipy') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
 def test_a_gavel_lp_loads_scipy_on_its_first_solve():
     """After the registry imported the Gavel LPs without scipy, HiGHS and Clarabel solves
     still work in that interpreter: two equal jobs on one GPU get half of it each."""

@@ -42,12 +42,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dlsched.jobs import JobSpec, JobState
-from dlsched.traces.workload import Workload
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dlsched.perf.ps_speed import PolluxThroughput
+    from dlsched.traces.workload import Workload
+
+# scipy and pandas (through `Workload`) load on first use: the policy registry imports this
+# module (Optimus) for every run, and `dlsched policies` or a bare `get()` need neither
+# (issue 16, target 4).
 
 WINDOW_EPOCHS = 10  # LOSS_LITTLE_CHANGE_EPOCH_NUM, prototype params.py
 THRESHOLD = 0.05  # LOSS_CONVERGENCE, prototype params.py
@@ -118,8 +122,7 @@ def fit_loss_curve(epochs: Sequence[float], losses: Sequence[float]) -> LossCurv
     low = float(y.min())
     if low <= 0:
         return None
-    # scipy loads on the first fit, not when the policy registry imports this module
-    # (issue 16, target 4); imported here, not in `solve`, which runs ~50 times a fit
+    # imported here, not in `solve`, which runs ~50 times a fit
     from scipy.optimize import minimize_scalar, nnls
 
     def solve(beta2: float) -> tuple[float, float, float]:
@@ -270,6 +273,8 @@ class ConvergenceModel:
 
     def apply(self, workload: Workload) -> Workload:
         """A new workload whose jobs' work is epochs × steps_per_epoch (from the curve)."""
+        from dlsched.traces.workload import Workload
+
         jobs = workload.jobs.copy()
         steps = []
         for row in jobs.itertuples(index=False):
@@ -419,6 +424,8 @@ def elastic_workload(
     """`jobs` (a copy of `workload.jobs`) given each job's model, work and elastic bounds
     1..high (the traced GPU count clipped into them), with provenance saying where the work
     came from (`note`) and which `transform` made it."""
+    from dlsched.traces.workload import Workload
+
     high = np.asarray(highs, dtype=float)
     jobs["model"] = list(models)
     jobs["total_steps"] = np.asarray(work, dtype=float)

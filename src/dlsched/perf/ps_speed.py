@@ -48,11 +48,17 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dlsched.errors import UnknownModelError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# scipy and pandas load on first use (a fit, the Pollux tables), not when the policy registry
+# imports this module for every run (issue 16, target 4).
 
 # ---------------------------------------------------------------------------------------
 # Optimus' parameter-server speed function f(p, w)
@@ -110,8 +116,6 @@ class PSSpeedModel:
         b = np.array([(1.0 if sync else w) / f for _, w, f in points])
         scale = np.abs(a).max(axis=0)  # column scaling keeps NNLS well conditioned
         scale[scale == 0] = 1.0
-        # scipy loads on the first fit, not when the policy registry imports this module
-        # (issue 16, target 4)
         from scipy.optimize import nnls
 
         theta, _ = nnls(a / scale, b)
@@ -151,7 +155,7 @@ class AllReduceSpeedModel:
         b = np.array([1.0 / f for _, _, f in points])
         scale = np.abs(a).max(axis=0)
         scale[scale == 0] = 1.0
-        from scipy.optimize import nnls  # on first use (issue 16, target 4)
+        from scipy.optimize import nnls
 
         theta, _ = nnls(a / scale, b)
         t0, t1, t2, t3 = (float(t) for t in theta / scale)
@@ -232,6 +236,8 @@ POLLUX_GPUS_PER_NODE = 4  # g4dn.12xlarge: 4 x T4
 
 
 def _read(path: str) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.read_csv(path)
 
 
@@ -291,8 +297,10 @@ class PolluxApplication:
             )
         xs, ys = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
         grid = placements.groupby(xs)[ys].mean().reset_index()
+        import pandas as pd
+        from scipy.interpolate import LinearNDInterpolator
+
         grid = pd.concat([grid, scalability[xs + ys]], ignore_index=True)
-        from scipy.interpolate import LinearNDInterpolator  # on first use (issue 16, target 4)
 
         self._grid = LinearNDInterpolator(grid[xs].to_numpy(float), grid[ys].to_numpy(float))
         self._progress = [0.0] + [

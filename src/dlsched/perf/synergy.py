@@ -38,13 +38,17 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from dlsched.errors import ConfigError, UnknownModelError, did_you_mean
 from dlsched.perf.base import DurationModel, ThroughputModel
 from dlsched.perf.scaling import no_gpu_rate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas loads in `synergy_workload`, not when the policy registry imports this module
+# (issue 16, target 4).
 
 CPU_GRID: tuple[float, ...] = (1, 2, 3, 4, 5, 6, 9, 12, 24)
 """CPU cores per GPU of the matrix rows (the simulator's `jobs/job.py`)."""
@@ -212,6 +216,8 @@ def synergy_workload(
     i.e. `total_steps` seconds at the proportional share (`duration` truth). CPU and memory
     demands are the model's demand point (milli-CPUs, MiB; 1 GB = 1024 MiB).
     """
+    import pandas as pd
+
     if n_jobs < 0 or n_jobs > list_size:
         raise ConfigError(f"synergy_workload n_jobs must be in 0..{list_size}, got {n_jobs}")
     profiles = load_profiles()
