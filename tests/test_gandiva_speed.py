@@ -151,3 +151,62 @@ def test_time_slicing_with_cpu_demands_that_fit():
     )
     result = dlsched.simulate(work, hardware, Gandiva())
     assert finish_times(result) == {"A": 211.0, "B": 221.0, "C": 242.0}
+
+
+def test_host_memory_freed_without_a_whole_gpu_reoffers_the_server_at_once():
+    """W (VC a) waits for host memory beside a free GPU; fraction F of VC a finishes at 150 and
+    frees the memory, but its GPU stays shared with F2: W starts at 150, not at the next round
+    (180) — a VC without a quota still re-offers its servers when nodes track memory."""
+    import pandas as pd
+
+    from dlsched.overheads import make_overheads
+
+    three = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "gpus_per_node": 3, "count": 1, "host_memory_gb": 16}],
+        }
+    )
+    work = pd.DataFrame(
+        [
+            dict(
+                job_id="A",
+                submit_time=0.0,
+                num_gpus=1,
+                duration=1000.0,
+                memory_mib=4000,
+                gpu_milli=1000,
+                vc=None,
+            ),
+            dict(
+                job_id="F",
+                submit_time=0.0,
+                num_gpus=1,
+                duration=150.0,
+                memory_mib=10000,
+                gpu_milli=500,
+                vc="a",
+            ),
+            dict(
+                job_id="F2",
+                submit_time=0.0,
+                num_gpus=1,
+                duration=1000.0,
+                memory_mib=0,
+                gpu_milli=500,
+                vc=None,
+            ),
+            dict(
+                job_id="W",
+                submit_time=130.0,
+                num_gpus=1,
+                duration=10.0,
+                memory_mib=8000,
+                gpu_milli=1000,
+                vc="a",
+            ),
+        ]
+    )
+    result = dlsched.simulate(work, three, "gandiva", overheads=make_overheads(None, 0.0))
+    starts = result.jobs.set_index("job_id")["start_time"]
+    assert starts["W"] == 150.0

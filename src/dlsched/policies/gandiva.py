@@ -227,8 +227,8 @@ class Gandiva(BasePolicy):
         self._fits: dict[tuple, bool] = {}
         self._queue: deque[JobState] = deque()
         self._waiting_servers: set[_Server] = set()
-        # VC with a quota → servers where jobs of that VC wait, with how many
-        # (`_quota_freed`; a VC without a quota never holds a job back)
+        # VC → servers where jobs of that VC wait, with how many (`_quota_freed`), kept for
+        # the VCs in `_watched_vcs`
         self._vc_waiting: dict[str | None, Counter[_Server]] = {}
         self._dirty: set[_Server] = set()  # GPUs freed: offer them to waiting jobs
         self._touched: set[_Server] = set()  # may have emptied: check at the end of a call
@@ -239,6 +239,13 @@ class Gandiva(BasePolicy):
         # `fits_quota` is always True for a VC without a quota, and packing needs pair rates.
         self._free_on = view.free_gpus_on_node
         self._quota_vcs = frozenset(vc.name for vc in cluster.vcs if vc.quota_gpus is not None)
+        # A job of a VC without a quota waits only for GPUs (which `_freed` re-offers), unless
+        # nodes declare CPU or memory: then it can wait for host room that comes back without
+        # a whole GPU (a fraction leaves a shared GPU, a packed host leaves its guest), and a
+        # release by its VC re-offers its server, as for a quota.
+        self._watched_vcs: frozenset[str] | _EveryVc = (
+            _EveryVc() if cluster.declares_cpus or cluster.declares_memory else self._quota_vcs
+        )
         self._can_pack = self.packing != "off" and (
             getattr(view.estimator, "colocated_throughput", None) is not None
         )
@@ -361,7 +368,7 @@ class Gandiva(BasePolicy):
         server.waiting[job] = None
         self._waiting_servers.add(server)
         vc = job.spec.vc
-        if vc in self._quota_vcs:
+        if vc in self._watched_vcs:
             counts = self._vc_waiting.get(vc)
             if counts is None:
                 counts = self._vc_waiting[vc] = Counter()
@@ -373,7 +380,7 @@ class Gandiva(BasePolicy):
         if not server.waiting:
             self._waiting_servers.discard(server)
         vc = job.spec.vc
-        if vc in self._quota_vcs:
+        if vc in self._watched_vcs:
             self._unwait_vc(server, vc)
 
     def _unwait_vc(self, server: _Server, vc: str | None) -> None:
@@ -603,8 +610,8 @@ class Gandiva(BasePolicy):
         del self._alloc[job]
         self._freed(gpus)
         vc = job.spec.vc
-        quota = vc in self._quota_vcs
-        if quota:
+        watched = vc in self._watched_vcs
+        if watched:
             waiting_of_vc = self._vc_waiting.get(vc)
             if waiting_of_vc:
                 self._dirty.update(waiting_of_vc)
@@ -616,7 +623,7 @@ class Gandiva(BasePolicy):
         server = self._home[job]
         server.waiting[job] = None
         self._waiting_servers.add(server)
-        if quota:
+        if watched:
             counts = self._vc_waiting.get(vc)
             if counts is None:
                 counts = self._vc_waiting[vc] = Counter()
@@ -638,7 +645,7 @@ class Gandiva(BasePolicy):
         del waiting[job]  # `_remove_waiting`, inlined
         if not waiting:
             self._waiting_servers.discard(server)
-        if spec.vc in self._quota_vcs:
+        if spec.vc in self._watched_vcs:
             self._unwait_vc(server, spec.vc)
         self._run_since[job] = self._now
         return True
@@ -1042,6 +1049,16 @@ class Gandiva(BasePolicy):
 
 
 # ---- helpers ----------------------------------------------------------------------------
+class _EveryVc:
+    """Contains every VC name (not None): `Gandiva._watched_vcs` when nodes declare CPU or
+    memory."""
+
+    __slots__ = ()
+
+    def __contains__(self, vc: object) -> bool:
+        return vc is not None
+
+
 def _index(server: _Server) -> int:
     return server.index
 
