@@ -119,6 +119,49 @@ class Allocation(MutableMapping):
                     if n == jobs._least:
                         jobs._least = None if demand else 0
                 return
+        if (
+            type(job) is JobState
+            and type(gpus) is tuple
+            and job.status == PENDING
+            and not job.gpus
+            and job not in self._changed
+        ):
+            # A waiting job that holds nothing given whole GPUs the policy chose (a resume
+            # under time-slicing, say): when `_assign`'s checks before the ledger provably
+            # pass (ints, the right count, distinct, on the job's VC and types, no quota, no
+            # CPU/memory), the ledger's own checks are all that is left.
+            spec = job.spec
+            ledger = self._ledger
+            n = spec.num_gpus
+            if (
+                len(gpus) == n
+                and spec.gpu_milli == WHOLE
+                and spec.min_gpus is None
+                and spec.max_gpus is None
+                and not ledger.tracks_resources
+                and (spec.vc is None or spec.vc not in ledger.vc_quota)
+                and (
+                    type(gpus[0]) is int
+                    if n == 1
+                    else n > 1 and len(set(gpus)) == n and all(type(g) is int for g in gpus)
+                )
+                and (  # else `_assign` raises its error
+                    not (ledger.owning_vcs or spec.gpu_constraint is not None)
+                    or ledger.misplaced(gpus, spec.vc, spec.gpu_constraint) is None
+                )
+            ):
+                ledger._take_whole(spec.index, gpus, spec.vc)
+                self._changed[job] = gpus
+                jobs = self._jobs  # `jobs.waiting(job, waits=False)`, inlined
+                demand = jobs.demand
+                left = demand[n] - 1
+                if left:
+                    demand[n] = left
+                else:
+                    del demand[n]
+                    if n == jobs._least:
+                        jobs._least = None if demand else 0
+                return
         self._assign(job, gpus)
 
     def pack(self, job: object, gpus: tuple[int, ...]) -> None:
@@ -253,6 +296,23 @@ class Allocation(MutableMapping):
             ledger.take(spec.index, gpus, spec.gpu_milli, vc, pack=pack)
 
     def __delitem__(self, job: object) -> None:
+        if type(job) is JobState and job.status != FINISHED:
+            # A whole-GPU job while nothing is packed and no CPU/memory is accounted: what
+            # the general path below does, without its calls (a preemption's hot path).
+            current = self._changed.get(job, job.gpus)
+            spec = job.spec
+            ledger = self._ledger
+            if (
+                current
+                and spec.gpu_milli == WHOLE
+                and not ledger.tracks_resources
+                and not ledger.reserved
+                and not ledger.packed_jobs
+            ):
+                ledger._give_back_whole(spec.index, current, spec.vc)
+                self._changed[job] = ()
+                self._jobs.waiting(job, waits=True)
+                return
         state = self._state(job)
         current = self._current(state)
         if not current:
