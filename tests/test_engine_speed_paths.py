@@ -16,7 +16,7 @@ from dlsched.engine.specs import spec_maker
 from dlsched.engine.state import Clock, JobIndex, JobStates
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobSpec
-from dlsched.overheads import make_overheads
+from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.rates import JobRates
 from dlsched.traces.schema import validate_jobs
@@ -307,3 +307,157 @@ def test_calls_skipped_at_their_arrivals_and_finishes_change_no_result_nor_count
     assert counted["calls"] == asked["calls"]
     assert counted["simpy_events"] == asked["simpy_events"]
     assert counted["invoked"] < asked["invoked"] == asked["instants"]
+
+
+def _specs_for_alloc() -> list[JobSpec]:
+    return [
+        JobSpec(index=i, job_id=f"j{i}", submit_time=0.0, num_gpus=n, total_steps=1.0, vc=vc)
+        for i, (n, vc) in enumerate([(1, None), (2, None), (2, "own"), (1, "spare"), (4, None)])
+    ]
+
+
+def _open_alloc() -> tuple[ClusterView, JobStates, object]:
+    """A view over `_specs_for_alloc` with every job arrived, inside a scheduling call."""
+    view, states = _view(_specs_for_alloc())
+    for state in states:
+        view._jobs.arrive(state)
+    return view, states, view._open_call()
+
+
+def _after(view: ClusterView, alloc: object) -> tuple:
+    ledger = view._ledger
+    return (
+        list(ledger.owner),
+        dict(ledger.free_by_pool),
+        dict(ledger.pool_epoch),
+        [sorted(b) for buckets in ledger.buckets.values() for b in buckets],
+        dict(view._jobs.demand),
+        view._jobs.min_demand(),
+        [(s.job_id, old, new) for s, old, new in alloc.changes()],  # type: ignore[attr-defined]
+    )
+
+
+# (job index, GPUs): the general path accepts each of these (ids 0-3 own, 4-7 free V100,
+# 8-11 spare K80, 12-15 free K80)
+_ACCEPTED = [(0, (5,)), (1, (12, 6)), (2, (1, 3)), (3, (9,)), (4, (4, 7, 13, 14))]
+
+
+def test_assigning_free_gpus_to_a_waiting_job_changes_what_the_general_path_changes() -> None:
+    """`alloc[job] = gpus` of a waiting job's state (the fast path) leaves the ledger, the
+    demand and the changes the general path (`alloc[job_id] = gpus`) leaves."""
+    fast_view, fast_states, fast = _open_alloc()
+    slow_view, slow_states, slow = _open_alloc()
+    for index, gpus in _ACCEPTED:
+        fast[fast_states[index]] = gpus  # type: ignore[index]
+        slow[slow_states[index].job_id] = gpus  # type: ignore[index]
+        assert _after(fast_view, fast) == _after(slow_view, slow), (index, gpus)
+
+
+@pytest.mark.parametrize(
+    ("index", "gpus"),
+    [
+        (0, (4, 5)),  # too many
+        (1, (6, 6)),  # not distinct
+        (1, (4, 99)),  # no such GPU
+        (0, (-1,)),  # no such GPU
+        (0, (0,)),  # VC "own"'s node
+        (2, (4, 5)),  # not its VC's nodes
+        (0, (4,)),  # held (taken first below)
+        (0, [5]),  # a list
+        (0, (np.int64(5),)),  # not a Python int
+        (0, (True,)),  # a bool
+    ],
+)
+def test_assigning_gpus_the_general_path_refuses_or_converts_gives_its_answer(
+    index: int, gpus: object
+) -> None:
+    """Whatever `alloc[job] = gpus` of a job's state does (raise, or take converted ids),
+    `alloc[job_id] = gpus` (the general path) does the same."""
+    outcomes = []
+    for by_id in (False, True):
+        view, states, alloc = _open_alloc()
+        alloc[states[4]] = (4, 12, 13, 14)  # type: ignore[index]
+        job = states[index].job_id if by_id else states[index]
+        try:
+            alloc[job] = gpus  # type: ignore[index]
+            outcomes.append(("ok", _after(view, alloc)))
+        except Exception as error:  # noqa: BLE001 (the comparison is the test)
+            outcomes.append((type(error).__name__, str(error), _after(view, alloc)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_deleting_a_jobs_gpus_changes_what_the_general_path_changes() -> None:
+    """`del alloc[job]` of a job's state (the fast path) leaves what `del alloc[job_id]`
+    (the general path) leaves, for jobs of one GPU and of several."""
+    fast_view, fast_states, fast = _open_alloc()
+    slow_view, slow_states, slow = _open_alloc()
+    for index, gpus in _ACCEPTED:
+        fast[fast_states[index]] = gpus  # type: ignore[index]
+        slow[slow_states[index].job_id] = gpus  # type: ignore[index]
+    for index in (4, 0, 2):
+        del fast[fast_states[index]]  # type: ignore[attr-defined]
+        del slow[slow_states[index].job_id]  # type: ignore[attr-defined]
+        assert _after(fast_view, fast) == _after(slow_view, slow), index
+    for alloc, job in ((fast, fast_states[0]), (slow, slow_states[0].job_id)):
+        with pytest.raises(KeyError):
+            del alloc[job]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("gpu_type", ["V100", "K80", "v100", "A100"])
+def test_place_on_one_type_of_a_runs_job_answers_as_the_general_path(gpu_type: str) -> None:
+    """`place(job, gpu_type=t)` of a run's job picks what it picks for a copy of its spec
+    (the general path), with and without a type constraint, as GPUs get taken."""
+    specs = [
+        JobSpec(
+            index=i,
+            job_id=i,
+            submit_time=0.0,
+            num_gpus=n,
+            total_steps=1.0,
+            vc=vc,
+            gpu_constraint=constraint,
+        )
+        for i, (n, vc, constraint) in enumerate(
+            [
+                (1, "own", None),
+                (4, None, None),
+                (2, "own", None),
+                (3, None, ("K80",)),
+                (8, None, None),
+                (2, "spare", None),
+                (3, "own", None),
+                (1, None, None),
+                (2, None, None),
+            ]
+        )
+    ]
+    view, states = _view(specs)
+    for spec in specs:
+        copy = JobSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__})
+        fast = view.place(states[spec.index], gpu_type=gpu_type)
+        assert fast == view.place(copy, gpu_type=gpu_type), spec
+        assert fast == view.place(states[spec.index], gpu_type=gpu_type, strategy="best_fit")
+        if fast is not None:
+            view._ledger.take(spec.index, fast, vc=spec.vc)
+
+
+def test_a_constant_restart_overhead_gives_what_the_overhead_model_gives() -> None:
+    """A preemptive run whose restart overhead is one constant (cached by the engine) gives
+    the jobs and events of one whose model computes the same seconds per job."""
+    rng = np.random.default_rng(5)
+    work = _work(
+        {
+            "job_id": [f"j{i}" for i in range(60)],
+            "submit_time": np.sort(rng.integers(0, 20_000, 60)).astype(float),
+            "num_gpus": rng.choice([1, 2], 60),
+            "duration": rng.integers(100, 20_000, 60).astype(float),
+        }
+    )
+    cluster = _two_gpus()
+    constant = OverheadModel(restart_s=7.0, first_start_s=2.0)
+    computed = OverheadModel(restart_s=7.0, first_start_s=2.0, restart_by_gpus=((10**6, 7.0),))
+    one = dlsched.simulate(work, cluster, policy="tiresias", overheads=constant)
+    two = dlsched.simulate(work, cluster, policy="tiresias", overheads=computed)
+    assert (one.jobs["restarts"] > 0).any()
+    pd.testing.assert_frame_equal(one.jobs, two.jobs)
+    pd.testing.assert_frame_equal(one.events, two.events)
