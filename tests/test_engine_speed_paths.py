@@ -403,44 +403,6 @@ def test_deleting_a_jobs_gpus_changes_what_the_general_path_changes() -> None:
             del alloc[job]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("gpu_type", ["V100", "K80", "v100", "A100"])
-def test_place_on_one_type_of_a_runs_job_answers_as_the_general_path(gpu_type: str) -> None:
-    """`place(job, gpu_type=t)` of a run's job picks what it picks for a copy of its spec
-    (the general path), with and without a type constraint, as GPUs get taken."""
-    specs = [
-        JobSpec(
-            index=i,
-            job_id=i,
-            submit_time=0.0,
-            num_gpus=n,
-            total_steps=1.0,
-            vc=vc,
-            gpu_constraint=constraint,
-        )
-        for i, (n, vc, constraint) in enumerate(
-            [
-                (1, "own", None),
-                (4, None, None),
-                (2, "own", None),
-                (3, None, ("K80",)),
-                (8, None, None),
-                (2, "spare", None),
-                (3, "own", None),
-                (1, None, None),
-                (2, None, None),
-            ]
-        )
-    ]
-    view, states = _view(specs)
-    for spec in specs:
-        copy = JobSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__})
-        fast = view.place(states[spec.index], gpu_type=gpu_type)
-        assert fast == view.place(copy, gpu_type=gpu_type), spec
-        assert fast == view.place(states[spec.index], gpu_type=gpu_type, strategy="best_fit")
-        if fast is not None:
-            view._ledger.take(spec.index, fast, vc=spec.vc)
-
-
 def test_a_constant_restart_overhead_gives_what_the_overhead_model_gives() -> None:
     """A preemptive run whose restart overhead is one constant (cached by the engine) gives
     the jobs and events of one whose model computes the same seconds per job."""

@@ -84,9 +84,6 @@ class ClusterView:
         self._routes: list[tuple[tuple[Pool, int], ...] | bool | None] = [None] * len(jobs.states)
         self._route_of: dict[tuple, tuple[tuple[Pool, int], ...]] = {}
         self._route_pools: dict[int, tuple[Pool, ...]] = {}  # id(route) → its pools
-        # per index, for `place` with a GPU type: (the job's pool owner,) or False (the
-        # general path); None: not asked yet. Made at the first such call.
-        self._owners: list[tuple[str | None] | bool | None] | None = None
         self._job_placers: dict[JobStrategy, JobPlacer] = {}  # built for this run, at first use
         # strategy (name or object) → (placer, whether job-aware), looked up once per run
         self._strategies: dict[object, tuple[Placer | JobStrategy, bool]] = {}
@@ -310,43 +307,7 @@ class ClusterView:
         node as it scores one (`n_gpus` 0), a pool placer, which sees only free GPUs, takes
         the lowest-index node with room (first fit).
         """
-        if gpu_type is not None and n_gpus is None and job.__class__ is JobState:
-            # A run's rigid whole-GPU job placed on one type (Tiresias, SJF): the general
-            # path below for that one pool, without its checks that cannot refuse the job.
-            spec = job.spec
-            index = spec.index
-            if index < self._n_specs and self._specs[index] is spec:  # type: ignore[index]
-                owners = self._owners
-                if owners is None:
-                    owners = self._owners = [None] * self._n_specs
-                mine = owners[index]
-                if mine is None:
-                    vc = spec.vc
-                    mine = owners[index] = (
-                        False
-                        if self._general_only(spec)
-                        else (vc if vc is not None and vc in self._owning_vcs else None,)
-                    )
-                if mine is not False:
-                    ledger = self._ledger
-                    n = spec.num_gpus
-                    pool = (
-                        gpu_type if gpu_type in self._type_keys else type_key(gpu_type),
-                        mine[0],  # type: ignore[index]
-                    )
-                    if ledger.free_by_pool.get(pool, 0) < n:
-                        return None
-                    placer = (self._strategies.get(strategy) or self._resolve(strategy))[0]
-                    if placer in POOL_ONLY:
-                        gpus = self._whole(ledger, n, pool, placer)
-                        if (
-                            gpus is not None
-                            and self._alloc is not None
-                            and spec.gpu_constraint is None
-                        ):  # as the general path (`Allocation.__setitem__` trusts it)
-                            self._alloc._placed = (spec, gpus)
-                        return gpus
-        elif n_gpus is None and job.__class__ is JobState:
+        if gpu_type is None and n_gpus is None and job.__class__ is JobState:
             # The common case, a run's rigid whole-GPU job with nothing but GPUs to place:
             # the answer of the general path below, from the job's precomputed pools.
             spec = job.spec
@@ -472,8 +433,16 @@ class ClusterView:
     def _route(self, spec: JobSpec) -> tuple[tuple[Pool, int], ...] | bool:
         """The (pool, GPUs) keys `place`'s fast path tries for the job, or False when the
         job takes the general path (a fraction, an elastic job, a VC quota, CPU/memory)."""
+        ledger = self._ledger
         vc = spec.vc
-        if self._general_only(spec):
+        if (
+            not spec.num_gpus
+            or spec.gpu_milli != 1000
+            or spec.min_gpus is not None
+            or spec.max_gpus is not None
+            or (vc is not None and vc in ledger.vc_quota)
+            or (ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib))
+        ):
             self._routes[spec.index] = False
             return False
         n = spec.num_gpus
@@ -492,20 +461,6 @@ class ClusterView:
                 self._route_of[kind] = route
         self._routes[spec.index] = route
         return route
-
-    def _general_only(self, spec: JobSpec) -> bool:
-        """Whether `place` must take its general path for the job (a fraction, an elastic
-        job, a VC quota, CPU/memory, no GPU)."""
-        ledger = self._ledger
-        vc = spec.vc
-        return bool(
-            not spec.num_gpus
-            or spec.gpu_milli != 1000
-            or spec.min_gpus is not None
-            or spec.max_gpus is not None
-            or (vc is not None and vc in ledger.vc_quota)
-            or (ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib))
-        )
 
     def host_slot(self, node: int) -> tuple[int]:
         """The allocation that places a job without GPUs on `node`: ``alloc[job] =
