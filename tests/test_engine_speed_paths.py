@@ -16,7 +16,7 @@ from dlsched.engine.specs import spec_maker
 from dlsched.engine.state import Clock, JobIndex, JobStates
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobSpec
-from dlsched.overheads import OverheadModel, make_overheads
+from dlsched.overheads import make_overheads
 from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.rates import JobRates
 from dlsched.traces.schema import validate_jobs
@@ -401,25 +401,3 @@ def test_deleting_a_jobs_gpus_changes_what_the_general_path_changes() -> None:
     for alloc, job in ((fast, fast_states[0]), (slow, slow_states[0].job_id)):
         with pytest.raises(KeyError):
             del alloc[job]  # type: ignore[attr-defined]
-
-
-def test_a_constant_restart_overhead_gives_what_the_overhead_model_gives() -> None:
-    """A preemptive run whose restart overhead is one constant (cached by the engine) gives
-    the jobs and events of one whose model computes the same seconds per job."""
-    rng = np.random.default_rng(5)
-    work = _work(
-        {
-            "job_id": [f"j{i}" for i in range(60)],
-            "submit_time": np.sort(rng.integers(0, 20_000, 60)).astype(float),
-            "num_gpus": rng.choice([1, 2], 60),
-            "duration": rng.integers(100, 20_000, 60).astype(float),
-        }
-    )
-    cluster = _two_gpus()
-    constant = OverheadModel(restart_s=7.0, first_start_s=2.0)
-    computed = OverheadModel(restart_s=7.0, first_start_s=2.0, restart_by_gpus=((10**6, 7.0),))
-    one = dlsched.simulate(work, cluster, policy="tiresias", overheads=constant)
-    two = dlsched.simulate(work, cluster, policy="tiresias", overheads=computed)
-    assert (one.jobs["restarts"] > 0).any()
-    pd.testing.assert_frame_equal(one.jobs, two.jobs)
-    pd.testing.assert_frame_equal(one.events, two.events)

@@ -241,14 +241,6 @@ class Simulator:
             if type(overheads) is OverheadModel and not overheads.first_start_as_restart
             else None
         )
-        # A restart's overhead when it is the same for every job (`_apply`), else None.
-        self._restart_s: float | None = (
-            overheads.restart_s
-            if type(overheads) is OverheadModel
-            and not overheads.restart_by_model
-            and not overheads.restart_by_gpus
-            else None
-        )
         # A truth whose rate depends on the job's progress (`ThroughputModel.rate_from`, e.g.
         # goodput, whose statistical efficiency changes by epoch) is re-rated at each bound of
         # its piecewise-constant rate; models without it take the plain path, untouched.
@@ -816,27 +808,16 @@ class Simulator:
         spec = state.spec
         job_id = spec.job_id
         jobs = self.jobs
-        if old or not new:
+        first = self._first_start_s  # `overheads.first_start(spec)` when constant
+        if old or first is None or state.start_time is not None or not new:
             change = self._change(state, old, new, now)
             if change is None:
                 return
             kind, overhead = change
-        elif state.start_time is None:
-            first = self._first_start_s  # `overheads.first_start(spec)` when constant
-            if first is None:
-                kind, overhead = self._change(state, old, new, now)  # type: ignore[misc]
-            else:  # a first start (the common case)
-                overhead = first
-                state.start_time = now
-                kind = START
-        else:
-            restart = self._restart_s  # `overheads.restart(spec)` when constant
-            if restart is None:
-                kind, overhead = self._change(state, old, new, now)  # type: ignore[misc]
-            else:  # a resume after a preemption (time-slicing and preemptive policies)
-                overhead = restart
-                state.restarts += 1
-                kind = RESTART
+        else:  # a first start (the common case)
+            overhead = first
+            state.start_time = now
+            kind = START
         rate_cache = self._rate_cache
         if (
             rate_cache is not None
