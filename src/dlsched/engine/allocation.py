@@ -106,18 +106,7 @@ class Allocation(MutableMapping):
             ledger = self._ledger
             if not ledger.tracks_resources and (spec.vc is None or spec.vc not in ledger.vc_quota):
                 self._placed = None
-                ledger._take_whole(spec.index, gpus, spec.vc)
-                self._changed[job] = gpus
-                jobs = self._jobs  # `jobs.waiting(job, waits=False)`, inlined
-                demand = jobs.demand
-                n = spec.num_gpus
-                left = demand[n] - 1
-                if left:
-                    demand[n] = left
-                else:
-                    del demand[n]
-                    if n == jobs._least:
-                        jobs._least = None if demand else 0
+                self._take_free(job, spec, gpus)
                 return
         if (
             type(job) is JobState
@@ -150,19 +139,25 @@ class Allocation(MutableMapping):
                     or ledger.misplaced(gpus, spec.vc, spec.gpu_constraint) is None
                 )
             ):
-                ledger._take_whole(spec.index, gpus, spec.vc)
-                self._changed[job] = gpus
-                jobs = self._jobs  # `jobs.waiting(job, waits=False)`, inlined
-                demand = jobs.demand
-                left = demand[n] - 1
-                if left:
-                    demand[n] = left
-                else:
-                    del demand[n]
-                    if n == jobs._least:
-                        jobs._least = None if demand else 0
+                self._take_free(job, spec, gpus)
                 return
         self._assign(job, gpus)
+
+    def _take_free(self, job: JobState, spec: JobSpec, gpus: tuple[int, ...]) -> None:
+        """The end of `__setitem__`'s fast paths: a waiting job that holds nothing takes free
+        whole GPUs whose checks have passed (the ledger still refuses GPUs taken since)."""
+        self._ledger._take_whole(spec.index, gpus, spec.vc)
+        self._changed[job] = gpus
+        jobs = self._jobs  # `jobs.waiting(job, waits=False)`, inlined
+        demand = jobs.demand
+        n = spec.num_gpus
+        left = demand[n] - 1
+        if left:
+            demand[n] = left
+        else:
+            del demand[n]
+            if n == jobs._least:
+                jobs._least = None if demand else 0
 
     def pack(self, job: object, gpus: tuple[int, ...]) -> None:
         """Assign GPUs that may already be held whole by one other job: the two then share
