@@ -167,46 +167,14 @@ def test_host_memory_freed_without_a_whole_gpu_reoffers_the_server_at_once():
             "nodes": [{"gpu_type": "V100", "gpus_per_node": 3, "count": 1, "host_memory_gb": 16}],
         }
     )
-    work = pd.DataFrame(
-        [
-            dict(
-                job_id="A",
-                submit_time=0.0,
-                num_gpus=1,
-                duration=1000.0,
-                memory_mib=4000,
-                gpu_milli=1000,
-                vc=None,
-            ),
-            dict(
-                job_id="F",
-                submit_time=0.0,
-                num_gpus=1,
-                duration=150.0,
-                memory_mib=10000,
-                gpu_milli=500,
-                vc="a",
-            ),
-            dict(
-                job_id="F2",
-                submit_time=0.0,
-                num_gpus=1,
-                duration=1000.0,
-                memory_mib=0,
-                gpu_milli=500,
-                vc=None,
-            ),
-            dict(
-                job_id="W",
-                submit_time=130.0,
-                num_gpus=1,
-                duration=10.0,
-                memory_mib=8000,
-                gpu_milli=1000,
-                vc="a",
-            ),
-        ]
-    )
+    columns = ["job_id", "submit_time", "duration", "memory_mib", "gpu_milli", "vc"]
+    rows = [
+        ("A", 0.0, 1000.0, 4000, 1000, None),
+        ("F", 0.0, 150.0, 10000, 500, "a"),
+        ("F2", 0.0, 1000.0, 0, 500, None),
+        ("W", 130.0, 10.0, 8000, 1000, "a"),
+    ]
+    work = pd.DataFrame(rows, columns=columns).assign(num_gpus=1)
     result = dlsched.simulate(work, three, "gandiva", overheads=make_overheads(None, 0.0))
     starts = result.jobs.set_index("job_id")["start_time"]
     assert starts["W"] == 150.0

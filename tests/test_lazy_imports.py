@@ -2,14 +2,7 @@
 policy module, so scipy must load on a policy's first solve, not at module import, or every
 first `simulate()` (FIFO included) pays ~0.3 CPU-s for it."""
 
-import subprocess
-import sys
-
-
-def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
-    )
+from test_imports import _run  # a fresh interpreter running `code`
 
 
 def test_a_fifo_simulation_never_imports_scipy():
