@@ -124,6 +124,78 @@ def test_packed_max_min_pairs_two_members_of_one_class():
     assert x == pytest.approx(np.array([[0.0, 1.0], [0.0, 1.0]]), abs=1e-9)
 
 
+def test_packed_max_min_per_pair_packs_two_jobs_that_keep_80_percent_each():
+    """Gavel's per-pair problem on an interior-point solver: the same unique optimum."""
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    modes, x = max_min_fairness_packed(
+        problem, np.array([0, 1]), pair_rates({(0, 1, 0): (0.8, 0.8)}), solver="CLARABEL"
+    )
+    assert modes == [(0, None), (0, 0), (0, 1)]
+    assert x == pytest.approx(np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), abs=1e-6)
+
+
+def test_packed_max_min_per_pair_never_plans_a_pair_that_cannot_run():
+    """Two 4-GPU jobs whose pair Gavel's table rates 0 (as for every multi-GPU pair): the
+    pair gets a variable, as in Gavel's problem, but no mode: each job runs alone half."""
+    problem = Problem.build([[1.0], [1.0]], [4, 4], [4])
+    modes, x = max_min_fairness_packed(problem, np.array([0, 1]), pair_rates({}), solver="CLARABEL")
+    assert modes == [(0, None)]
+    assert x[:, 0] == pytest.approx([0.5, 0.5], abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_packed_max_min_per_pair_reaches_the_class_problems_optimum(seed):
+    """Random jobs (1 or 2 GPUs, three types, some pairs rated 0, some never allowed to
+    share): Gavel's per-pair problem and the class problem have the same optimal minimum,
+    and the per-pair plan fits: each job's time ≤ 1, each pair's GPUs counted once."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(3, 9)), 3
+    tput = rng.uniform(0.5, 3.0, (n, m)) * (rng.random((n, m)) > 0.2)
+    tput[:, 0] = np.maximum(tput[:, 0], 0.5)  # every job can run somewhere
+    scale = rng.choice([1, 2], n)
+    caps = np.array([2.0, 3.0, 4.0])
+    problem = Problem.build(tput, scale, caps)
+    table = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            for k in range(m):
+                draw = rng.random()
+                if draw < 0.2:
+                    rated = (np.nan, np.nan)  # may never share
+                elif draw < 0.4:
+                    rated = (0.0, 0.0)  # rated 0, as Gavel's multi-GPU pairs
+                else:
+                    rated = tuple(rng.uniform(0.3, 0.9, 2) * tput[[i, j], k])
+                table[(i, j, k)], table[(j, i, k)] = rated, rated[::-1]
+    rates = pair_rates(table)
+    keys = np.arange(n)
+    coef = lp._fairness_coef(problem)
+    unit = (coef / np.where(tput > 0, tput, 1.0)).max(axis=1)
+
+    def minimum(modes, x):
+        value = np.zeros(n)
+        for col, (k, partner) in enumerate(modes):
+            for j in np.flatnonzero(x[:, col]):
+                rate = tput[j, k] if partner is None else rates(j, int(partner), k)[0]
+                value[j] += unit[j] * rate * x[j, col]
+        return value.min()
+
+    per_pair = max_min_fairness_packed(problem, keys, rates, solver="CLARABEL")
+    by_class = max_min_fairness_packed(problem, keys, rates)
+    assert minimum(*per_pair) == pytest.approx(minimum(*by_class), rel=1e-5)
+    modes, x = per_pair
+    assert (x.sum(axis=1) <= 1 + 1e-6).all()
+    for k in range(m):
+        alone = [c for c, mode in enumerate(modes) if mode == (k, None)]
+        packed = [c for c, mode in enumerate(modes) if mode[0] == k and mode[1] is not None]
+        used = scale @ x[:, alone].sum(axis=1) + scale @ x[:, packed].sum(axis=1) / 2
+        assert used <= caps[k] + 1e-6
+    for col, (k, partner) in enumerate(modes):
+        for j in np.flatnonzero(x[:, col] > 1e-9):
+            if partner is not None:  # a planned pair has both rates above 0
+                assert min(rates(j, int(partner), k)) > 0
+
+
 # ---- hierarchical -------------------------------------------------------------------------
 
 

@@ -115,6 +115,7 @@ INTERIOR_POLICIES = frozenset(
     {
         "max_min_fairness",
         "max_min_fairness_perf",
+        "max_min_fairness_packed",
         "finish_time_fairness",
         "finish_time_fairness_perf",
         "min_total_duration",

@@ -256,3 +256,52 @@ def feasible_by(
         return pairs.matrix(conic.solve(np.zeros(p), solver, "min-total-duration"))
     except Infeasible:
         return None
+
+
+def max_min_packed(
+    coef: np.ndarray,
+    scale_factors: np.ndarray,
+    capacities: np.ndarray,
+    pairs: np.ndarray,
+    pair_coef: np.ndarray,
+    solver: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gavel's `MaxMinFairnessPolicyWithPacking.get_allocation`, per job and per pair of
+    jobs: x (n × m, each job alone) and y (one entry per row of `pairs`, the time that pair
+    runs together on its type) maximising min_j of Σ_k coef[j,k]·x[j,k] + Σ over j's pairs
+    of its `pair_coef` entry·y, under x, y ≥ 0, Σ s·(x + y) ≤ G_k per type (a pair uses its
+    GPUs once) and each job's time alone and in pairs ≤ 1. `pairs` rows are (i, j, k),
+    `pair_coef` rows (job i's coefficient, job j's). Variables where coef > 0; every row of
+    `coef` must have a positive entry."""
+    singles = Pairs.of(coef > 0)
+    p, n, q = len(singles.job), singles.n, len(pairs)
+    i, j, k = (pairs[:, c].astype(np.int64) for c in range(3)) if q else (np.zeros(0, int),) * 3
+    cols = np.arange(p + q)
+    t = p + q
+    conic = Conic(p + q + 1)
+    conic.at_most(cols, cols, -np.ones(p + q), np.zeros(p + q))
+    conic.at_most(
+        np.concatenate([singles.type, k]),
+        cols,
+        np.concatenate([scale_factors[singles.job], scale_factors[i]]).astype(float),
+        capacities,
+    )
+    pair_cols = np.arange(p, p + q)
+    conic.at_most(
+        np.concatenate([singles.job, i, j]),
+        np.concatenate([np.arange(p), pair_cols, pair_cols]),
+        np.ones(p + 2 * q),
+        np.ones(n),
+    )
+    conic.at_most(
+        np.concatenate([singles.job, i, j, np.arange(n)]),
+        np.concatenate([np.arange(p), pair_cols, pair_cols, np.full(n, t)]),
+        np.concatenate(
+            [-coef[singles.job, singles.type], -pair_coef[:, 0], -pair_coef[:, 1], np.ones(n)]
+        ),
+        np.zeros(n),
+    )
+    cost = np.zeros(p + q + 1)
+    cost[-1] = -1.0
+    z = conic.solve(cost, solver, "max-min-packed")
+    return singles.matrix(z), np.round(np.clip(z[p : p + q], 0.0, 1.0), DIGITS)
