@@ -143,8 +143,21 @@ def test_packed_max_min_per_pair_never_plans_a_pair_that_cannot_run():
     assert x[:, 0] == pytest.approx([0.5, 0.5], abs=1e-6)
 
 
+def test_packed_max_min_checks_which_pairs():
+    """`pairs` is "all" or "rated", on the function and the policy alike."""
+    from dlsched.errors import ConfigError
+    from dlsched.policies import get
+
+    problem = Problem.build([[1.0], [1.0]], [1, 1], [1])
+    with pytest.raises(ConfigError, match="pairs must be 'all'"):
+        max_min_fairness_packed(problem, np.array([0, 1]), pair_rates({}), pairs="some")
+    with pytest.raises(ConfigError, match="max_min_fairness_packed: pairs must be"):
+        get("max_min_fairness_packed", pairs="every")
+
+
+@pytest.mark.parametrize("which", ["all", "rated"])
 @pytest.mark.parametrize("seed", range(6))
-def test_packed_max_min_per_pair_reaches_the_class_problems_optimum(seed):
+def test_packed_max_min_per_pair_reaches_the_class_problems_optimum(seed, which):
     """Random jobs (1 or 2 GPUs, three types, some pairs rated 0, some never allowed to
     share): Gavel's per-pair problem and the class problem have the same optimal minimum,
     and the per-pair plan fits: each job's time ≤ 1, each pair's GPUs counted once."""
@@ -180,7 +193,7 @@ def test_packed_max_min_per_pair_reaches_the_class_problems_optimum(seed):
                 value[j] += unit[j] * rate * x[j, col]
         return value.min()
 
-    per_pair = max_min_fairness_packed(problem, keys, rates, solver="CLARABEL")
+    per_pair = max_min_fairness_packed(problem, keys, rates, solver="CLARABEL", pairs=which)
     by_class = max_min_fairness_packed(problem, keys, rates)
     assert minimum(*per_pair) == pytest.approx(minimum(*by_class), rel=1e-5)
     modes, x = per_pair

@@ -13,7 +13,8 @@ reduction: the analytic centre of the per-job problem is not that of a reduced o
 
     x ≥ 0,   Σ_j s_j·x[j,k] ≤ G_k,   Σ_k x[j,k] ≤ 1      (`Policy.get_base_constraints`)
 
-plus the objective's rows. Every problem goes to the solver as `G z + s = h`, `s` in a
+plus the objective's rows (`max_min_packed` adds a variable per pair of jobs, as Gavel's
+packed problem does). Every problem goes to the solver as `G z + s = h`, `s` in a
 product of a non-negative orthant and 3-dimensional second-order cones, the form both
 Clarabel and ECOS take. Scaling a row does not move the central path, so rows are written in
 whatever scale reads best."""

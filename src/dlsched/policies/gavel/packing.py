@@ -15,7 +15,10 @@ takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per j
   pairs some time that Gavel's mechanism never uses (it skips a pair with a rate of 0), and
   that is part of the answer: on Figure 9's multi-GPU jobs at 2.6 jobs/h, leaving the
   0-rated pairs out moves average JCT from +1.0 % to +27 % of the published value
-  (`gavel-fig9`). Each job's pair time is summed per partner class for the mechanism.
+  (`gavel-fig9`). That waste is Gavel's, not a cluster's: ``pairs="rated"`` gives a
+  variable only to the pairs that can run (both rates above 0), the better model where
+  the table measures every pair a cluster could run. Each job's pair time is summed per
+  partner class for the mechanism.
   ``solver="highs"`` is dlsched's first form, a vertex of the class problem: variables
   x[c, k] per class of identical jobs (same model, GPU count, weight and throughputs) and
   y[c, d, k] (time a member of class c runs beside a member of class d), with pair time
@@ -58,7 +61,7 @@ from typing import SupportsInt, cast
 import numpy as np
 
 from dlsched.engine.view import ClusterView
-from dlsched.errors import SchedulingError
+from dlsched.errors import ConfigError, SchedulingError
 from dlsched.jobs import JobSpec, JobState
 from dlsched.policies.gavel import interior, lp
 from dlsched.policies.gavel.fifo import fifo_fastest
@@ -91,14 +94,20 @@ def pair_throughput(view: ClusterView, job: JobSpec, other: JobSpec, gpu_type: s
 
 
 def max_min_fairness_packed(
-    problem: lp.Problem, keys: np.ndarray, pair_rates: PairRates, solver: str = "highs"
+    problem: lp.Problem,
+    keys: np.ndarray,
+    pair_rates: PairRates,
+    solver: str = "highs",
+    pairs: str = "all",
 ) -> tuple[list[Mode], np.ndarray]:
     """Modes [(k, None) for each type] + [(k, partner key id)], and X (jobs × modes)
     maximising min_j of the job's normalised throughput alone and in pairs (module
     docstring). `keys[j]` is job j's class id for pairing; `pair_rates(i, j, k)` the rates
     of jobs i and j packed together on type k. `solver`: ``"highs"`` (the class problem, a
-    vertex) or an interior-point solver (Gavel's per-pair problem, `_per_pair`)."""
+    vertex) or an interior-point solver (Gavel's per-pair problem, `_per_pair`, with
+    `pairs` = ``"all"`` or ``"rated"``)."""
     solver = interior.check_solver(solver, "gavel max_min_fairness_packed")
+    pairs = check_pairs(pairs, "gavel max_min_fairness_packed")
     n, m = problem.shape
     singles: list[Mode] = [(k, None) for k in range(m)]
     if n == 0:
@@ -110,7 +119,7 @@ def max_min_fairness_packed(
     )
     if solver != "highs" and coef.any():
         try:
-            return _per_pair(problem, keys, pair_rates, solver, coef, first, member_of)
+            return _per_pair(problem, keys, pair_rates, solver, pairs, coef, first, member_of)
         except SchedulingError as exc:
             lp._fall_back(exc)
     n_classes = len(first)
@@ -207,11 +216,25 @@ def max_min_fairness_packed(
     return modes, np.clip(shares[member_of], 0.0, 1.0)
 
 
+PAIRS = ("all", "rated")
+
+
+def check_pairs(pairs: str, owner: str) -> str:
+    """`pairs` of `max_min_fairness_packed`, or a ConfigError naming `owner`."""
+    if pairs not in PAIRS:
+        raise ConfigError(
+            f"{owner}: pairs must be 'all' (every pair of jobs of the same GPU count, as "
+            f"Gavel's problem has them) or 'rated' (only pairs measured to run), got {pairs!r}"
+        )
+    return pairs
+
+
 def _per_pair(
     problem: lp.Problem,
     keys: np.ndarray,
     pair_rates: PairRates,
     solver: str,
+    which: str,
     coef: np.ndarray,
     first: np.ndarray,
     member_of: np.ndarray,
@@ -221,8 +244,9 @@ def _per_pair(
     pair of jobs of the same GPU count and type, every such pair (Gavel's
     `_populate_job_combination_metadata` adds them all, those slower than time sharing
     included: an interior point gives them some time), solved by an interior-point solver.
-    A pair needs both jobs able to run on the type and one of its rates above 0. Each job's
-    pair time is then summed per partner class, the mechanism's modes."""
+    With `which` = ``"rated"`` only the pairs that can run get a variable (both rates
+    above 0). Each job's pair time is then summed per partner class, the mechanism's
+    modes."""
     n, m = problem.shape
     tput = problem.throughputs * problem.usable
     live = np.flatnonzero((coef > 0).any(axis=1))
@@ -253,6 +277,8 @@ def _per_pair(
                 if rc != rc or rd != rd:
                     continue  # may not share at all
                 runs = rc > 0 and rd > 0 and t_cls[c, k] > 0 and t_cls[d, k] > 0
+                if not runs and which == "rated":
+                    continue
                 # a pair that cannot run still gets its variable, as in Gavel's problem:
                 # the interior point gives it time, which the mechanism never uses
                 coef_c, coef_d = (unit[c] * rc, unit[d] * rd) if runs else (0.0, 0.0)
@@ -335,13 +361,18 @@ class MaxMinFairnessPacked(_PackedPolicy):
     name = "max_min_fairness_packed"
     heterogeneity_aware = True
 
-    def __init__(self, solver: str = "CLARABEL", **mechanism) -> None:
+    def __init__(self, solver: str = "CLARABEL", pairs: str = "all", **mechanism) -> None:
         super().__init__(**mechanism)
         self.solver = interior.check_solver(solver, self.name)
+        self.pairs = check_pairs(pairs, self.name)
 
     def allocate(self, problem, jobs, view):
         modes, shares = max_min_fairness_packed(
-            problem, self._keys(jobs), self._pair_rates(view, jobs), solver=self.solver
+            problem,
+            self._keys(jobs),
+            self._pair_rates(view, jobs),
+            solver=self.solver,
+            pairs=self.pairs,
         )
         return Allocation(self._named(modes), shares)
 
