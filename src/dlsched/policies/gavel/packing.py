@@ -309,7 +309,9 @@ def _per_pair(
             continue
         np.add.at(shares, (live[left], index[(k, int(keys[first[d]]))]), part)
         np.add.at(shares, (live[right], index[(k, int(keys[first[c]]))]), part)
-    return modes, np.clip(shares, 0.0, 1.0)
+    # sums over partners in another order for each member: rounded again, so that jobs the
+    # problem treats alike keep the same X (`interior.DIGITS`)
+    return modes, np.clip(np.round(shares, interior.DIGITS), 0.0, 1.0)
 
 
 class _PackedPolicy(GavelPolicy):
