@@ -145,15 +145,16 @@ def write_markdown(outcome: ReproductionOutcome, path: Path) -> Path:
             "",
             f"## {figure}",
             "",
-            f"| series | {x_name} | metric | published | ours | deviation | tolerance | ok |",
-            "|---|---:|---|---:|---:|---:|---|---|",
+            f"| series | {x_name} | metric | published | ours | deviation | tolerance | ok "
+            "| note |",
+            "|---|---:|---|---:|---:|---:|---|---|---|",
         ]
         for r in results:
             lines.append(
                 f"| {r.point.series} | {r.point.x:g} | {r.point.metric} | "
                 f"{_number(r.point.published)} | {_number(r.ours)} | "
                 f"{deviation_text(r.deviation)} | {r.point.tolerance.describe()} | "
-                f"{'yes' if r.within else '**no**'} |"
+                f"{'yes' if r.within else '**no**'} | {r.point.note} |"
             )
     path.write_text("\n".join(lines) + "\n")
     return path
