@@ -107,7 +107,7 @@ def max_min_fairness_packed(
     vertex) or an interior-point solver (Gavel's per-pair problem, `_per_pair`, with
     `pairs` = ``"all"`` or ``"rated"``)."""
     solver = interior.check_solver(solver, "gavel max_min_fairness_packed")
-    pairs = check_pairs(pairs, "gavel max_min_fairness_packed")
+    which = check_pairs(pairs, "gavel max_min_fairness_packed")
     n, m = problem.shape
     singles: list[Mode] = [(k, None) for k in range(m)]
     if n == 0:
@@ -119,13 +119,13 @@ def max_min_fairness_packed(
     )
     if solver != "highs" and coef.any():
         try:
-            return _per_pair(problem, keys, pair_rates, solver, pairs, coef, first, member_of)
+            return _per_pair(problem, keys, pair_rates, solver, which, coef, first, member_of)
         except SchedulingError as exc:
             lp._fall_back(exc)
     n_classes = len(first)
     a, t_cls, scale = coef[first], tput[first], problem.scale_factors[first]
     cnt = counts.astype(float)
-    pairs = []
+    candidates = []
     for c in range(n_classes):
         for d in range(c, n_classes):
             if scale[c] != scale[d] or (c == d and counts[c] < 2):
@@ -135,8 +135,8 @@ def max_min_fairness_packed(
                     continue
                 rc, rd = pair_rates(int(first[c]), int(first[d]), k)
                 if rc > 0 and rd > 0 and rc / t_cls[c, k] + rd / t_cls[d, k] > 1 + 1e-9:
-                    pairs.append((c, d, k, rc, rd))
-    n_x, n_pairs = n_classes * m, len(pairs)
+                    candidates.append((c, d, k, rc, rd))
+    n_x, n_pairs = n_classes * m, len(candidates)
     t_col = n_x + n_pairs
     rows = lp.Rows(t_col + 1)
     x_cols = np.arange(n_x)
@@ -149,7 +149,7 @@ def max_min_fairness_packed(
     upper = np.concatenate(
         [problem.usable[first].ravel().astype(float), np.ones(n_pairs), [np.inf]]
     )
-    for p, (c, d, k, rc, rd) in enumerate(pairs):
+    for p, (c, d, k, rc, rd) in enumerate(candidates):
         col = n_x + p
         share_d = cnt[c] / cnt[d]  # member time of class d per unit of y (class c's)
         time_r.append(c)
@@ -201,14 +201,14 @@ def max_min_fairness_packed(
     solution = lp.solve_lp(cost, rows, np.zeros(t_col + 1), upper, "max-min-packed")
     x = np.clip(solution, 0.0, 1.0)
     pair_modes = sorted(
-        {(k, int(keys[first[d]])) for c, d, k, _, _ in pairs}
-        | {(k, int(keys[first[c]])) for c, d, k, _, _ in pairs}
+        {(k, int(keys[first[d]])) for c, d, k, _, _ in candidates}
+        | {(k, int(keys[first[c]])) for c, d, k, _, _ in candidates}
     )
     modes = singles + pair_modes
     index = {mode: i for i, mode in enumerate(modes)}
     shares = np.zeros((n_classes, len(modes)))
     shares[:, :m] = x[:n_x].reshape(n_classes, m)
-    for p, (c, d, k, _, _) in enumerate(pairs):
+    for p, (c, d, k, _, _) in enumerate(candidates):
         y = x[n_x + p]
         shares[c, index[(k, int(keys[first[d]]))]] += y
         if c != d:
@@ -307,8 +307,9 @@ def _per_pair(
         start += len(left)
         if not runs:
             continue
-        np.add.at(shares, (live[left], index[(k, int(keys[first[d]]))]), part)
-        np.add.at(shares, (live[right], index[(k, int(keys[first[c]]))]), part)
+        for side, partner in ((left, d), (right, c)):
+            column = np.full(len(side), index[(k, int(keys[first[partner]]))])
+            np.add.at(shares, (live[side], column), part)
     # sums over partners in another order for each member: rounded again, so that jobs the
     # problem treats alike keep the same X (`interior.DIGITS`)
     return modes, np.clip(np.round(shares, interior.DIGITS), 0.0, 1.0)
