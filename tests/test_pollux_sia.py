@@ -423,6 +423,32 @@ def test_sia_spreads_a_rigid_job_whose_cpus_fit_only_over_two_nodes():
     assert sorted(int(g) // 4 for g in start.split(",")) == [0, 0, 1, 1]
 
 
+def test_sia_runs_an_elastic_job_on_its_minimum_when_no_configuration_of_its_node_fits():
+    """One node of 6 GPUs and 24 GB, an elastic job of 5–6 GPUs asking 24 GiB for 5: Sia's
+    configurations there are 1, 2, 4 and 6 GPUs, and 6 would need 28.8 GiB. The job runs
+    on its own 5 (found by the property test: it was left unfinished)."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [5],
+            "duration": [100.0],
+            "min_gpus": [5],
+            "max_gpus": [6],
+            "memory_mib": [24576],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 6, "host_memory_gb": 24}],
+        }
+    )
+    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
+    assert result.jobs["status"].tolist() == ["finished"]
+    assert _stints(result, 0) == [5]
+
+
 def test_repair_cuts_a_job_to_the_cpus_left_on_its_node_in_job_order():
     """Node of 4 GPUs and 8 CPUs; job 0 asks 3 CPUs per GPU, job 1 4 CPUs for 1 GPU: job 0
     keeps 2 GPUs (6 CPUs), job 1 (2 CPUs left) gets nothing."""

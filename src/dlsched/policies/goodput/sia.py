@@ -395,14 +395,23 @@ class Sia(BasePolicy):
             if not members:
                 continue
             per_node = max(len(view.cluster.nodes[i].gpu_ids) for i in members)
-            options = [(-(-low // per_node), low)]  # a rigid job's (or the only) count
+            minimum = (-(-low // per_node), low)
+            options = [minimum]  # a rigid job's (or the only) count
             if not rigid:
                 within = [(k, n) for k, n in self._pool_configs[pool] if low <= n <= high]
                 within = within or options
                 options = [(k, n) for k, n in within if n <= explored] or within[:1]
                 if self.bootstrap and not ran:
                     options = options[:1]  # only profiled on its smallest configuration
-            for k, n in options:
+                if minimum not in options:
+                    # the job's own minimum, tried only when no configuration of the pool
+                    # fits its CPU/memory (a 5-GPU job whose memory grows with its GPUs
+                    # fits 5 GPUs of a 6-GPU node, not Sia's 6): else it would never run
+                    options = [*options, minimum]
+            first = len(configs)
+            for position, (k, n) in enumerate(options):
+                if position and (k, n) == minimum and len(configs) > first:
+                    break
                 if not self._could_fit(job, members, k, n):
                     # Its CPU/memory exceeds what k idle nodes of the pool hold: spread
                     # over the fewest more nodes that would (a rigid job has no other
