@@ -449,6 +449,37 @@ def test_sia_runs_an_elastic_job_on_its_minimum_when_no_configuration_of_its_nod
     assert _stints(result, 0) == [5]
 
 
+def test_sia_counts_a_node_only_where_both_its_cpus_and_its_memory_fit():
+    """Two nodes of 4 GPUs, one with 8 CPUs (memory undeclared), one with 8 GB (CPUs
+    undeclared), and a rigid 2-GPU job asking 12 CPUs and 12 GiB: each resource alone fits
+    on one node, both on none, so Sia spreads it 1 + 1 and it finishes (it planned one
+    node, which never started, and the run ended with the job unfinished: found by the
+    property test)."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [2],
+            "duration": [100.0],
+            "cpu_milli": [12000],
+            "memory_mib": [12288],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "cpus": 8},
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "host_memory_gb": 8},
+            ],
+        }
+    )
+    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
+    assert result.jobs["status"].tolist() == ["finished"]
+    start = result.events[result.events["event"] == "start"]["gpus"].iloc[0]
+    assert sorted(int(g) // 4 for g in start.split(",")) == [0, 1]
+
+
 def test_repair_cuts_a_job_to_the_cpus_left_on_its_node_in_job_order():
     """Node of 4 GPUs and 8 CPUs; job 0 asks 3 CPUs per GPU, job 1 4 CPUs for 1 GPU: job 0
     keeps 2 GPUs (6 CPUs), job 1 (2 CPUs left) gets nothing."""

@@ -479,14 +479,22 @@ class Sia(BasePolicy):
 
     def _could_fit(self, job: JobState, members: list[int], k: int, n: int) -> bool:
         """Whether `k` idle nodes of the pool hold the job's CPU and memory on `n` GPUs
-        (split as `_pack` splits them: whole nodes, or one node)."""
+        (split as `_pack` splits them: whole nodes, or one node), each node both of them:
+        the shares grow together with a node's GPUs, so the nodes that fit a larger share
+        fit every smaller one, and `k` nodes fit when, for each t, t nodes fit the t-th
+        largest share."""
         if not self._rooms or not (job.spec.cpu_milli or job.spec.memory_mib):
             return True
+        if len(members) < k:
+            return False
         row = np.full(k, n // k, dtype=np.int64)
         row[0] += n - row.sum()
-        for room, demand in zip(self._rooms, self._demand(job, row), strict=True):
-            best = np.sort(room[members])[::-1][:k]
-            if len(best) < k or np.sort(demand)[::-1].max() > best[-1]:
+        demands = self._demand(job, row)
+        for t, node in enumerate(np.argsort(-row, kind="stable")):
+            fits = np.ones(len(members), dtype=bool)
+            for room, demand in zip(self._rooms, demands, strict=True):
+                fits &= room[members] >= demand[node]
+            if fits.sum() <= t:
                 return False
         return True
 
