@@ -480,6 +480,36 @@ def test_sia_counts_a_node_only_where_both_its_cpus_and_its_memory_fit():
     assert sorted(int(g) // 4 for g in start.split(",")) == [0, 1]
 
 
+def test_sia_counts_a_node_only_where_it_has_the_gpus_too():
+    """A 6-GPU node with 24 GB and a 1-GPU node with memory undeclared, and an elastic 3–4
+    GPU job asking 24 GiB for 3: 4 GPUs fit the memory only on the 1-GPU node, so Sia runs
+    it on 3 GPUs of the big node (it planned 4, which never started: found by the property
+    test)."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [0],
+            "submit_time": [0.0],
+            "num_gpus": [3],
+            "duration": [100.0],
+            "min_gpus": [3],
+            "max_gpus": [4],
+            "memory_mib": [24576],
+        }
+    )
+    hardware = dlsched.Cluster.from_dict(
+        {
+            "name": "c",
+            "nodes": [
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 6, "host_memory_gb": 24},
+                {"gpu_type": "V100", "count": 1, "gpus_per_node": 1},
+            ],
+        }
+    )
+    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
+    assert result.jobs["status"].tolist() == ["finished"]
+    assert _stints(result, 0) == [3]
+
+
 def test_repair_cuts_a_job_to_the_cpus_left_on_its_node_in_job_order():
     """Node of 4 GPUs and 8 CPUs; job 0 asks 3 CPUs per GPU, job 1 4 CPUs for 1 GPU: job 0
     keeps 2 GPUs (6 CPUs), job 1 (2 CPUs left) gets nothing."""

@@ -312,6 +312,7 @@ class Sia(BasePolicy):
             if node.gpu_ids:
                 pools.setdefault(view.pool_of_gpu(node.gpu_ids[0]), []).append(node.index)
         self._pool_nodes = pools
+        self._node_gpus = np.array([len(node.gpu_ids) for node in nodes], dtype=np.int64)
         self._pool_configs = {
             pool: configurations(max(len(nodes[i].gpu_ids) for i in members), len(members))
             for pool, members in pools.items()
@@ -479,10 +480,10 @@ class Sia(BasePolicy):
 
     def _could_fit(self, job: JobState, members: list[int], k: int, n: int) -> bool:
         """Whether `k` idle nodes of the pool hold the job's CPU and memory on `n` GPUs
-        (split as `_pack` splits them: whole nodes, or one node), each node both of them:
-        the shares grow together with a node's GPUs, so the nodes that fit a larger share
-        fit every smaller one, and `k` nodes fit when, for each t, t nodes fit the t-th
-        largest share."""
+        (split as `_pack` splits them: whole nodes, or one node), each node its GPUs and
+        both of them: the shares grow together with a node's GPUs, so the nodes that fit a
+        larger share fit every smaller one, and `k` nodes fit when, for each t, t nodes fit
+        the t-th largest share."""
         if not self._rooms or not (job.spec.cpu_milli or job.spec.memory_mib):
             return True
         if len(members) < k:
@@ -491,7 +492,7 @@ class Sia(BasePolicy):
         row[0] += n - row.sum()
         demands = self._demand(job, row)
         for t, node in enumerate(np.argsort(-row, kind="stable")):
-            fits = np.ones(len(members), dtype=bool)
+            fits = self._node_gpus[members] >= row[node]
             for room, demand in zip(self._rooms, demands, strict=True):
                 fits &= room[members] >= demand[node]
             if fits.sum() <= t:
