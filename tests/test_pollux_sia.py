@@ -158,6 +158,15 @@ def _stints(result, job_id):
     return opens["num_gpus"].tolist()
 
 
+def _one_job_on(job: dict, nodes: list[dict]) -> dlsched.SimulationResult:
+    """Job 0 (`job`'s columns, submitted at 0) alone on V100 nodes `nodes`, under Sia."""
+    jobs = pd.DataFrame({"job_id": [0], "submit_time": [0.0], **{k: [v] for k, v in job.items()}})
+    hardware = dlsched.Cluster.from_dict(
+        {"name": "c", "nodes": [{"gpu_type": "V100", "count": 1, **node} for node in nodes]}
+    )
+    return dlsched.simulate(jobs, hardware, "sia", audit=True)
+
+
 def test_pollux_runs_a_rigid_job_on_its_count_and_is_deterministic():
     """A rigid 2-GPU job beside elastic ones holds exactly 2 GPUs; two runs agree."""
     jobs = pd.DataFrame(
@@ -427,24 +436,10 @@ def test_sia_runs_an_elastic_job_on_its_minimum_when_no_configuration_of_its_nod
     """One node of 6 GPUs and 24 GB, an elastic job of 5–6 GPUs asking 24 GiB for 5: Sia's
     configurations there are 1, 2, 4 and 6 GPUs, and 6 would need 28.8 GiB. The job runs
     on its own 5 (found by the property test: it was left unfinished)."""
-    jobs = pd.DataFrame(
-        {
-            "job_id": [0],
-            "submit_time": [0.0],
-            "num_gpus": [5],
-            "duration": [100.0],
-            "min_gpus": [5],
-            "max_gpus": [6],
-            "memory_mib": [24576],
-        }
+    result = _one_job_on(
+        {"num_gpus": 5, "duration": 100.0, "min_gpus": 5, "max_gpus": 6, "memory_mib": 24576},
+        [{"gpus_per_node": 6, "host_memory_gb": 24}],
     )
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "c",
-            "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 6, "host_memory_gb": 24}],
-        }
-    )
-    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
     assert result.jobs["status"].tolist() == ["finished"]
     assert _stints(result, 0) == [5]
 
@@ -455,26 +450,10 @@ def test_sia_counts_a_node_only_where_both_its_cpus_and_its_memory_fit():
     on one node, both on none, so Sia spreads it 1 + 1 and it finishes (it planned one
     node, which never started, and the run ended with the job unfinished: found by the
     property test)."""
-    jobs = pd.DataFrame(
-        {
-            "job_id": [0],
-            "submit_time": [0.0],
-            "num_gpus": [2],
-            "duration": [100.0],
-            "cpu_milli": [12000],
-            "memory_mib": [12288],
-        }
+    result = _one_job_on(
+        {"num_gpus": 2, "duration": 100.0, "cpu_milli": 12000, "memory_mib": 12288},
+        [{"gpus_per_node": 4, "cpus": 8}, {"gpus_per_node": 4, "host_memory_gb": 8}],
     )
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "c",
-            "nodes": [
-                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "cpus": 8},
-                {"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "host_memory_gb": 8},
-            ],
-        }
-    )
-    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
     assert result.jobs["status"].tolist() == ["finished"]
     start = result.events[result.events["event"] == "start"]["gpus"].iloc[0]
     assert sorted(int(g) // 4 for g in start.split(",")) == [0, 1]
@@ -485,27 +464,10 @@ def test_sia_counts_a_node_only_where_it_has_the_gpus_too():
     GPU job asking 24 GiB for 3: 4 GPUs fit the memory only on the 1-GPU node, so Sia runs
     it on 3 GPUs of the big node (it planned 4, which never started: found by the property
     test)."""
-    jobs = pd.DataFrame(
-        {
-            "job_id": [0],
-            "submit_time": [0.0],
-            "num_gpus": [3],
-            "duration": [100.0],
-            "min_gpus": [3],
-            "max_gpus": [4],
-            "memory_mib": [24576],
-        }
+    result = _one_job_on(
+        {"num_gpus": 3, "duration": 100.0, "min_gpus": 3, "max_gpus": 4, "memory_mib": 24576},
+        [{"gpus_per_node": 6, "host_memory_gb": 24}, {"gpus_per_node": 1}],
     )
-    hardware = dlsched.Cluster.from_dict(
-        {
-            "name": "c",
-            "nodes": [
-                {"gpu_type": "V100", "count": 1, "gpus_per_node": 6, "host_memory_gb": 24},
-                {"gpu_type": "V100", "count": 1, "gpus_per_node": 1},
-            ],
-        }
-    )
-    result = dlsched.simulate(jobs, hardware, "sia", audit=True)
     assert result.jobs["status"].tolist() == ["finished"]
     assert _stints(result, 0) == [3]
 

@@ -178,21 +178,10 @@ def max_min(
 ) -> np.ndarray:
     """x maximising min_j Σ_k coef[j,k]·x[j,k] under Gavel's constraints
     (`MaxMinFairnessPolicyWithPerf`: cvxpy's `Maximize(min(...))`, i.e. max t with
-    t ≤ Σ_k coef·x for every job), variables where coef > 0. Every row of `coef` must have
-    a positive entry."""
-    pairs = Pairs.of(coef > 0)
-    p, n = len(pairs.job), pairs.n
-    conic = Conic(p + 1)
-    base_constraints(conic, pairs, scale_factors, capacities)
-    conic.at_most(
-        np.concatenate([pairs.job, np.arange(n)]),
-        np.concatenate([np.arange(p), np.full(n, p)]),
-        np.concatenate([-coef[pairs.job, pairs.type], np.ones(n)]),
-        np.zeros(n),
-    )
-    cost = np.zeros(p + 1)
-    cost[-1] = -1.0
-    return pairs.matrix(conic.solve(cost, solver, "max-min"))
+    t ≤ Σ_k coef·x for every job), variables where coef > 0: `max_min_packed` without
+    pairs. Every row of `coef` must have a positive entry."""
+    no_pairs = np.zeros((0, 3), dtype=np.int64)
+    return max_min_packed(coef, scale_factors, capacities, no_pairs, np.zeros((0, 2)), solver)[0]
 
 
 def finish_time_fairness(
@@ -276,7 +265,7 @@ def max_min_packed(
     `coef` must have a positive entry."""
     singles = Pairs.of(coef > 0)
     p, n, q = len(singles.job), singles.n, len(pairs)
-    i, j, k = (pairs[:, c].astype(np.int64) for c in range(3)) if q else (np.zeros(0, int),) * 3
+    i, j, k = (pairs[:, c].astype(np.int64) for c in range(3))
     cols = np.arange(p + q)
     t = p + q
     conic = Conic(p + q + 1)
@@ -304,5 +293,5 @@ def max_min_packed(
     )
     cost = np.zeros(p + q + 1)
     cost[-1] = -1.0
-    z = conic.solve(cost, solver, "max-min-packed")
+    z = conic.solve(cost, solver, "max-min-packed" if q else "max-min")
     return singles.matrix(z), np.round(np.clip(z[p : p + q], 0.0, 1.0), DIGITS)
