@@ -6,10 +6,10 @@ models). Gavel adds a variable per job combination and GPU type; its packed LP a
 takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per job type).
 
 - `max_min_fairness_packed`: the max-min fairness problem of `lp.max_min_fairness` with
-  pair variables. By default (``solver="CLARABEL"`` or ``"ECOS"``) it is Gavel's own
-  problem (`MaxMinFairnessPolicyWithPacking.get_allocation`), solved by an interior-point
-  solver as Gavel's simulator solves it: a variable per job and type and per pair of jobs
-  of the same GPU count and type — every such pair, as Gavel's
+  pair variables. With ``solver="CLARABEL"`` or ``"ECOS"`` (the Gavel reproductions use
+  ECOS) it is Gavel's own problem (`MaxMinFairnessPolicyWithPacking.get_allocation`),
+  solved by an interior-point solver as Gavel's simulator solves it: a variable per job
+  and type and per pair of jobs of the same GPU count and type — every such pair, as Gavel's
   `_populate_job_combination_metadata` adds them, including those slower than taking turns
   and those its table rates 0 (every pair of multi-GPU jobs). The interior point gives such
   pairs some time that Gavel's mechanism never uses (it skips a pair with a rate of 0), and
@@ -19,14 +19,15 @@ takes ~3 s with cvxpy/ECOS (per-job variables tied by equality constraints per j
   variable only to the pairs that can run (both rates above 0), the better model where
   the table measures every pair a cluster could run. Each job's pair time is summed per
   partner class for the mechanism.
-  ``solver="highs"`` is dlsched's first form, a vertex of the class problem: variables
+  ``solver="highs"``, the default, is dlsched's first form, a vertex of the class problem: variables
   x[c, k] per class of identical jobs (same model, GPU count, weight and throughputs) and
   y[c, d, k] (time a member of class c runs beside a member of class d), with pair time
   conserved between classes (n_c·y[c, d, k] = n_d·y[d, c, k]) and a pair using its GPUs
   once; only pairs that can beat time sharing (r_c/T_c + r_d/T_d > 1) are candidates. It
   has at most ~1,100 pair variables whatever the number of jobs and solves in milliseconds;
-  Gavel's problem grows with the square of the jobs (a solve at ~100 jobs: ~5,000
-  variables).
+  Gavel's problem grows with the square of the jobs (0.4 CPU-s at 256 jobs; on the bundled
+  Philly day, hundreds of jobs wait at once and a replay did not end in 300 CPU-s, at
+  1.7 GB), which is why it is not the default.
 - `min_total_duration_packed` (Gavel's `min_total_duration_packed`): the makespan LP of
   `lp.min_total_duration` (one LP over z = 1/T instead of Gavel's bisection on T) with pair
   variables. Its rows are per job (each job's remaining steps differ), so a job's pair time
@@ -364,7 +365,7 @@ class MaxMinFairnessPacked(_PackedPolicy):
     name = "max_min_fairness_packed"
     heterogeneity_aware = True
 
-    def __init__(self, solver: str = "CLARABEL", pairs: str = "all", **mechanism) -> None:
+    def __init__(self, solver: str = "highs", pairs: str = "all", **mechanism) -> None:
         super().__init__(**mechanism)
         self.solver = interior.check_solver(solver, self.name)
         self.pairs = check_pairs(pairs, self.name)
