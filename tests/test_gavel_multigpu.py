@@ -262,6 +262,41 @@ def test_figure_9_tasks_solve_the_lp_policies_with_gavels_interior_point_solver(
     assert all("solver" not in p.task.spec for p in plan if p.task not in lp_tasks)
 
 
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/anchors/gavel")
+def test_figure_9_ftf_perf_tasks_re_solve_at_every_change_as_gavels_code_then_did():
+    """Figure 9's FTF-perf curve was made by Gavel's simulator before its 1920 s minimum
+    between solves (`RESOLVE_AT_EVERY_CHANGE`): only those tasks carry
+    resolve_interval_s=0; Figure 8's and every other policy's keep the default."""
+    from dlsched.reproduce import REPRODUCTIONS
+
+    for name, expected in (("gavel-fig9", {"finish_time_fairness_perf"}), ("gavel-fig8", set())):
+        plan = REPRODUCTIONS.get(name).plan(SHARED.parents[1], False)
+        at_every_change = {
+            p.task.spec["policy"] for p in plan if "resolve_interval_s" in p.task.spec
+        }
+        assert at_every_change == expected
+        assert all(
+            p.task.spec["resolve_interval_s"] == 0.0
+            for p in plan
+            if p.task.spec["policy"] in expected
+        )
+
+
+def test_measure_passes_the_tasks_resolve_interval_to_the_policy(monkeypatch):
+    """`measure` hands a spec's resolve_interval_s to the policy it runs (and nothing when the
+    spec has none, so the policy's 1920 s default holds)."""
+    from dlsched.reproduce import gavel
+
+    seen = []
+    monkeypatch.setattr(gavel, "run_point", lambda *a, **kw: seen.append(kw) or {"avg_jct_h": 1.0})
+    monkeypatch.setattr(gavel, "window_outlasted", lambda out: False)
+    spec = {"policy": "finish_time_fairness_perf", "rate": 1.0, "multi_gpu": True}
+    spec |= {"tail_jobs": 10, "budget_s": 10.0}
+    gavel.measure(spec | {"resolve_interval_s": 0.0}, SHARED)
+    gavel.measure(spec, SHARED)
+    assert seen[0]["resolve_interval_s"] == 0.0 and "resolve_interval_s" not in seen[1]
+
+
 def test_run_point_with_gavels_seed_and_whole_steps_finishes_the_window():
     """A small window under gavel_fifo (whole steps) and gavel_gandiva (which packs, so it
     keeps the table's rates) finishes every job of the window, with ρ."""
