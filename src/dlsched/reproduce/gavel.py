@@ -144,7 +144,8 @@ GAVEL_SIMULATOR = {
         "CLARABEL), 31.69 h with it (2020-05-19, ECOS)"
     ),
     ("continuous-multiple", "finish_time_fairness_perf", 2.6): (
-        "Gavel's simulator (2020-05-19, with its 1920 s minimum) on these jobs: 38.64 h with ECOS"
+        "Gavel's simulator on these jobs: 31.35 h before its 1920 s minimum (5203ac2, "
+        "CLARABEL), 38.64 h with it (2020-05-19, ECOS)"
     ),
     ("continuous-single", "finish_time_fairness_perf", 5.2): (
         "Gavel's simulator (2020-05-19) on these jobs: 26.54 h with CLARABEL (with ECOS its "
@@ -164,11 +165,12 @@ then it re-solved the allocation at every round after a job-set change. Their ta
 policy's default, 1920 s). Evidence, Figure 9's ``finish_time_fairness_perf`` at 2.4 jobs/h
 (published 27.93 h): Gavel's simulator at 5203ac2, the commit before 6230fe8, gives 27.81 h
 (CLARABEL), as of 2020-05-19 31.69 h (ECOS); dlsched 27.58 h with ``resolve_interval_s=0``,
-31.61 h with 1920. The other curves do not fit that code: ``max_min_fairness_perf`` at 2.6
-jobs/h with ``resolve_interval_s=0`` has ρ 0.67 (published 0.81; with 1920 within 10 %),
-and agnostic ``finish_time_fairness`` at 2.4 jobs/h ρ 1.00 (published 1.12; with 1920
-within). The isolated reference of ρ keeps 1920 s: one reference run per rate serves every
-policy, as in the authors' notebook."""
+31.61 h with 1920. At 2.6 jobs/h (published 33.90 h): 31.35 h at 5203ac2, 38.64 h as of
+2020-05-19; dlsched 31.14 h and 38.82 h. The other curves do not fit that code:
+``max_min_fairness_perf`` at 2.6 jobs/h with ``resolve_interval_s=0`` has ρ 0.67 (published
+0.81; with 1920 within 10 %), and agnostic ``finish_time_fairness`` at 2.4 jobs/h ρ 1.00
+(published 1.12; with 1920 within). The isolated reference of ρ keeps 1920 s: one
+reference run per rate serves every policy, as in the authors' notebook."""
 
 
 RHO_REFERENCE = "gavel_isolated"
