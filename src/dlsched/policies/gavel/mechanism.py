@@ -12,7 +12,10 @@ partner job class) pair. The mechanism realises X in rounds, as Gavel's simulato
   most once every `resolve_interval_s` = 1920 s (`minimum_time_between_allocation_resets`:
   in simulation Gavel re-solves only when it resets its time accounting), except that,
   as in Gavel (`_update_priorities` tests `_last_reset_time == 0` for "never reset"), a
-  solve made at t = 0 does not start the interval: the next change re-solves at once. A job that
+  solve made at t = 0 does not start the interval: the next change re-solves at once.
+  ``resolve_interval_s=0`` re-solves at the first round after every change, as Gavel's
+  simulator did before its commit 6230fe8 (2020-05-13) added the minimum; its published
+  Figure 9 FTF-perf curve was made that way (`dlsched.reproduce.gavel`). A job that
   arrives between solves has no X yet and does not run until the next solve: Gavel's
   greedy pass still takes it, at priority 0, counting its GPUs as used, and then skips it
   when handing GPUs out, so those GPUs idle for the round (`fill_idle=True` runs such jobs
