@@ -484,7 +484,11 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
             policy_seed=spec.get("policy_seed"),
             whole_steps=spec.get("truth") == "whole_steps",
             **lp_solver(spec),
-            **{k: spec[k] for k in ("resolve_interval_s",) if k in spec},
+            **(
+                {"resolve_interval_s": spec["resolve_interval_s"]}
+                if "resolve_interval_s" in spec
+                else {}
+            ),
         )
         out["tail_jobs"] = float(tail)
         gave_up = out["avg_jct_h"] != out["avg_jct_h"]
