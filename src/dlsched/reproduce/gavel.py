@@ -148,8 +148,9 @@ GAVEL_SIMULATOR = {
         "CLARABEL), 38.64 h with it (2020-05-19, ECOS)"
     ),
     ("continuous-single", "finish_time_fairness_perf", 5.2): (
-        "Gavel's simulator (2020-05-19) on these jobs: 26.54 h with CLARABEL (with ECOS its "
-        "cvxpy solve fails at 213 h)"
+        "Gavel's simulator on these jobs: 22.05 h before its 1920 s minimum (5203ac2, "
+        "CLARABEL), 26.54 h with it (2020-05-19, CLARABEL; with ECOS its cvxpy solve fails "
+        "at 213 h): the published point lies between the two versions"
     ),
 }
 """Average JCT of jobs 4000–4999 in Gavel's own simulator, run by us on the same jobs through
@@ -169,8 +170,11 @@ policy's default, 1920 s). Evidence, Figure 9's ``finish_time_fairness_perf`` at
 2020-05-19; dlsched 31.14 h and 38.82 h. The other curves do not fit that code:
 ``max_min_fairness_perf`` at 2.6 jobs/h with ``resolve_interval_s=0`` has ρ 0.67 (published
 0.81; with 1920 within 10 %), and agnostic ``finish_time_fairness`` at 2.4 jobs/h ρ 1.00
-(published 1.12; with 1920 within). The isolated reference of ρ keeps 1920 s: one
-reference run per rate serves every policy, as in the authors' notebook."""
+(published 1.12; with 1920 within). Figure 8's ``finish_time_fairness_perf`` keeps 1920 s: at
+5.2 jobs/h the published 23.38 h lies between the two versions (5203ac2 22.05 h, dlsched
+22.07 h with ``resolve_interval_s=0``; 2020-05-19 26.54 h, dlsched 26.6 h with 1920), and at
+4.8 jobs/h ρ with 0 s is 10 % below the published one. The isolated reference of ρ keeps
+1920 s: one reference run per rate serves every policy, as in the authors' notebook."""
 
 
 RHO_REFERENCE = "gavel_isolated"
