@@ -147,6 +147,10 @@ GAVEL_SIMULATOR = {
         "Gavel's simulator on these jobs: 31.35 h before its 1920 s minimum (5203ac2, "
         "CLARABEL), 38.64 h with it (2020-05-19, ECOS)"
     ),
+    ("continuous-single", "finish_time_fairness_perf", 4.8): (
+        "Gavel's simulator on these jobs: 19.03 h before its 1920 s minimum (5203ac2, "
+        "CLARABEL): the published point lies between the two versions"
+    ),
     ("continuous-single", "finish_time_fairness_perf", 5.2): (
         "Gavel's simulator on these jobs: 22.05 h before its 1920 s minimum (5203ac2, "
         "CLARABEL), 26.54 h with it (2020-05-19, CLARABEL; with ECOS its cvxpy solve fails "
@@ -173,7 +177,8 @@ policy's default, 1920 s). Evidence, Figure 9's ``finish_time_fairness_perf`` at
 (published 1.12; with 1920 within). Figure 8's ``finish_time_fairness_perf`` keeps 1920 s: at
 5.2 jobs/h the published 23.38 h lies between the two versions (5203ac2 22.05 h, dlsched
 22.07 h with ``resolve_interval_s=0``; 2020-05-19 26.54 h, dlsched 26.6 h with 1920), and at
-4.8 jobs/h ρ with 0 s is 10 % below the published one. The isolated reference of ρ keeps
+4.8 jobs/h too (published 20.43 h; 5203ac2 19.03 h, dlsched 19.07 h with 0 s, whose ρ is then
+10 % below the published one). The isolated reference of ρ keeps
 1920 s: one reference run per rate serves every policy, as in the authors' notebook."""
 
 
