@@ -178,8 +178,12 @@ policy's default, 1920 s). Evidence, Figure 9's ``finish_time_fairness_perf`` at
 5.2 jobs/h the published 23.38 h lies between the two versions (5203ac2 22.05 h, dlsched
 22.07 h with ``resolve_interval_s=0``; 2020-05-19 26.54 h, dlsched 26.6 h with 1920), and at
 4.8 jobs/h too (published 20.43 h; 5203ac2 19.03 h, dlsched 19.07 h with 0 s, whose ρ is then
-10 % below the published one). The isolated reference of ρ keeps
-1920 s: one reference run per rate serves every policy, as in the authors' notebook."""
+10 % below the published one). Their ρ divides by an isolated run of that code too
+(``reference_resolve_interval_s=0``): at Figure 9's 0.4 jobs/h, Gavel's FTF-perf at 5203ac2
+over its isolated at 5203ac2 gives ρ 0.796 (published 0.80), over its isolated as of
+2020-05-19 0.775; ``max_min_fairness_perf`` as of 2020-05-19 over that version's isolated run
+0.804 (published 0.80), over 5203ac2's 0.829. Every other curve's ρ divides by the isolated
+run with 1920 s."""
 
 
 RHO_REFERENCE = "gavel_isolated"
@@ -344,6 +348,7 @@ def run_point(
     job_order: str = JOB_ORDER,
     policy_seed: int | None = None,
     whole_steps: bool = False,
+    reference_resolve_interval_s: float | None = None,
     **params: Any,
 ) -> dict[str, float]:
     """`window_jct` on the jobs Gavel's simulator generates with `seed` at `rate` jobs/hour
@@ -351,7 +356,10 @@ def run_point(
     `with_rho`: ρ against `RHO_REFERENCE` on the same jobs (`isolated_reference`);
     `policy_seed`: the policy's (and the reference's) `seed` (`POLICY_SEED` replays
     Gavel's draws; None draws from the run's stream); `whole_steps`: Gavel's whole-step
-    progress as the truth and its round clock (`window_run`), for the reference too."""
+    progress as the truth and its round clock (`window_run`), for the reference too;
+    `reference_resolve_interval_s`: the reference's `resolve_interval_s` (None: its
+    default), for a curve made by a Gavel version whose isolated run re-solved otherwise
+    (`RESOLVE_AT_EVERY_CHANGE`)."""
     jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
     reference = (
         isolated_reference(
@@ -365,6 +373,7 @@ def run_point(
             job_order,
             policy_seed,
             whole_steps,
+            reference_resolve_interval_s,
         )
         if with_rho
         else None
@@ -419,10 +428,12 @@ def isolated_reference(
     job_order: str = JOB_ORDER,
     policy_seed: int | None = None,
     whole_steps: bool = False,
+    resolve_interval_s: float | None = None,
 ) -> Any:
-    """The `RHO_REFERENCE` run (Gavel's `isolated`, with `policy_seed` as its `seed`) of the
-    jobs `run_point` simulates, as Gavel's notebooks take it for ρ; None if it gave up. Kept
-    per process (the last two): every policy's ρ at one rate divides by the same run."""
+    """The `RHO_REFERENCE` run (Gavel's `isolated`, with `policy_seed` as its `seed` and
+    `resolve_interval_s` when given) of the jobs `run_point` simulates, as Gavel's notebooks
+    take it for ρ; None if it gave up. Kept per process (the last two): every policy's ρ at
+    one rate and interval divides by the same run."""
     key = (
         rate,
         multi_gpu,
@@ -434,10 +445,13 @@ def isolated_reference(
         job_order,
         policy_seed,
         whole_steps,
+        resolve_interval_s,
     )
     if key not in _REFERENCES:
         jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
-        seeded = {} if policy_seed is None else {"seed": policy_seed}
+        seeded: dict[str, Any] = {} if policy_seed is None else {"seed": policy_seed}
+        if resolve_interval_s is not None:
+            seeded["resolve_interval_s"] = resolve_interval_s
         result, gave_up, _, _ = window_run(
             jobs,
             RHO_REFERENCE,
@@ -492,6 +506,7 @@ def measure(spec: Mapping[str, Any], shared: Path) -> dict[str, float]:
             # with continuous progress
             policy_seed=spec.get("policy_seed"),
             whole_steps=spec.get("truth") == "whole_steps",
+            reference_resolve_interval_s=spec.get("reference_resolve_interval_s"),
             **lp_solver(spec),
             **(
                 {"resolve_interval_s": spec["resolve_interval_s"]}
@@ -579,6 +594,11 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         ),
                         # only where ρ is published: the other tasks stay as they were stored
                         **({"rho": True} if rate in fair else {}),
+                        **(
+                            {"reference_resolve_interval_s": 0.0}
+                            if rate in fair and (experiment, policy) in RESOLVE_AT_EVERY_CHANGE
+                            else {}
+                        ),
                     },
                 )
                 if rate in curve:
