@@ -280,6 +280,15 @@ def test_figure_9_ftf_perf_tasks_re_solve_at_every_change_as_gavels_code_then_di
             for p in plan
             if p.task.spec["policy"] in expected
         )
+        # and their ρ divides by an isolated run of the same code version
+        assert {
+            p.task.spec["policy"] for p in plan if "reference_resolve_interval_s" in p.task.spec
+        } == expected
+        assert all(
+            p.task.spec.get("reference_resolve_interval_s") == 0.0
+            for p in plan
+            if p.task.spec["policy"] in expected and p.task.spec.get("rho")
+        )
 
 
 def test_measure_passes_the_tasks_resolve_interval_to_the_policy(monkeypatch):
@@ -295,6 +304,30 @@ def test_measure_passes_the_tasks_resolve_interval_to_the_policy(monkeypatch):
     gavel.measure(spec | {"resolve_interval_s": 0.0}, SHARED)
     gavel.measure(spec, SHARED)
     assert seen[0]["resolve_interval_s"] == 0.0 and "resolve_interval_s" not in seen[1]
+    gavel.measure(spec | {"reference_resolve_interval_s": 0.0}, SHARED)
+    assert seen[1]["reference_resolve_interval_s"] is None
+    assert seen[2]["reference_resolve_interval_s"] == 0.0
+
+
+def test_the_isolated_reference_re_solves_at_the_interval_asked(monkeypatch):
+    """`isolated_reference(resolve_interval_s=0)` runs Gavel's isolated policy with that
+    interval, as a separate run from the default one (each kept per process)."""
+    from dlsched.reproduce import gavel
+
+    seen = []
+
+    def window_run(jobs, policy, **kw):
+        seen.append((policy, kw.get("resolve_interval_s")))
+        return object(), False, None, 0.0
+
+    monkeypatch.setattr(gavel, "window_run", window_run)
+    monkeypatch.setattr(gavel, "_REFERENCES", {})
+    args = (0.2, True, (0, 3), 2, 0, "gavel-108")
+    at_zero = gavel.isolated_reference(*args, resolve_interval_s=0.0)
+    default = gavel.isolated_reference(*args)
+    assert gavel.isolated_reference(*args, resolve_interval_s=0.0) is at_zero
+    assert at_zero is not default
+    assert seen == [("gavel_isolated", 0.0), ("gavel_isolated", None)]
 
 
 def test_run_point_with_gavels_seed_and_whole_steps_finishes_the_window():
