@@ -38,8 +38,10 @@ the policy / JCT_j under Gavel's ``isolated`` policy (`gavel_isolated`: each job
 type) run on the same jobs at the same rate, averaged over jobs 4000-4999, as the authors'
 notebooks compute it (`plotting_utils.plot_jct_cdf` with ``finish_time_fairness=True``, seed
 0: each job's JCT paired with its isolated JCT, the mean printed). A task whose policy has a
-published ρ at that rate runs the isolated reference too (once per process and rate,
-`isolated_reference`) and reports ``mean_ftf_rho`` (`SimulationResult.summary(reference=)`).
+published ρ at that rate runs the isolated reference too (once per process, rate and
+re-solve interval, `isolated_reference`: with the curve's own interval where Gavel's older
+code made the curve, `RESOLVE_AT_EVERY_CHANGE`) and reports ``mean_ftf_rho``
+(`SimulationResult.summary(reference=)`).
 
 Published values: `anchors/gavel/authors_reference_results.csv` (avg_jct_hours and
 mean_ftf_rho_vs_isolated; a missing or NaN value — a run the authors did not finish — is not
