@@ -180,12 +180,12 @@ policy's default, 1920 s). Evidence, Figure 9's ``finish_time_fairness_perf`` at
 5.2 jobs/h the published 23.38 h lies between the two versions (5203ac2 22.05 h, dlsched
 22.07 h with ``resolve_interval_s=0``; 2020-05-19 26.54 h, dlsched 26.6 h with 1920), and at
 4.8 jobs/h too (published 20.43 h; 5203ac2 19.03 h, dlsched 19.07 h with 0 s, whose ρ is then
-10 % below the published one). Their ρ divides by an isolated run of that code too
-(``reference_resolve_interval_s=0``): at Figure 9's 0.4 jobs/h, Gavel's FTF-perf at 5203ac2
-over its isolated at 5203ac2 gives ρ 0.796 (published 0.80), over its isolated as of
-2020-05-19 0.775; ``max_min_fairness_perf`` as of 2020-05-19 over that version's isolated run
-0.804 (published 0.80), over 5203ac2's 0.829. Every other curve's ρ divides by the isolated
-run with 1920 s."""
+10 % below the published one). The ρ of the tasks listed here divides by an isolated run
+of that older code too (``reference_resolve_interval_s=0``): at Figure 9's 0.4 jobs/h,
+Gavel's FTF-perf at 5203ac2 over its isolated at 5203ac2 gives ρ 0.796 (published 0.80),
+over its isolated as of 2020-05-19 0.775; ``max_min_fairness_perf`` as of 2020-05-19 over
+that version's isolated run 0.804 (published 0.80), over 5203ac2's 0.829. Every other
+curve's ρ divides by the isolated run with 1920 s."""
 
 
 RHO_REFERENCE = "gavel_isolated"
