@@ -451,9 +451,9 @@ def isolated_reference(
     )
     if key not in _REFERENCES:
         jobs = _jobs(rate, multi_gpu, window[1] + tail_jobs, seed, job_order)
-        seeded: dict[str, Any] = {} if policy_seed is None else {"seed": policy_seed}
+        params: dict[str, Any] = {} if policy_seed is None else {"seed": policy_seed}
         if resolve_interval_s is not None:
-            seeded["resolve_interval_s"] = resolve_interval_s
+            params["resolve_interval_s"] = resolve_interval_s
         result, gave_up, _, _ = window_run(
             jobs,
             RHO_REFERENCE,
@@ -461,7 +461,7 @@ def isolated_reference(
             cluster=cluster,
             budget_s=budget_s,
             whole_steps=whole_steps,
-            **seeded,
+            **params,
         )
         while len(_REFERENCES) >= 2:
             del _REFERENCES[next(iter(_REFERENCES))]
@@ -572,6 +572,12 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
             curve = dict(sorted((x, v) for (k, x), v in jct.items() if k == key and v == v))
             fair = dict(sorted((x, v) for (k, x), v in rho.items() if k == key and v == v))
             low = next(iter(curve.values()), math.nan)
+            # the older Gavel code's re-solves, for the policy and for ρ's isolated run
+            at_every_change = (
+                {"resolve_interval_s": 0.0}
+                if (experiment, policy) in RESOLVE_AT_EVERY_CHANGE
+                else {}
+            )
             for rate in sorted(set(curve) | set(fair)):
                 if quick and (policy, rate) not in quick_points:
                     continue
@@ -589,18 +595,10 @@ def _planner(experiment: str, multi_gpu: bool, quick_points: tuple[tuple[str, fl
                         "truth": TRUTH,
                         **({"cluster": CONSOLIDATED} if multi_gpu else {}),
                         **({"solver": solver()} if policy in INTERIOR_POLICIES else {}),
-                        **(
-                            {"resolve_interval_s": 0.0}
-                            if (experiment, policy) in RESOLVE_AT_EVERY_CHANGE
-                            else {}
-                        ),
+                        **at_every_change,
                         # only where ρ is published: the other tasks stay as they were stored
                         **({"rho": True} if rate in fair else {}),
-                        **(
-                            {"reference_resolve_interval_s": 0.0}
-                            if rate in fair and (experiment, policy) in RESOLVE_AT_EVERY_CHANGE
-                            else {}
-                        ),
+                        **{f"reference_{k}": v for k, v in at_every_change.items() if rate in fair},
                     },
                 )
                 if rate in curve:
