@@ -3,6 +3,7 @@ type-change charging, FIFO, space sharing, hierarchy and cost; timelines worked 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -401,7 +402,9 @@ class _CoarseSteps:
 def test_gavel_clock_sees_a_job_arriving_in_the_rounds_shortfall_a_round_later():
     """A job at 1/200 steps/s does 1 whole step (200 s) a 360 s round, so Gavel's clock falls
     160 s behind per round: B, arriving at 300 s (after Gavel's first round ended, at 200 s),
-    starts at the 360 s tick by default, and a round later with gavel_clock=True."""
+    starts at the 360 s tick by default, and a round later with gavel_clock=True: at this
+    clock's 720 s tick, reported on Gavel's clock (`reported_times`) as 400 s, where Gavel's
+    second round (200 s to 400 s) ends."""
 
     jobs = pd.DataFrame(
         [("A", 0.0, 1, 10.0, "slow"), ("B", 300.0, 1, 50.0, "fast")],
@@ -416,8 +419,71 @@ def test_gavel_clock_sees_a_job_arriving_in_the_rounds_shortfall_a_round_later()
             throughput=_CoarseSteps(),
         )
         starts[clock] = dict(zip(result.jobs["job_id"], result.jobs["start_time"], strict=True))
-    assert starts[False]["B"] == 360.0 and starts[True]["B"] == 720.0
+    assert starts[False]["B"] == 360.0 and starts[True]["B"] == 400.0
     assert starts[False]["A"] == starts[True]["A"] == 0.0
+
+
+class _Steady:
+    """1.004 steps/s everywhere: a 360 s round holds 361 whole steps (361.44), which take
+    361 / 1.004 = 359.562 s, so Gavel's rounds are 0.438 s short."""
+
+    name = "steady"
+
+    def throughput(self, model, gpu_type, n_gpus, n_nodes=1, colocated=None):
+        return 0.0 if colocated else 1.004
+
+    def reference_type(self, model):
+        return None
+
+
+@pytest.mark.parametrize("policy", ["fifo_perf", "max_min_fairness"])
+def test_gavel_clock_reports_times_on_gavels_clock(policy):
+    """A of 722 steps runs two rounds of 361 whole steps: 720 s on this clock's 360 s grid,
+    2 · 361 / 1.004 = 719.124 s on Gavel's. Reported: 720 s less the first round's
+    shortfall (0.438 s); the last round's, A's own, is left in (a finish is placed on Gavel's
+    clock to within the time of one of the job's steps). The cluster then empties and Gavel's
+    clock jumps to B's arrival at 1000 s: B starts there on both clocks. Without
+    gavel_clock the times are the engine's; the event log and timeline follow the jobs'."""
+    from dlsched.policies.gavel.realisation import WholeSteps
+
+    jobs = pd.DataFrame(
+        [("A", 0.0, 1, 722.0, RESNET18_64), ("B", 1000.0, 1, 722.0, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    runs = {}
+    for clock in (False, True):
+        runs[clock] = dlsched.simulate(
+            jobs,
+            cluster(V100=1),
+            policy=dlsched.policies.get(policy, gavel_clock=clock),
+            throughput=WholeSteps(_Steady(), 360.0),
+        )
+    plain, gavel = (runs[c].jobs.set_index("job_id") for c in (False, True))
+    assert plain.loc["A", "finish_time"] == pytest.approx(720.0)
+    short = (361.44 - 361) / 1.004
+    assert gavel.loc["A", "finish_time"] == pytest.approx(720.0 - short)
+    assert 0 < gavel.loc["A", "finish_time"] - 2 * 361 / 1.004 < 1 / 1.004
+    assert gavel.loc["A", "jct"] == gavel.loc["A", "finish_time"]
+    assert gavel.loc["B", "start_time"] == plain.loc["B", "start_time"] == 1000.0
+    for result in runs.values():
+        finishes = result.events[result.events["event"] == "finish"].set_index("job_id")["time"]
+        assert finishes.to_dict() == result.jobs.set_index("job_id")["finish_time"].to_dict()
+        submits = result.events[result.events["event"] == "submit"].set_index("job_id")["time"]
+        assert submits.to_dict() == {"A": 0.0, "B": 1000.0}
+        assert result.timeline["time"].iloc[-1] == result.jobs["finish_time"].max()
+
+
+def test_reported_times_leave_nan_and_times_before_any_drift_alone():
+    """`reported_times` maps a NaN (an unfinished job) to NaN and a time before the first
+    round's shortfall to itself; the same array back when there is no drift at all."""
+    policy = dlsched.policies.get("fifo_perf", gavel_clock=True)
+    policy._clock_at, policy._clock_drift = [360.0, 720.0, 1000.0], [0.5, 1.0, 0.0]
+    times = np.array([0.0, 359.0, 360.0, 700.0, 720.0, 999.0, 1000.0, np.nan])
+    out = policy.reported_times(times)
+    assert out[:7].tolist() == [0.0, 359.0, 359.5, 699.5, 719.0, 998.0, 1000.0]
+    assert np.isnan(out[7])
+    policy._clock_at, policy._clock_drift = [], []
+    assert policy.reported_times(times) is times
 
 
 def test_a_progress_rated_truth_refuses_a_packing_policy():

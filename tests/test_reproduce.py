@@ -298,6 +298,20 @@ def test_a_damaged_task_file_is_measured_again(registry, tiny_shared, tmp_path):
     assert json.loads(stored.read_text())["metrics"]["avg_jct_s"] == 2.0
 
 
+def test_a_raised_revision_measures_stored_tasks_again(install, tiny_shared, tmp_path):
+    """Tasks stored before a reproduction's `revision` was raised (its results changed) run
+    again; at the same revision they are reused."""
+    import dataclasses
+
+    run_reproduction(install(_tiny()), tiny_shared, tmp_path, quick=True, workers=1)
+    revised = install(dataclasses.replace(_tiny(), revision=1))
+    assert run_reproduction(revised, tiny_shared, tmp_path, quick=True, workers=1).ran == [
+        "run-fifo"
+    ]
+    assert run_reproduction(revised, tiny_shared, tmp_path, quick=True, workers=1).ran == []
+    assert CALLS == ["run-fifo", "run-fifo"]
+
+
 def test_a_stored_task_whose_metrics_the_reproduction_refuses_is_measured_again(
     install, tiny_shared, tmp_path
 ):

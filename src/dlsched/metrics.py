@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, is_not
@@ -235,8 +236,10 @@ def build_result(
     # the jobs' outcomes as columns (`JobStates`: finished jobs have no state object left)
     outcome = states.columns(types)
     del states
-    start = outcome["start_time"]
-    finish = outcome["finish_time"]
+    # a policy that replays another simulator's clock reports its times on that clock
+    retime = getattr(sim.policy, "reported_times", None)
+    start = outcome["start_time"] if retime is None else retime(outcome["start_time"])
+    finish = outcome["finish_time"] if retime is None else retime(outcome["finish_time"])
     # 0 finished, 1 unfinished, 2 unschedulable
     status = (~outcome["finished"]).astype(np.int64)
     if unschedulable:
@@ -284,6 +287,24 @@ def build_result(
     # GPU ids as text ("3,4"): a plain column that round-trips through parquet and CSV.
     events = sim.recorder.frame(asked, jobs["job_id"], release=release)
     timeline = sim.recorder.timeline_frame()
+    if retime is not None:
+        times = timeline["time"].to_numpy(dtype=float)
+        retimed = retime(times)
+        if retimed is not times:  # (the hook hands back its argument when it changes none)
+            timeline["time"] = retimed
+            if len(events):
+                # (a submission stays at the trace's time: arrivals are the same on any clock)
+                times = events["time"].to_numpy(dtype=float)
+                submit = (events["event"] == "submit").to_numpy(dtype=bool)
+                events["time"] = np.where(submit, times, retime(times))
+            elif meta.get("events_path") is not None:
+                warnings.warn(
+                    f"{meta['events_path']}: the streamed event log keeps the engine's clock; "
+                    f"the result's other times are on the clock policy {sim.policy.name!r} "
+                    "reports (its `reported_times`)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
     result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
     if cluster.declares_cpus or cluster.declares_memory:
         from dlsched.utilisation import utilisation_summary

@@ -130,6 +130,9 @@ class Reproduction:
       whose stored metrics it refuses runs again.
     - `cost_quick`, `cost_full`: rough CPU time, for `dlsched reproduce --list`.
     - `summary`: paper and figure in a few words, for the fidelity table.
+    - `revision`: raised when a change of dlsched's code changes the reproduction's
+      results, so that tasks stored by the older code are run again rather than reused
+      (a stored task is named by a hash of its spec, the dlsched version and this).
     """
 
     name: str
@@ -144,6 +147,7 @@ class Reproduction:
     summary: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
     accepts: Callable[[Mapping[str, float]], bool] | None = None
+    revision: int = 0
 
     def check_data(self, shared: Path) -> None:
         """Raise `MissingDataError` naming the first data file that is not in `shared`."""

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from dlsched.reproduce.base import DataFile, Point, Reproduction, Task, Tolerance
-from dlsched.reproduce.gavel import INTERIOR_POLICIES, lp_solver
+from dlsched.reproduce.gavel import GAVEL_CLOCK_REVISION, INTERIOR_POLICIES, lp_solver
 
 TRACES = "anchors/gavel/traces/physical_cluster"
 CLUSTER = {
@@ -186,6 +186,7 @@ def _register() -> None:
             cost_quick="~5 CPU s",
             cost_full="~6 CPU s (12 runs)",
             summary="Gavel (OSDI '20) §7.1 physical-cluster traces vs Gavel's simulator",
+            revision=GAVEL_CLOCK_REVISION,
         )
     )
 

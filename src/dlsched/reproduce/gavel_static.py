@@ -49,6 +49,7 @@ from dlsched.reproduce.base import DataFile, Point, Reproduction, Task, Toleranc
 from dlsched.reproduce.gavel import (
     AUTHORS,
     CONSOLIDATED,
+    GAVEL_CLOCK_REVISION,
     INTERIOR_POLICIES,
     JOB_ORDER,
     authors_values,
@@ -193,6 +194,7 @@ def _register() -> None:
             cost_quick="~7 CPU s",
             cost_full="~3.5 CPU min (28 points × 3 seeds)",
             summary="Gavel (OSDI '20) makespan, static-multiple",
+            revision=GAVEL_CLOCK_REVISION,
         )
     )
 

@@ -108,23 +108,23 @@ def deviation_stats(points: Sequence[PointResult]) -> dict[str, Any]:
     }
 
 
-def task_file(reproduction: str, task: Task) -> str:
-    """The file name of a finished task: its id and a hash of what determines its result."""
+def task_file(reproduction: str, task: Task, revision: int = 0) -> str:
+    """The file name of a finished task: its id and a hash of what determines its result
+    (`revision`: the reproduction's, `Reproduction.revision`)."""
     from dlsched import __version__
     from dlsched.experiments.store import RESULTS_FORMAT  # bumped when semantics change
 
-    payload = json.dumps(
-        {
-            "reproduction": reproduction,
-            "id": task.id,
-            "spec": task.spec,
-            "dlsched": __version__,
-            "results_format": RESULTS_FORMAT,
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    digest = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    payload: dict[str, Any] = {
+        "reproduction": reproduction,
+        "id": task.id,
+        "spec": task.spec,
+        "dlsched": __version__,
+        "results_format": RESULTS_FORMAT,
+    }
+    if revision:  # (revision 0 keeps the names tasks had before revisions existed)
+        payload["revision"] = revision
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", task.id)[:80]
     return f"{safe}-{digest}.json"
 
@@ -227,7 +227,9 @@ def run_reproduction(
             ) from None
         pending = []
         for task in tasks:
-            record = read_task(folder / "tasks" / task_file(reproduction.name, task))
+            record = read_task(
+                folder / "tasks" / task_file(reproduction.name, task, reproduction.revision)
+            )
             if record is None or (
                 reproduction.accepts is not None and not reproduction.accepts(record["metrics"])
             ):
@@ -247,7 +249,7 @@ def run_reproduction(
                 "metrics": result,
                 "cpu_s": cpu_s,
             }
-            path = folder / "tasks" / task_file(reproduction.name, task)
+            path = folder / "tasks" / task_file(reproduction.name, task, reproduction.revision)
             _write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
             metrics[task.id] = result
             outcome.ran.append(task.id)

@@ -279,6 +279,10 @@ class GavelPolicy(BasePolicy):
         # that have arrived here but not yet on Gavel's clock
         self._short_s = 0.0
         self._drift_s = 0.0
+        # ... and Gavel's clock against this one: from `_clock_at[i]` on, Gavel's clock
+        # shows this one's time less `_clock_drift[i]` (`reported_times`)
+        self._clock_at: list[float] = []
+        self._clock_drift: list[float] = []
         self._warned_coarse = False
         self._held_back: list[JobState] = []
         self._rates: dict[JobState, np.ndarray] = {}
@@ -319,6 +323,9 @@ class GavelPolicy(BasePolicy):
             # depends on where Gavel's clock will be then (`_release_held_back`)
             self._held_back.append(job)
             return
+        if self.gavel_clock:
+            # the cluster is empty: Gavel's clock jumps to the arrival, as this one is at it
+            self._jump_clock(job.spec.submit_time, job.spec.submit_time)
         self._admit(job)
 
     def _admit(self, job: JobState) -> None:
@@ -336,8 +343,6 @@ class GavelPolicy(BasePolicy):
 
     def on_finish(self, job: JobState) -> None:
         self._jobs.pop(job, None)
-        if not self._jobs and not self._held_back:
-            self._drift_s = 0.0  # Gavel's next round starts at the next arrival
         if not self._jobs and self._shuffler is not None:
             # Gavel's loop still schedules the round at whose end the last job left (a
             # shuffle), and then again when the next job arrives
@@ -548,7 +553,7 @@ class GavelPolicy(BasePolicy):
             # behind, and its reset credits each job X times the rounds' total length
             short = float(lost.min())
             self._short_s += short
-            self._drift_s += short
+            self._set_drift(now, self._drift_s + short)
             if short > 0.01 * self.period_s and not self._warned_coarse:
                 # dlsched's rounds stay period_s long: with steps this coarse the drift
                 # grows fast and arrivals wait far longer than Gavel's shorter rounds would
@@ -581,8 +586,7 @@ class GavelPolicy(BasePolicy):
         if view.is_round and self.realisation.whole_steps:
             self._charge_whole_steps(view.now)
         if self._held_back and (view.is_round or not view.running):
-            # nothing running: Gavel's clock jumps to the arrivals
-            self._release_held_back(view.now if view.running else np.inf)
+            self._release_held_back(view.now, everyone=not view.running)
         if self._deferred and not view.is_round:
             return self._restart_deferred(view)
         nothing_runs = not view.running and view.min_pending_demand() > 0
@@ -609,14 +613,39 @@ class GavelPolicy(BasePolicy):
             return self._assign(view, full=False)
         return None
 
-    def _release_held_back(self, now: float) -> None:
-        """`gavel_clock`: admit the held-back jobs that have arrived on Gavel's clock."""
+    def _release_held_back(self, now: float, everyone: bool) -> None:
+        """`gavel_clock`: admit the held-back jobs that have arrived on Gavel's clock, or,
+        with nothing running (`everyone`), all of them."""
         held, self._held_back = self._held_back, []
+        if everyone and not self._jobs:
+            # no job left: Gavel's clock jumps to the first arrival, if that is later
+            self._jump_clock(now, held[0].spec.submit_time)
         for job in held:
-            if job.spec.submit_time <= now - self._drift_s or now == np.inf:
+            if everyone or job.spec.submit_time <= now - self._drift_s:
                 self._admit(job)
             else:
                 self._held_back.append(job)
+
+    def _jump_clock(self, now: float, arrival: float) -> None:
+        """`gavel_clock` with no job left: Gavel's simulator moves its clock on to the next
+        arrival when it is later, so its clock shows `arrival` at `now` here at the latest."""
+        if now - arrival < self._drift_s:
+            self._set_drift(now, now - arrival)
+
+    def _set_drift(self, now: float, drift: float) -> None:
+        self._drift_s = drift
+        self._clock_at.append(now)
+        self._clock_drift.append(drift)
+
+    def reported_times(self, times: np.ndarray) -> np.ndarray:
+        """Times of this run on the clock it reports (the engine's `reported_times` hook,
+        `dlsched.metrics.build_result`): with `gavel_clock`, Gavel's simulator's clock, this
+        one's less the drift at each time; otherwise `times` as they are."""
+        if not self._clock_at:
+            return times
+        at = np.searchsorted(np.asarray(self._clock_at), times, side="right") - 1
+        drift = np.asarray(self._clock_drift)[np.maximum(at, 0)]
+        return times - np.where(at >= 0, drift, 0.0)
 
     def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
         """priority[row, mode] of the given rows, as the realisation ranks entries."""
