@@ -473,6 +473,26 @@ def test_gavel_clock_reports_times_on_gavels_clock(policy):
         assert result.timeline["time"].iloc[-1] == result.jobs["finish_time"].max()
 
 
+def test_a_streamed_event_log_on_the_engines_clock_is_said(tmp_path):
+    """A log streamed to a file during the run cannot be re-timed afterwards: the run warns
+    that it keeps the engine's clock while the jobs' times are on Gavel's."""
+    from dlsched.policies.gavel.realisation import WholeSteps
+
+    jobs = pd.DataFrame(
+        [("A", 0.0, 1, 722.0, RESNET18_64)],
+        columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
+    )
+    with pytest.warns(RuntimeWarning, match="streamed event log keeps the engine's clock"):
+        result = dlsched.simulate(
+            jobs,
+            cluster(V100=1),
+            policy=dlsched.policies.get("fifo_perf", gavel_clock=True),
+            throughput=WholeSteps(_Steady(), 360.0),
+            events=tmp_path / "events.parquet",
+        )
+    assert result.jobs["finish_time"].iloc[0] < 720.0
+
+
 def test_reported_times_leave_nan_and_times_before_any_drift_alone():
     """`reported_times` maps a NaN (an unfinished job) to NaN and a time before the first
     round's shortfall to itself; the same array back when there is no drift at all."""

@@ -25,6 +25,11 @@ call) the engine asks it instead of calling `schedule`, and skips the call on Fa
 answer False only when `schedule` would change nothing, its own state included (Tiresias: a
 demotion check that has moved later since the wake-up was asked for).
 
+A policy that replays another simulator's clock may define `reported_times(times)`, a
+numpy array of times on the engine's clock mapped to that one (or handed back itself when it
+maps none): `simulate` reports the result's start and finish times, event log (submissions
+excepted) and timeline through it (Gavel's `gavel_clock=True`).
+
 What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
 says (`view.estimator`); the true rate stays with the engine. Random choices come from
 `view.rng`, the policy's stream of the run's seed.

@@ -79,14 +79,14 @@ AUTHORS_KEY = {"gavel_fifo": "fifo", "gavel_gandiva": "gandiva", "gavel_allox": 
 """dlsched's policy name → the key in the authors' table, where they differ."""
 JCT_METRIC, RHO_METRIC = "avg_jct_hours", "mean_ftf_rho_vs_isolated"
 POLICY_SEED = 0
-GAVEL_CLOCK_REVISION = 1
-"""`Reproduction.revision` of the reproductions run on Gavel's clock (Figures 8 and 9, the
-makespan and physical-cluster ones): 1 since times are reported on Gavel's clock
-(`GavelPolicy.reported_times`), which moved their results at low load."""
 """Gavel's run seed, which its ``Scheduler(seed=0)`` gives its policies and its type-order
 shuffler: every policy (and the isolated reference) gets it as its `seed`, so `gavel_fifo`
 makes FIFOPolicy's type draws and the agnostic policies Gavel's per-round type shuffles
 (`dlsched.policies.gavel.mechanism`), draw for draw. Policies that draw nothing ignore it."""
+GAVEL_CLOCK_REVISION = 1
+"""`Reproduction.revision` of the reproductions run on Gavel's clock (Figures 8 and 9, the
+makespan and physical-cluster ones): 1 since times are reported on Gavel's clock
+(`GavelPolicy.reported_times`), which moved their results at low load."""
 TRUTH = "whole_steps"
 """How jobs advance: as in Gavel's simulator, whole steps per round (`window_run`,
 `dlsched.policies.gavel.realisation.WholeSteps`), except under the policies that pack."""

@@ -59,15 +59,19 @@ whole steps does, a few milliseconds short of `round_s`, so its clock falls behi
 X times the rounds' length on that clock, a job arriving in the gap between Gavel's round
 boundary and this one is seen a round later (its arrival order kept), the gap closing when
 the cluster empties, and deficits are compared to the microsecond (float noise of 1e-12 s
-must not break Gavel's exact ties). Without it (the default) rounds last `round_s`. What it
-cannot replay: after the cluster has emptied, Gavel's rounds restart at the next arrival,
-here they stay on the grid of `round_s`; and times are reported on dlsched's clock, which
-runs ahead of Gavel's by the drift since the cluster last emptied, so a job's JCT exceeds
-Gavel's by the drift at its finish. Where few jobs run the drift grows large (Figure 9's
-jobs at 0.4 jobs/h: 376 s on average at a job's finish under `max_min_fairness_perf`,
-913 s under the agnostic policies; at 2.8 jobs/h 28 s): JCTs there are up to 1 % above Gavel's
-and ρ 4 % below (`max_min_fairness_perf` ρ 0.772, Gavel's simulator on the same jobs 0.804;
-less the drift, per job within 1.4 s of Gavel's isolated run and ρ 0.805).
+must not break Gavel's exact ties). Times are reported on Gavel's clock (`reported_times`,
+which `simulate` applies to the result's start and finish times, event log and timeline):
+this clock's time less the shortfall since the cluster last emptied, Gavel's clock jumping
+to the next arrival when no job is left, as Gavel's simulator's does. Without it (the
+default) rounds last `round_s` and times are the engine's. What it cannot replay: after the
+cluster has emptied, Gavel's rounds restart at the next arrival, here they stay on the grid
+of `round_s`; and a finish inside a round is placed on Gavel's clock to within the time of
+one of the job's steps (the engine runs a job at its whole steps per 360 s, Gavel's at its
+rate until they are done). On Figure 9's jobs at 0.4 jobs/h, where the shortfall grows
+largest (376 s on average at a job's finish under `max_min_fairness_perf`, 913 s under the
+agnostic policies), every job of the isolated run is within 1.4 s of Gavel's simulator
+(average 25.92555 h, Gavel's 25.92554 h), and `max_min_fairness_perf` averages 18.58025 h
+(Gavel's 18.58058 h); on the engine's clock these were 26.18 h and 18.68 h.
 
 Options Gavel's simulator lacks:
 

@@ -122,7 +122,8 @@ class WholeSteps:
     of Gavel's rounds — a round ends when its last job has done its whole steps, a few
     milliseconds before `round_s`, so Gavel's round boundaries drift early (by 5.8 s after
     219 simulated hours on Figure 9's jobs at 2.2 jobs/h), and an arrival in that gap is
-    seen a round earlier here; and packed jobs (the engine's `rate_from` does not know a
+    seen a round earlier here (the Gavel policies' `gavel_clock=True` replays that clock and
+    reports times on it); and packed jobs (the engine's `rate_from` does not know a
     job's partner, so use `base` itself for policies that pack). A rate under one step per round is
     left as it is (Gavel's job would never advance).
     """
