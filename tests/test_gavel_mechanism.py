@@ -465,6 +465,7 @@ def test_gavel_clock_reports_times_on_gavels_clock(policy):
     assert 0 < gavel.loc["A", "finish_time"] - 2 * 361 / 1.004 < 1 / 1.004
     assert gavel.loc["A", "jct"] == gavel.loc["A", "finish_time"]
     assert gavel.loc["B", "start_time"] == plain.loc["B", "start_time"] == 1000.0
+    assert gavel["pending_s"].tolist() == plain["pending_s"].tolist() == [0.0, 0.0]
     for result in runs.values():
         finishes = result.events[result.events["event"] == "finish"].set_index("job_id")["time"]
         assert finishes.to_dict() == result.jobs.set_index("job_id")["finish_time"].to_dict()

@@ -265,8 +265,10 @@ def build_result(
         copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
     del job_ids, models
-    # wall time each job held GPUs (whatever their count or share)
-    jobs["pending_s"] = jobs["jct"] - outcome["held_s"]
+    # the time each job waited without GPUs: its JCT less the wall time it held GPUs
+    # (whatever their count or share), both on the engine's clock (a reported clock's JCT,
+    # `reported_times`, less the engine's held time could go below 0)
+    jobs["pending_s"] = outcome["finish_time"] - submit - outcome["held_s"]
     for gpu_type in types:
         jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = outcome[f"gpu_seconds_{gpu_type}"]
     del outcome
