@@ -494,15 +494,17 @@ def test_a_streamed_event_log_on_the_engines_clock_is_said(tmp_path):
     assert result.jobs["finish_time"].iloc[0] < 720.0
 
 
-def test_reported_times_leave_nan_and_times_before_any_drift_alone():
-    """`reported_times` maps a NaN (an unfinished job) to NaN and a time before the first
-    round's shortfall to itself; the same array back when there is no drift at all."""
+def test_reported_times_spread_a_rounds_shortfall_over_it_and_leave_nan_alone():
+    """Rounds of 360 s ending at 360 s and 720 s, 0.5 s short each, then the clock jumping to
+    an arrival at 1000 s: the drift grows through each round (0.25 s at 180 s), falls at
+    once at the jump; NaN (an unfinished job) stays NaN; with no drift, the same array."""
     policy = dlsched.policies.get("fifo_perf", gavel_clock=True)
     policy._clock_at, policy._clock_drift = [360.0, 720.0, 1000.0], [0.5, 1.0, 0.0]
-    times = np.array([0.0, 359.0, 360.0, 700.0, 720.0, 999.0, 1000.0, np.nan])
+    times = np.array([0.0, 180.0, 360.0, 540.0, 720.0, 999.0, 1000.0, np.nan])
     out = policy.reported_times(times)
-    assert out[:7].tolist() == [0.0, 359.0, 359.5, 699.5, 719.0, 998.0, 1000.0]
+    assert out[:7].tolist() == pytest.approx([0.0, 179.75, 359.5, 539.25, 719.0, 998.0, 1000.0])
     assert np.isnan(out[7])
+    assert (np.diff(policy.reported_times(np.linspace(0, 2000, 4001))) > 0).all()
     policy._clock_at, policy._clock_drift = [], []
     assert policy.reported_times(times) is times
 

@@ -644,12 +644,25 @@ class GavelPolicy(BasePolicy):
     def reported_times(self, times: np.ndarray) -> np.ndarray:
         """Times of this run on the clock it reports (the engine's `reported_times` hook,
         `dlsched.metrics.build_result`): with `gavel_clock`, Gavel's simulator's clock, this
-        one's less the drift at each time; otherwise `times` as they are."""
+        one's less the drift at each time; otherwise `times` as they are.
+
+        A round whose end added to the drift was that much shorter on Gavel's clock: the
+        drift grows through it in proportion, so that the clock keeps the order of events
+        (the round's start at the drift before it, its end at the drift after). Where
+        Gavel's clock jumps to an arrival the drift falls at once."""
         if not self._clock_at:
             return times
-        at = np.searchsorted(np.asarray(self._clock_at), times, side="right") - 1
-        drift = np.asarray(self._clock_drift)[np.maximum(at, 0)]
-        return times - np.where(at >= 0, drift, 0.0)
+        at, drift = np.asarray(self._clock_at), np.asarray(self._clock_drift)
+        following = np.searchsorted(at, times, side="right")  # the next change's index
+        before = np.maximum(following - 1, 0)
+        prior = np.where(following > 0, drift[before], 0.0)
+        following_ = np.minimum(following, len(at) - 1)
+        end, after = at[following_], drift[following_]
+        rises = (following < len(at)) & (after > prior)
+        begin = np.maximum(end - self.period_s, np.where(following > 0, at[before], -np.inf))
+        span = end - begin
+        share = np.where(rises & (span > 0), (times - begin) / np.where(span > 0, span, 1.0), 0.0)
+        return times - (prior + (after - prior) * np.clip(share, 0.0, 1.0))
 
     def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
         """priority[row, mode] of the given rows, as the realisation ranks entries."""
