@@ -441,13 +441,19 @@ def test_gavel_clock_reports_times_on_gavels_clock(policy):
     """A of 722 steps runs two rounds of 361 whole steps: 720 s on this clock's 360 s grid,
     2 · 361 / 1.004 = 719.124 s on Gavel's. Reported: 720 s less the first round's
     shortfall (0.438 s); the last round's, A's own, is left in (a finish is placed on Gavel's
-    clock to within the time of one of the job's steps). The cluster then empties and Gavel's
-    clock jumps to B's arrival at 1000 s: B starts there on both clocks. Without
-    gavel_clock the times are the engine's; the event log and timeline follow the jobs'."""
+    clock to within the time of one of the job's steps). C arrives at 719.8 s, after A's
+    end on Gavel's clock: Gavel's clock jumps to C's arrival, where C starts (here at 720 s).
+    B arrives at 2000 s, the cluster empty: it starts there on both clocks. Without
+    gavel_clock the times are the engine's; the event log and timeline follow the jobs',
+    the log in time order, submissions at the trace's times."""
     from dlsched.policies.gavel.realisation import WholeSteps
 
     jobs = pd.DataFrame(
-        [("A", 0.0, 1, 722.0, RESNET18_64), ("B", 1000.0, 1, 722.0, RESNET18_64)],
+        [
+            ("A", 0.0, 1, 722.0, RESNET18_64),
+            ("C", 719.8, 1, 722.0, RESNET18_64),
+            ("B", 2000.0, 1, 722.0, RESNET18_64),
+        ],
         columns=["job_id", "submit_time", "num_gpus", "total_steps", "model"],
     )
     runs = {}
@@ -459,18 +465,26 @@ def test_gavel_clock_reports_times_on_gavels_clock(policy):
             throughput=WholeSteps(_Steady(), 360.0),
         )
     plain, gavel = (runs[c].jobs.set_index("job_id") for c in (False, True))
-    assert plain.loc["A", "finish_time"] == pytest.approx(720.0)
     short = (361.44 - 361) / 1.004
+    assert plain.loc["A", "finish_time"] == pytest.approx(720.0)
     assert gavel.loc["A", "finish_time"] == pytest.approx(720.0 - short)
     assert 0 < gavel.loc["A", "finish_time"] - 2 * 361 / 1.004 < 1 / 1.004
     assert gavel.loc["A", "jct"] == gavel.loc["A", "finish_time"]
-    assert gavel.loc["B", "start_time"] == plain.loc["B", "start_time"] == 1000.0
-    assert gavel["pending_s"].tolist() == plain["pending_s"].tolist() == [0.0, 0.0]
+    assert plain.loc["C", "start_time"] == 720.0
+    assert gavel.loc["C", "start_time"] == pytest.approx(719.8)
+    assert gavel.loc["C", "jct"] == pytest.approx(720.0 - short)
+    assert gavel.loc["B", "start_time"] == plain.loc["B", "start_time"] == 2000.0
+    # waiting is measured on the engine's clock: C's 0.2 s behind A, on both
+    assert gavel["pending_s"].tolist() == plain["pending_s"].tolist()
+    assert gavel.loc["C", "pending_s"] == pytest.approx(0.2)
     for result in runs.values():
-        finishes = result.events[result.events["event"] == "finish"].set_index("job_id")["time"]
+        events = result.events
+        finishes = events[events["event"] == "finish"].set_index("job_id")["time"]
         assert finishes.to_dict() == result.jobs.set_index("job_id")["finish_time"].to_dict()
-        submits = result.events[result.events["event"] == "submit"].set_index("job_id")["time"]
-        assert submits.to_dict() == {"A": 0.0, "B": 1000.0}
+        submits = events[events["event"] == "submit"].set_index("job_id")["time"]
+        assert submits.to_dict() == {"A": 0.0, "C": 719.8, "B": 2000.0}
+        assert events["time"].is_monotonic_increasing
+        assert result.timeline["time"].is_monotonic_increasing
         assert result.timeline["time"].iloc[-1] == result.jobs["finish_time"].max()
 
 
@@ -497,7 +511,8 @@ def test_a_streamed_event_log_on_the_engines_clock_is_said(tmp_path):
 def test_reported_times_spread_a_rounds_shortfall_over_it_and_leave_nan_alone():
     """Rounds of 360 s ending at 360 s and 720 s, 0.5 s short each, then the clock jumping to
     an arrival at 1000 s: the drift grows through each round (0.25 s at 180 s), falls at
-    once at the jump; NaN (an unfinished job) stays NaN; with no drift, the same array."""
+    once at the jump (after an end at that instant); NaN (an unfinished job) stays NaN;
+    with no drift, the same array."""
     policy = dlsched.policies.get("fifo_perf", gavel_clock=True)
     policy._clock_at, policy._clock_drift = [360.0, 720.0, 1000.0], [0.5, 1.0, 0.0]
     times = np.array([0.0, 180.0, 360.0, 540.0, 720.0, 999.0, 1000.0, np.nan])
@@ -505,6 +520,9 @@ def test_reported_times_spread_a_rounds_shortfall_over_it_and_leave_nan_alone():
     assert out[:7].tolist() == pytest.approx([0.0, 179.75, 359.5, 539.25, 719.0, 998.0, 1000.0])
     assert np.isnan(out[7])
     assert (np.diff(policy.reported_times(np.linspace(0, 2000, 4001))) > 0).all()
+    # an end at the jump's instant comes before it; away from jumps `ends` changes nothing
+    ends = policy.reported_times(times, ends=True)
+    assert ends[6] == 999.0 and ends[:6].tolist() == pytest.approx(out[:6].tolist())
     policy._clock_at, policy._clock_drift = [], []
     assert policy.reported_times(times) is times
 

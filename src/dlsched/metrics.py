@@ -239,7 +239,7 @@ def build_result(
     # a policy that replays another simulator's clock reports its times on that clock
     retime = getattr(sim.policy, "reported_times", None)
     start = outcome["start_time"] if retime is None else retime(outcome["start_time"])
-    finish = outcome["finish_time"] if retime is None else retime(outcome["finish_time"])
+    finish = outcome["finish_time"] if retime is None else retime(outcome["finish_time"], ends=True)
     # 0 finished, 1 unfinished, 2 unschedulable
     status = (~outcome["finished"]).astype(np.int64)
     if unschedulable:
@@ -295,10 +295,14 @@ def build_result(
         if retimed is not times:  # (the hook hands back its argument when it changes none)
             timeline["time"] = retimed
             if len(events):
-                # (a submission stays at the trace's time: arrivals are the same on any clock)
+                # (a submission stays at the trace's time: arrivals are the same on any
+                # clock; so the log is put in time order again, ties in the engine's order)
                 times = events["time"].to_numpy(dtype=float)
-                submit = (events["event"] == "submit").to_numpy(dtype=bool)
-                events["time"] = np.where(submit, times, retime(times))
+                kind = events["event"]
+                ends = kind.isin(("finish", "preempt")).to_numpy(dtype=bool)
+                retimed = np.where(ends, retime(times, ends=True), retime(times))
+                events["time"] = np.where((kind == "submit").to_numpy(dtype=bool), times, retimed)
+                events = events.sort_values("time", kind="stable", ignore_index=True)
             elif meta.get("events_path") is not None:
                 warnings.warn(
                     f"{meta['events_path']}: the streamed event log keeps the engine's clock; "

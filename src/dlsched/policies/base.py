@@ -25,10 +25,12 @@ call) the engine asks it instead of calling `schedule`, and skips the call on Fa
 answer False only when `schedule` would change nothing, its own state included (Tiresias: a
 demotion check that has moved later since the wake-up was asked for).
 
-A policy that replays another simulator's clock may define `reported_times(times)`, a
-numpy array of times on the engine's clock mapped to that one (or handed back itself when it
-maps none): `simulate` reports the result's start and finish times, event log (submissions
-excepted) and timeline through it (Gavel's `gavel_clock=True`).
+A policy that replays another simulator's clock may define `reported_times(times,
+ends=False)`, a numpy array of times on the engine's clock mapped to that one (or handed
+back itself when it maps none; `ends`: the times are finishes or preemptions, which, where
+that clock jumps, come before the jump): `simulate` reports the result's start and finish
+times, event log (submissions excepted) and timeline through it (Gavel's
+`gavel_clock=True`).
 
 What a policy sees of a job (`JobState`) is its spec, its progress and what the estimator
 says (`view.estimator`); the true rate stays with the engine. Random choices come from

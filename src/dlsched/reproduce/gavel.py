@@ -261,10 +261,10 @@ class WindowStop:
             return {}
         return self.inner.schedule(view)
 
-    def reported_times(self, times: Any) -> Any:
+    def reported_times(self, times: Any, ends: bool = False) -> Any:
         """The inner policy's clock (`GavelPolicy.reported_times`), if it has its own."""
         inner = getattr(self.inner, "reported_times", None)
-        return times if inner is None else inner(times)
+        return times if inner is None else inner(times, ends=ends)
 
 
 CONSOLIDATED = "gavel-108-consolidated"

@@ -641,7 +641,7 @@ class GavelPolicy(BasePolicy):
         self._clock_at.append(now)
         self._clock_drift.append(drift)
 
-    def reported_times(self, times: np.ndarray) -> np.ndarray:
+    def reported_times(self, times: np.ndarray, ends: bool = False) -> np.ndarray:
         """Times of this run on the clock it reports (the engine's `reported_times` hook,
         `dlsched.metrics.build_result`): with `gavel_clock`, Gavel's simulator's clock, this
         one's less the drift at each time; otherwise `times` as they are.
@@ -649,11 +649,13 @@ class GavelPolicy(BasePolicy):
         A round whose end added to the drift was that much shorter on Gavel's clock: the
         drift grows through it in proportion, so that the clock keeps the order of events
         (the round's start at the drift before it, its end at the drift after). Where
-        Gavel's clock jumps to an arrival the drift falls at once."""
+        Gavel's clock jumps to an arrival the drift falls at once: `ends` (finishes,
+        preemptions) at that instant come before the jump, beginnings after it."""
         if not self._clock_at:
             return times
         at, drift = np.asarray(self._clock_at), np.asarray(self._clock_drift)
-        following = np.searchsorted(at, times, side="right")  # the next change's index
+        # the next change's index
+        following = np.searchsorted(at, times, side="left" if ends else "right")
         before = np.maximum(following - 1, 0)
         prior = np.where(following > 0, drift[before], 0.0)
         following_ = np.minimum(following, len(at) - 1)
