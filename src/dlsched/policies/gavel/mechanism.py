@@ -654,17 +654,19 @@ class GavelPolicy(BasePolicy):
         if not self._clock_at:
             return times
         at, drift = np.asarray(self._clock_at), np.asarray(self._clock_drift)
-        # the next change's index
-        following = np.searchsorted(at, times, side="left" if ends else "right")
-        before = np.maximum(following - 1, 0)
-        prior = np.where(following > 0, drift[before], 0.0)
-        following_ = np.minimum(following, len(at) - 1)
-        end, after = at[following_], drift[following_]
-        rises = (following < len(at)) & (after > prior)
-        begin = np.maximum(end - self.period_s, np.where(following > 0, at[before], -np.inf))
+        # per time: the next change (`nxt`; len(at) if none) and the drift until it (`was`)
+        nxt = np.searchsorted(at, times, side="left" if ends else "right")
+        last = np.maximum(nxt - 1, 0)
+        was = np.where(nxt > 0, drift[last], 0.0)
+        upcoming = np.minimum(nxt, len(at) - 1)
+        end, will = at[upcoming], drift[upcoming]
+        # a rise is a round's shortfall, spread over that round (from its start, or from
+        # the change before it where that is later)
+        begin = np.maximum(end - self.period_s, np.where(nxt > 0, at[last], -np.inf))
         span = end - begin
-        share = np.where(rises & (span > 0), (times - begin) / np.where(span > 0, span, 1.0), 0.0)
-        return times - (prior + (after - prior) * np.clip(share, 0.0, 1.0))
+        rising = (nxt < len(at)) & (will > was) & (span > 0)
+        share = np.where(rising, (times - begin) / np.where(span > 0, span, 1.0), 0.0)
+        return times - (was + (will - was) * np.clip(share, 0.0, 1.0))
 
     def _priorities(self, rows: np.ndarray, now: float) -> np.ndarray:
         """priority[row, mode] of the given rows, as the realisation ranks entries."""
