@@ -300,7 +300,8 @@ def build_result(
                 times = events["time"].to_numpy(dtype=float)
                 kind = events["event"]
                 ends = kind.isin(("finish", "preempt")).to_numpy(dtype=bool)
-                retimed = np.where(ends, retime(times, ends=True), retime(times))
+                retimed = np.array(retime(times), dtype=float)  # (a copy: written below)
+                retimed[ends] = retime(times[ends], ends=True)
                 events["time"] = np.where((kind == "submit").to_numpy(dtype=bool), times, retimed)
                 events = events.sort_values("time", kind="stable", ignore_index=True)
             elif meta.get("events_path") is not None:
