@@ -193,3 +193,11 @@ def test_per_vc_refuses_jobs_without_gpus_when_its_inner_policy_does():
     )
     with pytest.raises(ConfigError, match="policy 'per-vc'"):
         dlsched.simulate(jobs, cluster, policy="per-vc", inner="tiresias")
+
+
+def test_per_vc_refuses_gavel_clock():
+    """gavel_clock replays one clock for the whole cluster; a copy per VC would report times
+    on the engine's clock instead, silently. Refused before the run."""
+    with pytest.raises(ConfigError, match="gavel_clock=True"):
+        dlsched.policies.get("per-vc", inner="max_min_fairness_perf", gavel_clock=True)
+    assert dlsched.policies.get("per-vc", inner="max_min_fairness_perf", gavel_clock=False)

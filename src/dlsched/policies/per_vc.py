@@ -9,7 +9,8 @@ so a blocked head job in one VC never blocks another VC; node ownership and quot
 the cluster's `vcs:` section and are enforced by the shared placement (`ClusterView.place`)
 and ledger, so the inner policy needs no VC logic.
 Simplified: no borrowing of idle GPUs across VCs (Philly let jobs spill over; Helios' QSSF
-simulator does not).
+simulator does not). A Gavel policy with `gavel_clock=True` is refused: that option replays
+the one clock of Gavel's simulator, which a copy per VC cannot keep.
 
 Speed: an inner policy may define `idle()` — True when a scheduling call would change
 nothing, staying True until its `on_arrival` or `on_round` is called (FIFO, SJF and SRTF
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dlsched.engine.view import ClusterView
+from dlsched.errors import ConfigError
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import get, register
@@ -82,6 +84,14 @@ class PerVC(BasePolicy):
         self.inner = inner
         self.inner_params = inner_params
         sample = get(inner, **inner_params)  # checks `inner` and its parameters
+        if getattr(sample, "gavel_clock", False):
+            # Each VC's copy would keep its own Gavel clock (drift, held-back arrivals),
+            # while a result reports one clock: its times would be on neither.
+            raise ConfigError(
+                f"policy 'per-vc': inner={inner!r} with gavel_clock=True replays Gavel's "
+                "simulator's single clock, which a copy per virtual cluster cannot keep; "
+                "run it without per-vc, or with gavel_clock=False"
+            )
         self.round_s = sample.round_s
         # an inner policy that does not account CPU/memory makes the whole run refuse them
         self.accounts_resources = getattr(sample, "accounts_resources", True) is not False
