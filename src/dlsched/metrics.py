@@ -261,17 +261,18 @@ def build_result(
             "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
             "model": models,
             "total_steps": total_steps,
+            # the time each job waited without GPUs: its JCT less the wall time it held GPUs
+            # (whatever their count or share), both on the engine's clock (a reported
+            # clock's JCT, `reported_times`, less the engine's held time could go below 0)
+            "pending_s": outcome["finish_time"] - submit - outcome["held_s"],
+            # (in the one constructor: a column inserted per GPU type fragments the frame)
+            **{
+                f"gpu_seconds_{cluster.display_name(t)}": outcome[f"gpu_seconds_{t}"] for t in types
+            },
         },
         copy=False,  # the columns are new: no copy (nor a consolidated one) of them
     )
-    del job_ids, models
-    # the time each job waited without GPUs: its JCT less the wall time it held GPUs
-    # (whatever their count or share), both on the engine's clock (a reported clock's JCT,
-    # `reported_times`, less the engine's held time could go below 0)
-    jobs["pending_s"] = outcome["finish_time"] - submit - outcome["held_s"]
-    for gpu_type in types:
-        jobs[f"gpu_seconds_{cluster.display_name(gpu_type)}"] = outcome[f"gpu_seconds_{gpu_type}"]
-    del outcome
+    del job_ids, models, outcome
     if deadlines is not None and not np.isnan(deadlines).all():
         jobs["deadline"] = deadlines
         lateness = np.where(np.isnan(finish), nan, np.maximum(0.0, finish - deadlines))
