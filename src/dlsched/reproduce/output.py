@@ -166,7 +166,8 @@ def slug(text: str) -> str:
 
 
 def write_plots(outcome: ReproductionOutcome, folder: Path) -> list[Path]:
-    """One PNG per figure: published values as markers, ours as a line, per series."""
+    """One PNG per figure: published values as open circles, ours as a line through
+    crosses, per series (the crosses show ours where a series has one point: a quick run)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,10 +186,10 @@ def write_plots(outcome: ReproductionOutcome, folder: Path) -> list[Path]:
             points = sorted(points, key=lambda r: r.point.x)
             colour = f"C{index % 10}"
             xs = [r.point.x for r in points]
-            ax.plot(xs, [r.ours for r in points], "-", color=colour, label=name)
+            ax.plot(xs, [r.ours for r in points], "-x", color=colour, markersize=5, label=name)
             ax.plot(xs, [r.point.published for r in points], "o", color=colour, fillstyle="none")
-        ax.plot([], [], "-", color="black", label="line: dlsched")
-        ax.plot([], [], "o", color="black", fillstyle="none", label="marker: published")
+        ax.plot([], [], "-x", color="black", markersize=5, label="dlsched")
+        ax.plot([], [], "o", color="black", fillstyle="none", label="published")
         ax.set_xlabel(results[0].point.x_name)
         ax.set_ylabel(results[0].point.metric)
         ax.set_title(f"{outcome.reproduction.name}: {figure}", fontsize=10)
