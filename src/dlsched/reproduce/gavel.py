@@ -198,7 +198,7 @@ WINDOW = (4000, 5000)
 FULL_TAIL_JOBS = 8 * (WINDOW[1] - WINDOW[0])
 """Jobs generated after the window; only those arriving before it has finished cost time."""
 FULL_COST = (
-    "~{minutes} CPU min, measured (the more with both cores of a 2-core machine busy; "
+    "~{minutes} CPU min, measured (the higher with both cores of a 2-core machine busy; "
     "{tasks} tasks, 3 to 300 CPU s each, the most near "
     "saturation, up to ~1,600 for a point rerun with a longer tail; a rate with published ρ "
     "adds one isolated reference run)"
