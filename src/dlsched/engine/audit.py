@@ -1,13 +1,14 @@
 """Debug auditor: checks the invariants of DESIGN.md §3 after every scheduling call.
 
-On in tests (`simulate(..., audit=True)`); it costs O(running jobs + GPUs) per call.
+On in tests (`simulate(..., audit=True)`); it costs O(running jobs + GPUs + nodes) per call,
+not O(all jobs): a long run under audit stays linear in its calls.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlsched.engine.ledger import FREE, PACKED, SHARED
+from dlsched.engine.ledger import FREE, PACKED, SHARED, Pool
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class Auditor:
         if state.job_id in self.finished_ids:
             self._fail(f"job {state.job_id!r} finished twice")
         self.finished_ids.add(state.job_id)
+        if state.status != FINISHED:
+            self._fail(f"job {state.job_id!r} finished as {state.status}")
         if state.finish_time is None or state.finish_time < spec.submit_time:
             self._fail(
                 f"job {state.job_id!r} finished at {state.finish_time} before its "
@@ -58,6 +61,7 @@ class Auditor:
         shared: dict[int, int] = {}
         vc_used: dict[str, float] = {}
         hosted: dict[int, int] = {}  # node → jobs without GPUs on it
+        owning = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
         for job_id, state in sim.jobs.running.items():
             spec = state.spec
             if state.status != RUNNING or not state.gpus:
@@ -92,7 +96,6 @@ class Auditor:
             if state.start_time is None or state.start_time < spec.submit_time:
                 self._fail(f"job {job_id!r} started before its submit time")
             pools = {ledger.pool_of(g) for g in state.gpus}
-            owning = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
             wanted_vc = spec.vc if spec.vc in owning else None
             if any(vc != wanted_vc for _, vc in pools):
                 self._fail(f"job {job_id!r} of VC {spec.vc!r} holds GPUs of pools {pools}")
@@ -116,24 +119,47 @@ class Auditor:
                 self._fail(f"pending job {job_id!r} is {state.status} with GPUs {state.gpus}")
         free_by_type = {t: 0 for t in ledger.capacity}
         free_by_pool = {p: 0 for p in ledger.pool_capacity}
+        # each pool's buckets as they should be: nodes by their count of free GPUs (>= 1)
+        buckets: dict[Pool, list[set[int]]] = {
+            pool: [set() for _ in counts] for pool, counts in ledger.buckets.items()
+        }
+        owner = ledger.owner
         for node, free in enumerate(ledger.node_free):
             pool = ledger.node_pool[node]
             free_by_type[pool[0]] += len(free)
             free_by_pool[pool] += len(free)
-            if sorted(free) != free or any(ledger.owner[g] != FREE for g in free):
-                self._fail(f"node {node}'s free list is wrong: {free}")
-            for count, nodes in enumerate(ledger.buckets[pool]):
-                if (node in nodes) != (count == len(free) and count > 0):
-                    self._fail(f"node {node} is in the wrong free-count bucket")
+            if sorted(free) != free:
+                self._fail(f"node {node}'s free list is not sorted: {free}")
+            if free:
+                if len(free) >= len(buckets[pool]):
+                    self._fail(f"node {node} has {len(free)} free GPUs, more than it has")
+                buckets[pool][len(free)].add(node)
+        # the free lists hold exactly the GPUs nobody owns (one pass over the GPUs, not a
+        # check per node)
+        listed = sorted(g for free in ledger.node_free for g in free)
+        if listed != [g for g, who in enumerate(owner) if who == FREE]:
+            self._fail("the nodes' free lists differ from the GPUs nobody owns")
+        if buckets != ledger.buckets:
+            wrong = sorted(
+                {
+                    node
+                    for pool, counts in buckets.items()
+                    for count, nodes in enumerate(counts)
+                    for node in nodes ^ ledger.buckets[pool][count]
+                }
+            )
+            self._fail(f"nodes {wrong} are in the wrong free-count buckets")
         if free_by_type != ledger.free_by_type or free_by_pool != ledger.free_by_pool:
             self._fail(f"free counts {ledger.free_by_type} != {free_by_type}")
         if ledger.tracks_resources or ledger.reserved:
             self._check_resources()
         if len(sim.jobs.running) + len(sim.jobs.pending) != len(sim.jobs.active):
             self._fail("active = pending + running does not hold")
-        done = sum(1 for s in sim.states if s.status == FINISHED)
-        if done != sim.finished:
-            self._fail("finished count is off")
+        # Each finish was seen, once and as FINISHED, by `after_finish`; a job marked finished
+        # without it is still in the active sets (checked above) or breaks this count. (Not
+        # a count over every job's state: that is O(jobs) per call, quadratic in a run.)
+        if len(self.finished_ids) != sim.finished:
+            self._fail(f"finished count is off: {sim.finished}, {len(self.finished_ids)} seen")
 
     def _check_resources(self) -> None:
         """CPU and memory: only running jobs hold any, on nodes of their GPUs (a job without
