@@ -291,19 +291,21 @@ def build_result(
     events = sim.recorder.frame(asked, jobs["job_id"], release=release)
     timeline = sim.recorder.timeline_frame()
     if retime is not None:
-        times = timeline["time"].to_numpy(dtype=float)
-        retimed = retime(times)
-        if retimed is not times:  # (the hook hands back its argument when it changes none)
-            timeline["time"] = retimed
+        ticks = timeline["time"].to_numpy(dtype=float)
+        on_its_clock = retime(ticks)
+        if on_its_clock is not ticks:  # (the hook hands back its argument when it maps none)
+            timeline["time"] = on_its_clock
             if len(events):
-                # (a submission stays at the trace's time: arrivals are the same on any
-                # clock; so the log is put in time order again, ties in the engine's order)
-                times = events["time"].to_numpy(dtype=float)
+                # Each event once: a submission stays at the trace's time (arrivals are the
+                # same on any clock), ends come before a jump of that clock, the rest after.
+                # So the log is put in time order again, ties in the engine's order.
+                times = events["time"].to_numpy(dtype=float, copy=True)  # (written below)
                 kind = events["event"]
                 ends = kind.isin(("finish", "preempt")).to_numpy(dtype=bool)
-                retimed = np.array(retime(times), dtype=float)  # (a copy: written below)
-                retimed[ends] = retime(times[ends], ends=True)
-                events["time"] = np.where((kind == "submit").to_numpy(dtype=bool), times, retimed)
+                begins = ~ends & (kind != "submit").to_numpy(dtype=bool)
+                times[ends] = retime(times[ends], ends=True)
+                times[begins] = retime(times[begins])
+                events["time"] = times
                 events = events.sort_values("time", kind="stable", ignore_index=True)
             elif meta.get("events_path") is not None:
                 warnings.warn(
