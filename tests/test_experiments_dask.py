@@ -53,3 +53,21 @@ def test_dask_records_a_failing_run_and_goes_on(tmp_path, dask_cluster):
     assert len(outcome.finished) == 1 and len(outcome.failed) == 1
     (failure,) = outcome.store.failures().values()
     assert "broken on purpose" in failure["traceback"]
+
+
+def test_dask_prints_its_dashboard_and_moves_the_bar_by_runs(tmp_path, dask_cluster, capsys):
+    """With a bar, a Dask grid names the dashboard's link, ends at 8.0/8 runs, and removes
+    the progress folder its workers wrote into the store."""
+    path = write_experiment(tmp_path)
+    outcome = run_experiment(
+        path,
+        tmp_path / "out",
+        executor="dask",
+        address=dask_cluster.scheduler_address,
+        progress=True,
+    )
+    assert outcome.ok
+    err = capsys.readouterr().err
+    assert "Dask dashboard: http" in err
+    assert "8.0/8 runs" in err
+    assert not (tmp_path / "out" / ".progress").exists()

@@ -232,7 +232,7 @@ def test_progress_bar_is_quiet_off_a_terminal_and_shown_on_request(tmp_path, cap
     assert capsys.readouterr().err == ""
     run_experiment(path, tmp_path / "loud", executor="local", progress=True)
     err = capsys.readouterr().err
-    assert "1/1" in err and "job" in err and "simulated" in err
+    assert "1.0/1 runs" in err and "job" in err and "simulated" in err
 
 
 def test_unknown_executor_is_refused(tmp_path):

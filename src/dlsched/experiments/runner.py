@@ -45,6 +45,7 @@ from tqdm import tqdm
 
 from dlsched.api import simulate
 from dlsched.cluster import Cluster
+from dlsched.engine.progress import ProgressSink
 from dlsched.errors import DlschedError
 from dlsched.experiments import EXECUTORS
 from dlsched.experiments.config import (
@@ -54,6 +55,7 @@ from dlsched.experiments.config import (
     load_experiment,
     policy_factory,
 )
+from dlsched.experiments.progress import BAR_FORMAT, GridProgress, folder_writer
 from dlsched.experiments.store import (
     LABEL_COLUMNS,
     LeaseLostError,
@@ -164,7 +166,7 @@ def simulate_config(
     config: Mapping[str, Any],
     on_progress: Callable[[float], None] | None = None,
     *,
-    progress: bool | None = False,
+    progress: bool | None | ProgressSink = False,
 ) -> SimulationResult:
     """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result.
 
@@ -198,7 +200,8 @@ def execute_run(
     lease: WriterLease | None = None,
     cells: Sequence[Mapping[str, Any]] = (),
     *,
-    progress: bool | None = False,
+    progress: bool | None | ProgressSink = False,
+    progress_dir: str | None = None,
 ) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
@@ -206,11 +209,14 @@ def execute_run(
     and leave nothing that looks finished. With a `lease` (the driver's hold on the store),
     nothing is written unless the driver still holds the lock: `LeaseLostError` instead.
     `cells` are the labels of the grid cells the run computes: once it is stored, their
-    dataset files are written (`ResultsStore.write_dataset`).
+    dataset files are written (`ResultsStore.write_dataset`). With a `progress_dir`, the
+    run's progress goes there for the driver's bar (`dlsched.experiments.progress`).
     """
     store = ResultsStore(store_root)
     if store.is_finished(key):
         return RunOutcome(key, "skipped")
+    if progress_dir is not None and progress is False:
+        progress = folder_writer(progress_dir, key)
     started = time.perf_counter()
     try:
         result = simulate_config(config, on_progress, progress=progress)
@@ -472,7 +478,16 @@ def _run_grid(
         disable=None if progress is None else not progress,
         file=sys.stderr,
         dynamic_ncols=True,
+        bar_format=BAR_FORMAT,
     )
+    # Workers elsewhere (a Dask cluster this process did not start) write their runs'
+    # progress into the store, which they share; local workers into a temporary folder.
+    remote = executor == "dask" and not target.starts_a_cluster
+    local_root = store.root if type(store) is ResultsStore else None
+    if remote and local_root is None:
+        grid = GridProgress(bar, None, owns_folder=False)
+    else:
+        grid = GridProgress.open(bar, local_root if remote else None)
 
     def record(result: RunOutcome) -> None:
         if result.status == "failed":
@@ -480,20 +495,21 @@ def _run_grid(
             bar.set_postfix(failed=len(outcome.failed), refresh=False)
         else:  # "skipped" here: stored during this call, by a worker of a broken pool
             outcome.finished.append(result.key)
-        bar.update(1)
+        grid.done(result.key)
 
     try:
+        grid.start()
         if executor == "dask":
-            _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells)
+            _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells, grid)
         elif executor == "local" or n_workers == 1:
             single = len(pending) == 1 and not bar.disable
-            _run_in_process(pending, store, record, single, lease, cells)
+            _run_in_process(pending, store, record, single, lease, cells, grid)
         else:
             outcome.pool_restarts = _run_on_pool(
-                pending, store, n_workers, record, lease, retries, cells
+                pending, store, n_workers, record, lease, retries, cells, grid
             )
     finally:
-        bar.close()
+        grid.close()
     complete_dataset(store, cells, [*outcome.skipped, *outcome.finished])
 
 
@@ -544,12 +560,21 @@ def _run_in_process(
     single: bool,
     lease: WriterLease | None = None,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> None:
     cells = cells or {}
     for run in pending:
-        # One long run gets `simulate`'s own bar: jobs finished of the total, with an ETA.
+        # One long run gets `simulate`'s own bar: jobs finished of the total, with an ETA;
+        # several move the grid's bar by each run's progress.
+        sink = None if single or grid is None else grid.sink(run.key)
         outcome = execute_run(
-            run.key, run.config, store.url, None, lease, cells.get(run.key, ()), progress=single
+            run.key,
+            run.config,
+            store.url,
+            None,
+            lease,
+            cells.get(run.key, ()),
+            progress=single if sink is None else sink,
         )
         record(outcome)
 
@@ -619,10 +644,12 @@ def _run_on_pool(
     lease: WriterLease | None = None,
     retries: int = POOL_RESTARTS,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> int:
     """Run on a local process pool, replacing it when a worker dies (up to `retries` times);
     return how often it broke."""
     cells = cells or {}
+    progress_dir = None if grid is None else grid.worker_folder()
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
@@ -643,6 +670,7 @@ def _run_on_pool(
                     None,
                     lease,
                     cells.get(run.key, ()),
+                    progress_dir=progress_dir,
                 )
                 futures[future] = run
         except BrokenProcessPool:
@@ -707,6 +735,7 @@ def _run_on_dask(
     lease: WriterLease | None = None,
     retries: int = POOL_RESTARTS,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> None:
     try:
         from distributed import Client, KilledWorker, LocalCluster
@@ -722,7 +751,11 @@ def _run_on_dask(
     client = target.client
     if client is None:
         client, cluster = _connect(target, workers, Client, LocalCluster)
+    link = getattr(client, "dashboard_link", None)
+    if link:
+        print(f"Dask dashboard: {link}", file=sys.stderr)
     root = store.url
+    progress_dir = None if grid is None else grid.worker_folder()
     deaths: dict[str, int] = {}
 
     def submit(run: Run) -> Any:
@@ -735,6 +768,7 @@ def _run_on_dask(
             None,
             lease,
             list(cells.get(run.key, ())),
+            progress_dir=progress_dir,
             pure=False,
         )
 
