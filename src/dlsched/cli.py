@@ -306,11 +306,26 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser(
         "report",
         help="tables and plots of an experiment's results",
-        description="Write summary.csv, summary.md, runs.csv and PNG plots into a results "
+        description="Write summary.csv, summary.md, runs.csv and plots (PNG, or PDF/SVG "
+        "with --format) into a results "
         "directory written by `dlsched run`. Where a run's cluster declares CPU cores or host "
         "memory, also every resource's utilisation (table and resource_utilization.png).",
     )
     report.add_argument("results", metavar="RESULTS_DIR")
+    report.add_argument(
+        "--format",
+        dest="formats",
+        type=_plot_formats,
+        default=("png",),
+        metavar="FMT[,FMT]",
+        help="plot formats, comma-separated: png, pdf, svg (vector, for papers); default png",
+    )
+    report.add_argument(
+        "--dpi",
+        type=_dpi,
+        default=None,
+        help="resolution of PNG plots in dots per inch (default 110; 300 for print)",
+    )
 
     reproduce = sub.add_parser(
         "reproduce",
@@ -743,10 +758,32 @@ def _run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from dlsched import report  # matplotlib: imported only when needed
 
-    written = report.write_report(args.results)
+    dpi = report.DEFAULT_DPI if args.dpi is None else args.dpi
+    written = report.write_report(args.results, formats=args.formats, dpi=dpi)
     for path in written:
         print(path)
     return 0
+
+
+def _plot_formats(text: str) -> tuple[str, ...]:
+    """``--format png,pdf``: the plot formats, checked (an argparse type)."""
+    from dlsched.report import check_formats
+
+    try:
+        return check_formats(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _dpi(text: str) -> float:
+    """``--dpi 300``: a resolution from 20 to 1200 dots per inch (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 20 <= value <= 1200:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} is not from 20 to 1200 dots per inch")
+    return value
 
 
 def _one_line(text: str) -> str:
