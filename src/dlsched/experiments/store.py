@@ -69,7 +69,7 @@ from typing import Any
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
-RESULTS_FORMAT = 7  # 7: max_min_fairness_packed solves Gavel's per-pair problem (CLARABEL)
+RESULTS_FORMAT = 8  # 8: gavel_fifo with no seed of its own makes Gavel's draws of the run's seed
 """The version of what a stored run means. Bump it whenever a change makes the same run
 config give a different result (simulation semantics, a summary field's definition, the file
 layout of a run): every stored run of another format is then re-run, with a message.
