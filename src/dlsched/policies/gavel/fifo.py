@@ -56,8 +56,8 @@ seeds 3 and 5; on Gavel's static sweep (100 generated multi-GPU jobs, 36 + 36 + 
 its `seed` when given, else the run's (``simulate(seed=s)`` makes Gavel's draws of seed s;
 a run seeded otherwise than by one integer draws Gavel's seed from the run's stream). Runs
 that compared `simulate(seed=0)` with Gavel's seed 0 differed by −75 % and −30 % on those two
-traces while the policy drew its own seed from the run's stream (before issue 30); they agree
-job by job now (`tests/test_gavel_fifo_physical.py`, with Gavel's per-job JCTs).
+traces while the policy drew its own seed from the run's stream (dlsched 0.1.0); they
+agree job by job now (`tests/test_gavel_fifo_physical.py`, with Gavel's per-job JCTs).
 `type_choice="random"` is the draw Gavel meant, without the oversubscription (unimodal).
 
 Replaying a Gavel run (`type_choice="gavel"`, seed s as Gavel's run seed, as
