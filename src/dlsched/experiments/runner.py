@@ -43,6 +43,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from dlsched import registry
 from dlsched.api import simulate
 from dlsched.cluster import Cluster
 from dlsched.errors import DlschedError
@@ -50,6 +51,7 @@ from dlsched.experiments import EXECUTORS
 from dlsched.experiments.config import (
     Experiment,
     Run,
+    canonical_json,
     file_sha256,
     load_experiment,
     policy_factory,
@@ -174,7 +176,11 @@ def simulate_config(
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
     # Built here, not by `simulate`: a policy's own parameters (Gavel's `seed`) must not
     # collide with `simulate`'s keywords.
-    policy: Any = policy_factory(name)(**params) if ":" in name else get_policy(name, **params)
+    policy: Any = (
+        _user_policy(name, config.get("code", {}))(**params)
+        if registry.is_import_path(name)
+        else get_policy(name, **params)
+    )
     result = simulate(
         workload,
         cluster,
@@ -188,6 +194,62 @@ def simulate_config(
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result
+
+
+def _user_policy(name: str, code: Mapping[str, str]) -> Any:
+    """The class of a policy given by import path, checked to be the code the run's config
+    was made with (`code`: its modules' SHA-256). A config comes from a validated
+    experiment, which opted in to import paths, or from the caller's own script."""
+    factory = policy_factory(name, allow_imports=True)
+    now = registry.code_digest(name)
+    changed = [module for module, digest in code.items() if now.get(module) != digest]
+    if changed:
+        files = registry.code_files({m: "" for m in changed})
+        raise DlschedError(
+            f"the code of policy {name!r} changed after the experiment was expanded "
+            f"({', '.join(files.values())}); run the experiment again"
+        )
+    return factory
+
+
+def code_reruns(experiment: Experiment, store: ResultsStore) -> dict[str, RunCheck]:
+    """Runs of policies given by import path that the store holds for the same grid cell
+    under another key, because their code changed since (new key → why, as a `RunCheck`).
+
+    A run's key covers its policy's source (the config's ``code``), so a changed module
+    makes a new run and the old one is never reused; this only finds the old one in the
+    grid that the store last ran (``experiment.json``), to say why the cell runs again."""
+    try:
+        previous = store.read_manifest()
+        old_keys = {
+            (p["policy"], p["replicate"], canonical_json(p["axes"])): p["key"]
+            for p in previous.get("points", [])
+        }
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}  # no grid before this one (or not one we can read): nothing to explain
+    found: dict[str, RunCheck] = {}
+    for point in experiment.points:
+        config = experiment.runs[point.key].config
+        if "code" not in config or point.key in found:
+            continue
+        old = old_keys.get((point.policy, point.replicate, canonical_json(dict(point.axes))))
+        if old is None or old == point.key or store.is_finished(point.key):
+            continue
+        try:
+            old_code = store.run_config(old).get("code", {}) if store.is_finished(old) else None
+        except (OSError, ValueError, AttributeError):
+            old_code = None
+        if not isinstance(old_code, dict):
+            continue
+        changed = sorted(m for m, d in config["code"].items() if old_code.get(m) != d)
+        if changed:
+            files = registry.code_files({m: "" for m in changed})
+            found[point.key] = RunCheck(
+                "stale",
+                f"the code of policy {config['policy']['name']!r} changed since "
+                f"({', '.join(files.values())})",
+            )
+    return found
 
 
 def execute_run(
@@ -338,7 +400,8 @@ def run_experiment(
 
     A stored run counts only when its manifest verifies and names this results format and
     dlsched version; the others are run again, and one line per reason on stderr says how
-    many and why (also in ``outcome.rerun``).
+    many and why (also in ``outcome.rerun``). A policy given by import path runs again when
+    its module's source changed (its hash is part of the run's key), with such a line too.
 
     Ctrl-C stops at once; runs finished so far stay stored and the next call resumes. SIGTERM
     (when nobody else handles it) stops the workers too, then ends the process as SIGTERM
@@ -440,12 +503,14 @@ def _run_grid(
 ) -> None:
     """Run the grid's pending runs while this process holds the store's lock (`lease`)."""
     store.clean_partial()
+    changed_code = code_reruns(exp, store)  # read the grid last run here before replacing it
     store.write_manifest(manifest(exp), exp.text)
     checks = {key: store.check_run(key) for key in exp.runs}
     outcome.skipped = [key for key, check in checks.items() if check.ok]
     outcome.rerun = {
         key: check for key, check in checks.items() if check.status not in ("ok", "missing")
     }
+    outcome.rerun.update(changed_code)
     for line in rerun_messages(outcome.rerun):
         print(f"{exp.name}: {line}", file=sys.stderr)
     for key in outcome.rerun:
