@@ -45,6 +45,18 @@ class NeedsAlpha(Fifo):
 class NotAPolicy:
     def __init__(self, command: str = "") -> None:
         self.command = command
+
+
+from dlsched.perf.base import DurationModel
+from dlsched.perf.estimator import OracleEstimator
+
+
+class MyModel(DurationModel):
+    name = "mine"
+
+
+class MyEstimator(OracleEstimator):
+    name = "mine"
 """
 
 
@@ -172,6 +184,37 @@ def test_replay_and_compare_run_an_import_path_policy_with_the_opt_in(tmp_path, 
     assert main([*replay, *common, "--allow-import"]) == 0 and marker.exists()
     spec = f"fifo,{module}:MyFifo:alpha=2"
     assert main(["compare", "--policies", spec, *common, "--allow-import"]) == 0
+
+
+@pytest.mark.parametrize("key", ["throughput", "estimator"])
+def test_throughput_models_and_estimators_by_import_path_need_the_opt_in(
+    tmp_path, monkeypatch, key
+):
+    """A throughput model or estimator of the user's own: refused without the opt-in,
+    refused if not such a class (``os:system``), run and keyed by its source with it."""
+    module = _user_module(tmp_path, monkeypatch)
+    name = f"{module}:{'MyModel' if key == 'throughput' else 'MyEstimator'}"
+    path = write_experiment(tmp_path, seeds=1, sweep=None, **{key: name})
+    with pytest.raises(ConfigError, match=rf"'{key}'.*import path.*allow_imports: true"):
+        load_experiment(path)
+    kind = "throughput model" if key == "throughput" else "estimator"
+    refused = write_experiment(tmp_path, "refused", allow_imports=True, **{key: "os:system"})
+    with pytest.raises(ConfigError, match=f"not an? {kind} class"):
+        load_experiment(refused)
+    wrong = write_experiment(tmp_path, "wrong", allow_imports=True, **{key: f"{module}:NotAPolicy"})
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        load_experiment(wrong)
+    exp = load_experiment(path, allow_imports=True)
+    assert all(module in run.config["code"] for run in exp.runs.values())
+    outcome = run_experiment(exp, tmp_path / "out", executor="local")
+    assert outcome.ok and len(outcome.finished) == 2
+
+
+def test_estimator_arguments_are_not_import_paths(tmp_path):
+    """``noisy:0.5`` and ``learned:scaling`` stay registered estimators with an argument."""
+    for estimator in ("noisy:0.5", "learned:scaling"):
+        exp = load_experiment(write_experiment(tmp_path, estimator=estimator))
+        assert all("code" not in run.config for run in exp.runs.values())
 
 
 # ---- 2. run keys cover user code ----------------------------------------------------------

@@ -515,13 +515,17 @@ def import_class(
         ) from None
     if not inspect.isclass(obj):
         raise ImportRefusedError(
-            f"{family} {path!r} is a {type(obj).__name__}, not a {family} class; an import "
+            f"{family} {path!r} is {_a(type(obj).__name__)}, not {_a(family)} class; an import "
             f"path must name a class that implements the {family} protocol"
         )
     missing = problem(obj)
     if missing:
-        raise ImportRefusedError(f"{family} {path!r} is not a {family} class: {missing}")
+        raise ImportRefusedError(f"{family} {path!r} is not {_a(family)} class: {missing}")
     return obj
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def code_digest(path: str) -> dict[str, str]:

@@ -47,7 +47,7 @@ from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
 from dlsched.cluster import Cluster, read_cluster_file
 from dlsched.errors import ConfigError, DlschedError, TraceError, did_you_mean
 from dlsched.experiments.transforms import TRANSFORMS
-from dlsched.perf import THROUGHPUT_MODELS, make_estimator
+from dlsched.perf import ESTIMATORS, THROUGHPUT_MODELS, make_estimator
 from dlsched.perf.estimator import NoisyEstimator
 from dlsched.traces import LOADERS, detect_format
 
@@ -223,6 +223,7 @@ class _Context:
         self.allow_imports = allow_imports
         self.probed: set[str] = set()
         self.workloads: OrderedDict[str, Any] = OrderedDict()
+        self.digests: dict[str, dict[str, str]] = {}
 
     def error(self, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.source}: key {key!r}: {message}")
@@ -582,7 +583,69 @@ def _detect(path: str, ctx: _Context, key: str) -> str:
         ) from None
 
 
+def _throughput_problem(cls: type) -> str | None:
+    missing = [m for m in ("throughput", "reference_type") if not callable(getattr(cls, m, None))]
+    if missing:
+        return f"it has no {' or '.join(missing)} method (see dlsched.perf.ThroughputModel)"
+    return None
+
+
+def _estimator_problem(cls: type) -> str | None:
+    from dlsched.perf.estimator import OracleEstimator
+
+    if not issubclass(cls, OracleEstimator):
+        return "it does not subclass dlsched.perf.OracleEstimator (what policies query)"
+    return None
+
+
+USER_CLASSES: dict[str, Callable[[type], str | None]] = {
+    "policy": policies.registry.policy_class_problem,
+    "throughput model": _throughput_problem,
+    "estimator": _estimator_problem,
+}
+"""What a class given by import path must have, by what it stands for."""
+
+
+def user_class(kind: str, path: str, *, allow_imports: bool) -> type:
+    """The class at import path `path` standing for a `kind` (a key of `USER_CLASSES`):
+    refused without `allow_imports`, and unless it has what a `kind` needs; not called."""
+    return _registry.import_class(
+        kind, path, allowed=allow_imports, opt_in=ALLOW_IMPORTS_HOW, problem=USER_CLASSES[kind]
+    )
+
+
+def import_paths(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(kind, import path) of each part of a resolved run config given by import path."""
+    found = [
+        ("policy", config["policy"]["name"]),
+        ("throughput model", config["throughput"]),
+        ("estimator", config["estimator"]["name"]),
+    ]
+    return [(kind, path) for kind, path in found if _is_user_path(kind, path)]
+
+
+def _is_user_path(kind: str, name: Any) -> bool:
+    if not _registry.is_import_path(name):
+        return False
+    # `learned:scaling`, `noisy:0.5`: a registered estimator with its argument
+    return kind != "estimator" or name.partition(":")[0].lower() not in ESTIMATORS
+
+
+def _user_no_arguments(kind: str, value: str, ctx: _Context, key: str) -> str:
+    """Check a throughput model or estimator given by import path (made with no arguments)."""
+    try:
+        cls = user_class(kind, value, allow_imports=ctx.allow_imports)
+        inspect.signature(cls).bind()
+    except TypeError as exc:
+        raise ctx.error(key, f"{kind} {value!r} must take no arguments: {exc}") from None
+    except ValueError as exc:
+        raise ctx.error(key, str(exc)) from None
+    return value
+
+
 def _throughput(value: Any, ctx: _Context, key: str) -> str:
+    if isinstance(value, str) and _is_user_path("throughput model", value.strip()):
+        return _user_no_arguments("throughput model", value.strip(), ctx, key)
     if value not in THROUGHPUT_MODELS:
         raise ctx.error(
             key, f"unknown throughput model {value!r}; choose one of {', '.join(THROUGHPUT_MODELS)}"
@@ -591,6 +654,12 @@ def _throughput(value: Any, ctx: _Context, key: str) -> str:
 
 
 def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    name = value.get("name") if isinstance(value, dict) else value
+    if isinstance(name, str) and _is_user_path("estimator", name.strip()):
+        if isinstance(value, dict) and len(value) > 1:
+            extra = sorted(k for k in value if k != "name")[0]
+            raise ctx.error(f"{key}.{extra}", "an estimator given by import path takes nothing")
+        return {"name": _user_no_arguments("estimator", name.strip(), ctx, key)}
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
@@ -668,7 +737,7 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
             raise ctx.error(f"{where}.params", "must be a mapping of parameter name to value")
         params = _json_safe(params, ctx, f"{where}.params")
         _check_policy(name, params, ctx, where)
-        code = _registry.code_digest(name) if _registry.is_import_path(name) else {}
+        code = _digest(name, ctx) if _registry.is_import_path(name) else {}
         label = item.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ctx.error(f"{where}.label", f"must be non-empty text, got {_short(label)}")
@@ -925,8 +994,9 @@ def _combine(
         )
     config["policy"] = {"name": choice.name, "params": params}
     config["seed"] = seed
-    if choice.code:  # only then: the keys of runs of registered policies stay as they were
-        config["code"] = dict(choice.code)
+    code = _code(config, ctx)
+    if code:  # only then: the keys of runs of registered names stay as they were
+        config["code"] = code
     _probe(config, ctx, dict((axis, key) for axis, _, _, key in setting))
     return config
 
@@ -936,6 +1006,20 @@ def _check_policy_cached(
     name: str, params_json: str, source: str, where: str, allow_imports: bool
 ) -> None:
     _check_policy(name, json.loads(params_json), _Context(source, allow_imports), where)
+
+
+def _digest(path: str, ctx: _Context) -> dict[str, str]:
+    if path not in ctx.digests:
+        ctx.digests[path] = _registry.code_digest(path)
+    return ctx.digests[path]
+
+
+def _code(config: Mapping[str, Any], ctx: _Context) -> dict[str, str]:
+    """The SHA-256 of the source of every module a run's import paths come from."""
+    code: dict[str, str] = {}
+    for _, path in import_paths(config):
+        code.update(_digest(path, ctx))
+    return code
 
 
 PROBE_WORKLOADS = 2
@@ -973,8 +1057,15 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
             workload = function(workload, **{k: v for k, v in step.items() if k != "name"})
         except (DlschedError, ValueError) as exc:
             raise ctx.error(key, _without_content(exc)) from None
-    if str(config["throughput"]).startswith("goodput") or spec["format"] == "sia-pollux":
-        return  # `simulate` picks the goodput model and its profiles for these runs
+    if (
+        str(config["throughput"]).startswith("goodput")
+        or spec["format"] == "sia-pollux"
+        or _is_user_path("throughput model", config["throughput"])
+    ):
+        # `simulate` picks the goodput model and its profiles for the first two; the user's
+        # own model is not made before its run
+        ctx.probed.add(probe_key)
+        return
     from dlsched.engine.specs import build_specs  # the engine: only once an experiment loads
 
     cluster_key = swept.get("cluster", "cluster")

@@ -53,8 +53,9 @@ from dlsched.experiments.config import (
     Run,
     canonical_json,
     file_sha256,
+    import_paths,
     load_experiment,
-    policy_factory,
+    user_class,
 )
 from dlsched.experiments.store import (
     LABEL_COLUMNS,
@@ -176,17 +177,27 @@ def simulate_config(
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
     # Built here, not by `simulate`: a policy's own parameters (Gavel's `seed`) must not
     # collide with `simulate`'s keywords.
+    users = dict((kind, path) for kind, path in import_paths(config))
+    code = config.get("code", {})
     policy: Any = (
-        _user_policy(name, config.get("code", {}))(**params)
-        if registry.is_import_path(name)
+        _user_class("policy", name, code)(**params)
+        if "policy" in users
         else get_policy(name, **params)
+    )
+    throughput: Any = config["throughput"]
+    if "throughput model" in users:
+        throughput = _user_class("throughput model", throughput, code)()
+    estimator: Any = (
+        _user_class("estimator", users["estimator"], code)()
+        if "estimator" in users
+        else build_estimator(config["estimator"])
     )
     result = simulate(
         workload,
         cluster,
         policy=policy,
-        throughput=config["throughput"],
-        estimator=build_estimator(config["estimator"]),
+        throughput=throughput,
+        estimator=estimator,
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
@@ -196,20 +207,20 @@ def simulate_config(
     return result
 
 
-def _user_policy(name: str, code: Mapping[str, str]) -> Any:
-    """The class of a policy given by import path, checked to be the code the run's config
+def _user_class(kind: str, path: str, code: Mapping[str, str]) -> Any:
+    """The class of a `kind` given by import path, checked to be the code the run's config
     was made with (`code`: its modules' SHA-256). A config comes from a validated
     experiment, which opted in to import paths, or from the caller's own script."""
-    factory = policy_factory(name, allow_imports=True)
-    now = registry.code_digest(name)
-    changed = [module for module, digest in code.items() if now.get(module) != digest]
+    cls = user_class(kind, path, allow_imports=True)
+    now = registry.code_digest(path)
+    changed = [module for module, digest in now.items() if code.get(module) != digest]
     if changed:
         files = registry.code_files({m: "" for m in changed})
         raise DlschedError(
-            f"the code of policy {name!r} changed after the experiment was expanded "
+            f"the code of {kind} {path!r} changed after the experiment was expanded "
             f"({', '.join(files.values())}); run the experiment again"
         )
-    return factory
+    return cls
 
 
 def code_reruns(experiment: Experiment, store: ResultsStore) -> dict[str, RunCheck]:
@@ -244,9 +255,14 @@ def code_reruns(experiment: Experiment, store: ResultsStore) -> dict[str, RunChe
         changed = sorted(m for m, d in config["code"].items() if old_code.get(m) != d)
         if changed:
             files = registry.code_files({m: "" for m in changed})
+            whose = [
+                f"{kind} {path!r}"
+                for kind, path in import_paths(config)
+                if set(registry.code_digest(path)) & set(changed)
+            ]
             found[point.key] = RunCheck(
                 "stale",
-                f"the code of policy {config['policy']['name']!r} changed since "
+                f"the code of {' and '.join(whose) or 'an import path'} changed since "
                 f"({', '.join(files.values())})",
             )
     return found

@@ -87,7 +87,7 @@ def get(name: str, **params: Any) -> Any:
     return make(**params)
 
 
-def _not_a_policy(cls: type) -> str | None:
+def policy_class_problem(cls: type) -> str | None:
     """What a class lacks to satisfy the `Policy` protocol, judged without making one."""
     if not callable(getattr(cls, "schedule", None)):
         return "it has no schedule(view) method (see dlsched.policies.Policy)"
@@ -101,5 +101,5 @@ def import_policy(path: str, *, allowed: bool, opt_in: str) -> Callable[..., Any
     opt-in, which `opt_in` names in the refusal), and refused unless it is a class with a
     ``schedule`` method (`dlsched.registry.import_class`)."""
     return _generic.import_class(
-        "policy", path, allowed=allowed, opt_in=opt_in, problem=_not_a_policy
+        "policy", path, allowed=allowed, opt_in=opt_in, problem=policy_class_problem
     )
