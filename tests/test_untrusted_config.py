@@ -384,6 +384,17 @@ def test_an_error_never_quotes_the_file_it_names(tmp_path):
         assert "SECRET" not in str(given.value).replace(str(secret), ""), fmt
 
 
+def test_a_cluster_file_error_names_the_key_not_its_value(tmp_path):
+    """A cluster file the experiment names: the error says which key is wrong, not what
+    the file holds there."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("nodes: [{gpu_type: V100, count: s3cr3t, gpus_per_node: 1}]\n")
+    path = write_experiment(tmp_path, cluster="cluster.yaml")
+    with pytest.raises(ConfigError, match=r"nodes\[0\]\.count.*positive integer") as error:
+        load_experiment(path)
+    assert "s3cr3t" not in str(error.value)
+
+
 def test_a_trace_row_error_names_the_row_not_its_value(tmp_path):
     """A bad value in a trace's row is named by file, row and field; the value is not shown."""
     trace = tmp_path / "bad.csv"

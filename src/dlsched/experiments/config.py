@@ -408,7 +408,7 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
         try:
             data = read_cluster_file(Path(path))
         except ConfigError as exc:
-            raise ctx.error(key, str(exc)) from None
+            raise ctx.error(key, _unquoted(str(exc))) from None
         if isinstance(data, dict):
             data.setdefault("name", path.stem)
         where = str(path)
@@ -424,7 +424,8 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
         inner = re.fullmatch(rf"{re.escape(where)}: key '(.+?)': (.*)", str(exc), re.S)
         if isinstance(value, dict) and inner:  # inline: name the key inside this file
             raise ctx.error(f"{key}.{inner.group(1)}", inner.group(2)) from None
-        raise ctx.error(key, str(exc)) from None
+        # a file the experiment names: say what is wrong where, not what it holds
+        raise ctx.error(key, str(exc) if isinstance(value, dict) else _unquoted(str(exc))) from None
     return _json_safe(data, ctx, key)
 
 
@@ -1112,8 +1113,13 @@ def _without_content(exc: BaseException) -> str:
         where.append(f"row {exc.row}")
         if exc.field is not None:
             where.append(f"field {exc.field!r}")
-        return f"{', '.join(where)}: {exc.reason.split(', got ')[0]}"
-    return str(exc).split(", got ")[0] if isinstance(exc, TraceError) else str(exc)
+        return f"{', '.join(where)}: {_unquoted(exc.reason)}"
+    return _unquoted(str(exc)) if isinstance(exc, TraceError) else str(exc)
+
+
+def _unquoted(message: str) -> str:
+    """`message` without the value it quotes (what follows ``, got``, dlsched's spelling)."""
+    return message.split(", got ")[0]
 
 
 def _check_keys(
