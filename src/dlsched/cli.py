@@ -294,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
         help="times runs are tried again after their worker died (a broken local pool "
         "replaced, a Dask run whose worker was killed resubmitted); default: 3",
     )
-    _add_allow_import(run, "the experiment's policies")
+    _add_allow_import(run, "the experiment's policies, throughput model and estimator")
     run.add_argument(
         "--dry-run",
         action="store_true",

@@ -182,7 +182,9 @@ def run_key(config: Mapping[str, Any]) -> str:
     """The key of a resolved run config: a hash of its canonical JSON.
 
     The trace's location (``workload.trace.path``) is left out — the trace is pinned by its
-    SHA-256 — so moving a checkout or a results directory does not invalidate results.
+    SHA-256 — so moving a checkout or a results directory does not invalidate results. A
+    config whose policy, throughput model or estimator is an import path holds ``code``, the
+    SHA-256 of those modules' sources, so the key changes when that code does.
     """
     identity = json.loads(canonical_json(config))
     identity["workload"]["trace"].pop("path", None)

@@ -171,7 +171,12 @@ def simulate_config(
 ) -> SimulationResult:
     """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result.
 
-    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time)."""
+    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time).
+
+    The config is taken as the caller's own, like `simulate`'s arguments: an import path in
+    it (validated experiments hold one only when they opted in) is imported, which runs that
+    module's code, and must still name a class of its kind whose source matches the
+    config's ``code``."""
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
