@@ -166,6 +166,13 @@ def test_an_import_path_policy_parameters_are_checked_against_its_signature(tmp_
             load_experiment(path)
 
 
+def test_a_name_with_a_colon_that_is_no_import_path_is_refused_as_such(tmp_path):
+    """``fifo:backfill=easy`` (the command line's spelling) is not mistaken for code."""
+    path = write_experiment(tmp_path, policies=["fifo:backfill=easy"], allow_imports=True)
+    with pytest.raises(ConfigError, match="neither a registered name nor an import path"):
+        load_experiment(path)
+
+
 def test_allow_imports_must_be_true_or_false(tmp_path):
     """The opt-in is a boolean key, not any truthy value."""
     path = write_experiment(tmp_path, allow_imports="yes")

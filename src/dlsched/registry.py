@@ -494,15 +494,16 @@ def import_class(
     only if it is a class that `problem` finds nothing wrong with (`problem(cls)` returns
     what is missing, or None): a function such as ``os:system`` is refused.
     """
+    if not _IMPORT_PATH.fullmatch(path):
+        raise ImportRefusedError(
+            f"{family} {path!r} is neither a registered name nor an import path of the form "
+            "'package.module:Class'"
+        )
     if not allowed:
         raise ImportRefusedError(
             f"{family} {path!r} is an import path, and importing it runs that module's code, "
             f"which needs {opt_in}; or use a registered {family} name (a package can "
             "register one through an entry point)"
-        )
-    if not _IMPORT_PATH.fullmatch(path):
-        raise ImportRefusedError(
-            f"{family} {path!r} is not an import path of the form 'package.module:Class'"
         )
     module_name, _, attribute = path.partition(":")
     try:

@@ -779,9 +779,7 @@ def policy_factory(name: str, *, allow_imports: bool = False) -> Callable[..., A
     ``schedule`` method (`dlsched.policies.registry.import_policy`); nothing is constructed.
     """
     if _registry.is_import_path(name):
-        return policies.registry.import_policy(
-            name, allowed=allow_imports, opt_in=ALLOW_IMPORTS_HOW
-        )
+        return user_class("policy", name, allow_imports=allow_imports)
     return policies.registry.factory(name)
 
 
