@@ -45,7 +45,11 @@ def test_dask_runs_the_grid_like_the_local_executor(tmp_path, dask_cluster):
 def test_dask_records_a_failing_run_and_goes_on(tmp_path, dask_cluster):
     """A run that raises on a Dask worker is recorded with its traceback."""
     path = write_experiment(
-        tmp_path, seeds=1, sweep=None, policies=["fifo", "experiment_helpers:Broken"]
+        tmp_path,
+        seeds=1,
+        sweep=None,
+        allow_imports=True,
+        policies=["fifo", "experiment_helpers:Broken"],
     )
     outcome = run_experiment(
         path, tmp_path / "out", executor="dask", address=dask_cluster.scheduler_address

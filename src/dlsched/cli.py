@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
-from dlsched import policies
+from dlsched import policies, registry
 from dlsched._version import __version__
 from dlsched.bundled import (
     DEFAULT_CLUSTER,
@@ -188,7 +188,13 @@ def _parser() -> argparse.ArgumentParser:
         f"Philly day ({DEFAULT_TRACE}) on the Philly cluster under FIFO.",
     )
     _add_run_arguments(replay)
-    replay.add_argument("--policy", default="fifo", help="policy name (see `dlsched policies`)")
+    replay.add_argument(
+        "--policy",
+        default="fifo",
+        help="policy name (see `dlsched policies`), or with --allow-import an import path "
+        "package.module:Class",
+    )
+    _add_allow_import(replay)
     replay.add_argument(
         "--param",
         action="append",
@@ -232,8 +238,10 @@ def _parser() -> argparse.ArgumentParser:
         "--policies",
         default="fifo,sjf,srtf",
         type=_policy_list,
-        help="comma-separated policies (default: %(default)s)",
+        help="comma-separated policies (default: %(default)s); with --allow-import, also "
+        "import paths package.module:Class[:key=value...]",
     )
+    _add_allow_import(compare)
     compare.add_argument("--json", action="store_true", help="print {policy: summary} as JSON")
 
     run = sub.add_parser(
@@ -286,6 +294,7 @@ def _parser() -> argparse.ArgumentParser:
         help="times runs are tried again after their worker died (a broken local pool "
         "replaced, a Dask run whose worker was killed resubmitted); default: 3",
     )
+    _add_allow_import(run, "the experiment's policies, throughput model and estimator")
     run.add_argument(
         "--dry-run",
         action="store_true",
@@ -379,6 +388,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+ALLOW_IMPORT_FLAG = "--allow-import (this runs code from that module)"
+"""The opt-in to import paths on the command line, as refusals name it."""
+
+
+def _add_allow_import(parser: argparse.ArgumentParser, what: str = "policies") -> None:
+    parser.add_argument(
+        "--allow-import",
+        action="store_true",
+        help=f"let {what} be import paths (package.module:Class): this runs code from "
+        "those modules. Without it, only registered names are accepted",
+    )
+
+
 def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -406,12 +428,14 @@ def _policy_list(text: str) -> list[tuple[str, str, dict[str, Any]]]:
         if not spec:
             raise argparse.ArgumentTypeError(f"empty policy name in {text!r}")
         name, *pairs = spec.split(":")
+        if pairs and "=" not in pairs[0]:  # an import path: package.module:Class[:k=v...]
+            name = f"{name}:{pairs.pop(0)}"
         params = dict(_param(pair) for pair in pairs)
         out.append((spec, name, params))
     return out
 
 
-def _build_policy(name: str, params: dict[str, Any]) -> Any:
+def _build_policy(name: str, params: dict[str, Any], allow_import: bool = False) -> Any:
     """A policy instance built from the command line's name and parameters.
 
     Built here rather than by `simulate(policy=name, **params)` so that a parameter named
@@ -419,8 +443,17 @@ def _build_policy(name: str, params: dict[str, Any]) -> Any:
     value the constructor refuses is reported as the user's mistake. A constructor only stores
     and checks its parameters (the policy contract), so a TypeError it raises comes from a
     value of the wrong type given on the command line, not from a bug of a run.
+
+    An import path (``package.module:Class``) is imported only with `allow_import`
+    (``--allow-import``), and only a class with a ``schedule`` method is constructed.
     """
     try:
+        if registry.is_import_path(name):
+            factory = policies.registry.import_policy(
+                name, allowed=allow_import, opt_in=ALLOW_IMPORT_FLAG
+            )
+            policies.check_params(name, factory, params)
+            return factory(**params)
         return policies.get(name, **params)  # an unknown name: one error with a did-you-mean
     except TypeError as exc:
         given = ", ".join(f"{k}={v!r}" for k, v in params.items())
@@ -497,7 +530,8 @@ def _fmt(key: str, value: Any) -> str:
 
 def _replay(args: argparse.Namespace) -> int:
     params = dict(args.param)
-    policy = _build_policy(args.policy, params)  # a mistake here fails before the trace loads
+    # a mistake here fails before the trace loads
+    policy = _build_policy(args.policy, params, args.allow_import)
     if args.out:
         _check_out_dir("--out", args.out)
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
@@ -618,7 +652,10 @@ def _policy_detail(name: str) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     # Every name and parameter is checked before the trace loads; each instance runs once.
-    built = [(label, _build_policy(name, params), params) for label, name, params in args.policies]
+    built = [
+        (label, _build_policy(name, params, args.allow_import), params)
+        for label, name, params in args.policies
+    ]
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
@@ -664,7 +701,7 @@ def _run(args: argparse.Namespace) -> int:
     from dlsched.experiments import ResultsStore, load_experiment, run_experiment
     from dlsched.experiments.store import is_remote
 
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, allow_imports=args.allow_import)
     out = args.out or str(Path("results") / experiment.name)
     if is_remote(out) and args.report:
         raise UsageError(

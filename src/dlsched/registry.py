@@ -31,9 +31,11 @@ dlsched.registry.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); r
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import inspect
 import numbers
+import re
 import sys
 import threading
 import types
@@ -459,3 +461,102 @@ def _say(kinds: list[type | _Literal]) -> str:
         if word not in parts:
             parts.append(word)
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
+# -- import paths ---------------------------------------------------------------------------
+
+_IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def is_import_path(name: object) -> bool:
+    """Whether `name` is spelled as an import path (``package.module:Class``), not a name."""
+    return isinstance(name, str) and ":" in name
+
+
+class ImportRefusedError(DlschedError, ValueError):
+    """An import path that a config may not use: no opt-in, or not a plug-in class."""
+
+
+def import_class(
+    family: str,
+    path: str,
+    *,
+    allowed: bool,
+    opt_in: str,
+    problem: Callable[[type], str | None],
+) -> type:
+    """The class at import path `path` (``package.module:Class``) of plug-in family `family`.
+
+    Importing a module runs its code, so a name read from a file (an experiment, a command
+    line) may be an import path only when the user opted in (`allowed`; `opt_in` says how,
+    in the refusal). Without it, nothing is imported. With it, the module is imported — that
+    is the code the user allowed — but the object found is only returned, never called, and
+    only if it is a class that `problem` finds nothing wrong with (`problem(cls)` returns
+    what is missing, or None): a function such as ``os:system`` is refused.
+    """
+    if not _IMPORT_PATH.fullmatch(path):
+        raise ImportRefusedError(
+            f"{family} {path!r} is neither a registered name nor an import path of the form "
+            "'package.module:Class'"
+        )
+    if not allowed:
+        raise ImportRefusedError(
+            f"{family} {path!r} is an import path, and importing it runs that module's code, "
+            f"which needs {opt_in}; or use a registered {family} name (a package can "
+            "register one through an entry point)"
+        )
+    module_name, _, attribute = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # the user's module: any error on import is theirs to fix
+        raise ImportRefusedError(
+            f"cannot import {family} {path!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    if not inspect.isclass(obj):
+        raise ImportRefusedError(
+            f"{family} {path!r} is {_a(type(obj).__name__)}, not {_a(family)} class; an import "
+            f"path must name a class that implements the {family} protocol"
+        )
+    missing = problem(obj)
+    if missing:
+        raise ImportRefusedError(f"{family} {path!r} is not {_a(family)} class: {missing}")
+    return obj
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def code_digest(path: str) -> dict[str, str]:
+    """The SHA-256 of the source file of each module that an import path's class comes from:
+    the module it names and the one that defines the class (``{module: sha256}``).
+
+    Call it after `import_class`. A module without a file (built in, or a namespace) counts
+    by its name only.
+    """
+    module_name, _, attribute = path.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        obj = getattr(obj, part)
+    digests: dict[str, str] = {}
+    for name in dict.fromkeys([module_name, getattr(obj, "__module__", module_name)]):
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None) if module is not None else None
+        digests[name] = _file_digest(file) if file else "built-in"
+    return digests
+
+
+def code_files(digests: Mapping[str, str]) -> dict[str, str]:
+    """The file of each module named in `digests` (as `code_digest` gives them), imported."""
+    files: dict[str, str] = {}
+    for name in digests:
+        module = sys.modules.get(name)
+        files[name] = str(getattr(module, "__file__", None) or name)
+    return files
+
+
+def _file_digest(file: str) -> str:
+    with open(file, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()

@@ -434,6 +434,25 @@ def _workload(config: Mapping[str, Any]) -> Any:
 
 
 # ---- Markdown ---------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _md_line(value: Any) -> str:
+    """`value` as one line of Markdown text: newlines and other control characters, which
+    would end a table row or a list item, become a space."""
+    return _CONTROL.sub(" ", _short(value))
+
+
+def _md_cell(value: Any) -> str:
+    """`value` as the text of one Markdown table cell: on one line, its ``|`` escaped (a
+    label or sweep value holding one would otherwise split its cell in two)."""
+    return _md_line(value).replace("|", "\\|")
+
+
+def _md_row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(_md_cell(c) for c in cells) + " |"
+
+
 def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> str:
     m = data.manifest
     cells = data.cells
@@ -444,7 +463,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     lines += [
         f"{len(cells)} grid cells, {m['runs']} distinct runs: "
         f"{counts.get('finished', 0)} finished, {counts.get('failed', 0)} failed, "
-        f"{counts.get('missing', 0)} not run. Policies: {', '.join(m['policies'])}; "
+        f"{counts.get('missing', 0)} not run. "
+        f"Policies: {', '.join(_md_line(p) for p in m['policies'])}; "
         f"replicates: {len(m['replicates'])} (root seed {m['seed']}).",
         "",
     ]
@@ -452,7 +472,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         lines += [
             "Sweep: "
             + "; ".join(
-                f"`{a}` ∈ {{{', '.join(_short(v) for v in values)}}}" for a, values in m["axes"]
+                f"`{_md_line(a)}` ∈ {{{', '.join(_md_line(v) for v in values)}}}"
+                for a, values in m["axes"]
             ),
             "",
         ]
@@ -462,14 +483,14 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     lines += [
         "Means over replicates.",
         "",
-        "| " + " | ".join(header) + " |",
+        _md_row(header),
         "|" + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header))) + "|",
     ]
     for row in table.to_dict("records"):
-        cells_md = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+        cells_md = [row["policy"], *(row[a] for a in axes), row["runs"]]
         for key, _ in metrics:
             cells_md.append(_md_number(key, row[key], row.get(f"{key}_sd")))
-        lines.append("| " + " | ".join(cells_md) + " |")
+        lines.append(_md_row(cells_md))
     lines.append("")
     lines += _resource_markdown(data, table)
     if data.failures:
@@ -477,8 +498,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         for key, failure in sorted(data.failures.items()):
             labels = cells[cells["key"] == key].iloc[0]
             lines.append(
-                f"- `{key}` ({labels['variant']}, replicate {labels['replicate']}): "
-                f"{failure['error']} — traceback in `failures/{key}.json`"
+                f"- `{key}` ({_md_line(labels['variant'])}, replicate {labels['replicate']}): "
+                f"{_md_line(failure['error'])} — traceback in `failures/{key}.json`"
             )
         lines.append("")
     missing = cells[cells["status"] == "missing"].drop_duplicates("key")
@@ -541,7 +562,7 @@ def _resource_markdown(data: ReportData, table: pd.DataFrame) -> list[str]:
         axes = data.axes
         header = ["policy", *axes, "runs", *(label for _, label in columns)]
         lines += [
-            "| " + " | ".join(header) + " |",
+            _md_row(header),
             "|"
             + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header)))
             + "|",
@@ -549,9 +570,9 @@ def _resource_markdown(data: ReportData, table: pd.DataFrame) -> list[str]:
         for row in table.to_dict("records"):
             if all(_missing(row.get(k)) for k, _ in columns if k != "utilization"):
                 continue
-            text = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+            text = [row["policy"], *(row[a] for a in axes), row["runs"]]
             text += [_md_number(k, row[k]) for k, _ in columns]
-            lines.append("| " + " | ".join(text) + " |")
+            lines.append(_md_row(text))
         lines.append("")
     lines += [f"- {note}" for note in data.resource_notes]
     if data.resource_notes:

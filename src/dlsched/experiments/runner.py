@@ -43,6 +43,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from dlsched import registry
 from dlsched.api import simulate
 from dlsched.cluster import Cluster
 from dlsched.engine.progress import ProgressSink
@@ -51,9 +52,11 @@ from dlsched.experiments import EXECUTORS
 from dlsched.experiments.config import (
     Experiment,
     Run,
+    canonical_json,
     file_sha256,
+    import_paths,
     load_experiment,
-    policy_factory,
+    user_class,
 )
 from dlsched.experiments.progress import BAR_FORMAT, GridProgress, folder_writer
 from dlsched.experiments.store import (
@@ -170,19 +173,38 @@ def simulate_config(
 ) -> SimulationResult:
     """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result.
 
-    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time)."""
+    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time).
+
+    The config is taken as the caller's own, like `simulate`'s arguments: an import path in
+    it (validated experiments hold one only when they opted in) is imported, which runs that
+    module's code, and must still name a class of its kind whose source matches the
+    config's ``code``."""
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
     # Built here, not by `simulate`: a policy's own parameters (Gavel's `seed`) must not
     # collide with `simulate`'s keywords.
-    policy: Any = policy_factory(name)(**params) if ":" in name else get_policy(name, **params)
+    users = dict((kind, path) for kind, path in import_paths(config))
+    code = config.get("code", {})
+    policy: Any = (
+        _user_class("policy", name, code)(**params)
+        if "policy" in users
+        else get_policy(name, **params)
+    )
+    throughput: Any = config["throughput"]
+    if "throughput model" in users:
+        throughput = _user_class("throughput model", throughput, code)()
+    estimator: Any = (
+        _user_class("estimator", users["estimator"], code)()
+        if "estimator" in users
+        else build_estimator(config["estimator"])
+    )
     result = simulate(
         workload,
         cluster,
         policy=policy,
-        throughput=config["throughput"],
-        estimator=build_estimator(config["estimator"]),
+        throughput=throughput,
+        estimator=estimator,
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
@@ -190,6 +212,67 @@ def simulate_config(
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result
+
+
+def _user_class(kind: str, path: str, code: Mapping[str, str]) -> Any:
+    """The class of a `kind` given by import path, checked to be the code the run's config
+    was made with (`code`: its modules' SHA-256). A config comes from a validated
+    experiment, which opted in to import paths, or from the caller's own script."""
+    cls = user_class(kind, path, allow_imports=True)
+    now = registry.code_digest(path)
+    changed = [module for module, digest in now.items() if code.get(module) != digest]
+    if changed:
+        files = registry.code_files({m: "" for m in changed})
+        raise DlschedError(
+            f"the code of {kind} {path!r} changed after the experiment was expanded "
+            f"({', '.join(files.values())}); run the experiment again"
+        )
+    return cls
+
+
+def code_reruns(experiment: Experiment, store: ResultsStore) -> dict[str, RunCheck]:
+    """Runs of policies given by import path that the store holds for the same grid cell
+    under another key, because their code changed since (new key → why, as a `RunCheck`).
+
+    A run's key covers its policy's source (the config's ``code``), so a changed module
+    makes a new run and the old one is never reused; this only finds the old one in the
+    grid that the store last ran (``experiment.json``), to say why the cell runs again."""
+    try:
+        previous = store.read_manifest()
+        old_keys = {
+            (p["policy"], p["replicate"], canonical_json(p["axes"])): p["key"]
+            for p in previous.get("points", [])
+        }
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}  # no grid before this one (or not one we can read): nothing to explain
+    found: dict[str, RunCheck] = {}
+    for point in experiment.points:
+        config = experiment.runs[point.key].config
+        if "code" not in config or point.key in found:
+            continue
+        old = old_keys.get((point.policy, point.replicate, canonical_json(dict(point.axes))))
+        if old is None or old == point.key or store.is_finished(point.key):
+            continue
+        try:
+            old_code = store.run_config(old).get("code", {}) if store.is_finished(old) else None
+        except (OSError, ValueError, AttributeError):
+            old_code = None
+        if not isinstance(old_code, dict):
+            continue
+        changed = sorted(m for m, d in config["code"].items() if old_code.get(m) != d)
+        if changed:
+            files = registry.code_files({m: "" for m in changed})
+            whose = [
+                f"{kind} {path!r}"
+                for kind, path in import_paths(config)
+                if set(registry.code_digest(path)) & set(changed)
+            ]
+            found[point.key] = RunCheck(
+                "stale",
+                f"the code of {' and '.join(whose) or 'an import path'} changed since "
+                f"({', '.join(files.values())})",
+            )
+    return found
 
 
 def execute_run(
@@ -344,7 +427,8 @@ def run_experiment(
 
     A stored run counts only when its manifest verifies and names this results format and
     dlsched version; the others are run again, and one line per reason on stderr says how
-    many and why (also in ``outcome.rerun``).
+    many and why (also in ``outcome.rerun``). A policy given by import path runs again when
+    its module's source changed (its hash is part of the run's key), with such a line too.
 
     Ctrl-C stops at once; runs finished so far stay stored and the next call resumes. SIGTERM
     (when nobody else handles it) stops the workers too, then ends the process as SIGTERM
@@ -446,12 +530,14 @@ def _run_grid(
 ) -> None:
     """Run the grid's pending runs while this process holds the store's lock (`lease`)."""
     store.clean_partial()
+    changed_code = code_reruns(exp, store)  # read the grid last run here before replacing it
     store.write_manifest(manifest(exp), exp.text)
     checks = {key: store.check_run(key) for key in exp.runs}
     outcome.skipped = [key for key, check in checks.items() if check.ok]
     outcome.rerun = {
         key: check for key, check in checks.items() if check.status not in ("ok", "missing")
     }
+    outcome.rerun.update(changed_code)
     for line in rerun_messages(outcome.rerun):
         print(f"{exp.name}: {line}", file=sys.stderr)
     for key in outcome.rerun:

@@ -85,3 +85,21 @@ def get(name: str, **params: Any) -> Any:
     make = factory(name)
     check_params(name, make, params)
     return make(**params)
+
+
+def policy_class_problem(cls: type) -> str | None:
+    """What a class lacks to satisfy the `Policy` protocol, judged without making one."""
+    if not callable(getattr(cls, "schedule", None)):
+        return "it has no schedule(view) method (see dlsched.policies.Policy)"
+    return None
+
+
+def import_policy(path: str, *, allowed: bool, opt_in: str) -> Callable[..., Any]:
+    """The policy class at import path `path` (``package.module:Class``), not instantiated.
+
+    For names read from files and command lines: refused unless `allowed` (the user's
+    opt-in, which `opt_in` names in the refusal), and refused unless it is a class with a
+    ``schedule`` method (`dlsched.registry.import_class`)."""
+    return _generic.import_class(
+        "policy", path, allowed=allowed, opt_in=opt_in, problem=policy_class_problem
+    )
