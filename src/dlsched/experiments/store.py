@@ -66,6 +66,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dlsched.atomic import TMP_PREFIX, open_in_place, write_parquet, write_text
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
@@ -93,7 +94,7 @@ RUN_FILES = (
     "timeline.parquet",
     RUN_MANIFEST,
 )
-_TMP_PREFIX = ".tmp-"
+_TMP_PREFIX = TMP_PREFIX
 _LOCK_FILE = ".lock"
 
 DATASET_DIR = "dataset"
@@ -206,15 +207,7 @@ class ResultsStore:
 
     def _write_table(self, path: Path, table: Any) -> None:
         """Write a pyarrow table as one parquet file, whole or not at all."""
-        import pyarrow.parquet as pq
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f"{_TMP_PREFIX}{path.name}-{secrets.token_hex(4)}"
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_parquet(path, table)
 
     def _remove(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -385,8 +378,9 @@ class ResultsStore:
             import fcntl
         except ImportError:  # not POSIX: no advisory locks; one writer is on the user
             fcntl = None  # type: ignore[assignment]
-        # "a+", not "w": truncating before the lock is ours would erase the holder's token
-        with open(self.root / _LOCK_FILE, "a+") as handle:
+        # opened in place without truncating (a truncation before the lock is ours would erase
+        # the holder's token), never through a link planted there (`open_in_place`)
+        with open_in_place(self.root / _LOCK_FILE, "the results lock") as handle:
             if fcntl is not None:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -426,7 +420,7 @@ class ResultsStore:
             import fcntl
         except ImportError:
             return
-        with open(path, "a+") as handle:
+        with open_in_place(path, "the results lock") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
@@ -561,6 +555,37 @@ class ResultsStore:
             (self.failures_dir / f"{key}.json").unlink()
 
 
+# the package fsspec asks for, by URL scheme, where it is not the scheme itself
+_FS_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs"}
+
+
+def url_filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec file system of `url` and the path inside it; a clear `DlschedError`
+    saying what to ``pip install`` when fsspec, or the package of that file system (s3fs
+    for ``s3://``, gcsfs for ``gs://`` …), is not installed."""
+    scheme = url.split("://", 1)[0].lower()
+    try:
+        fsspec: Any = importlib.import_module("fsspec.core")  # untyped: Any on purpose
+    except ImportError:
+        raise DlschedError(
+            f"{url}: a URL needs fsspec (and the package of its file system, e.g. s3fs): "
+            "pip install fsspec"
+        ) from None
+    try:
+        fs, path = fsspec.url_to_fs(url)
+    except ImportError as exc:  # fsspec knows the scheme; its package is missing
+        package = _FS_PACKAGES.get(scheme)
+        hint = f"pip install {package}" if package else f"install fsspec's package for {scheme}://"
+        raise DlschedError(
+            f"{url}: {scheme}:// needs a package that is not installed ({_one_line(exc)}): {hint}"
+        ) from None
+    return fs, str(path)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def is_remote(root: str | os.PathLike[str]) -> bool:
     """Whether `root` is an fsspec URL of another file system than this machine's."""
     text = os.fspath(root)
@@ -632,15 +657,8 @@ class FsspecResultsStore(ResultsStore):
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        try:
-            fsspec: Any = importlib.import_module("fsspec.core")  # untyped: Any on purpose
-        except ImportError:
-            raise DlschedError(
-                f"{os.fspath(root)}: a results URL needs fsspec (and the package of its "
-                "file system, e.g. s3fs): pip install 'dlsched[dask]' or fsspec"
-            ) from None
         self._url = os.fspath(root).rstrip("/")
-        self.fs, path = fsspec.url_to_fs(self._url)
+        self.fs, path = url_filesystem(self._url)
         super().__init__(path)
 
     @property
@@ -898,18 +916,7 @@ def _remote_sha256(fs: Any, path: str, size: int, version: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    handle = tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, prefix=f"{_TMP_PREFIX}{path.name}-", delete=False
-    )
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(handle.name)
+    write_text(path, text)  # (`dlsched.atomic`: its temporary names are `_TMP_PREFIX`'s)
 
 
 def _rewrite(handle: Any, text: str) -> None:
