@@ -513,5 +513,8 @@ class _EventSink:
     def _give_up(self, exc: BaseException) -> None:
         """Remove the temporary file after a failed write; the name keeps what it held."""
         self.closed = True
+        if self.writer is not None:  # (its footer goes to the file about to be removed)
+            with contextlib.suppress(BaseException):
+                self.writer.close()
         with contextlib.suppress(BaseException):
             self._file.__exit__(type(exc), exc, exc.__traceback__)
