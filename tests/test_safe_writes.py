@@ -477,3 +477,43 @@ def test_workload_to_parquet_refuses_its_own_source(tmp_path: Path) -> None:
 def test_errors_are_dlsched_errors() -> None:
     """Both new error kinds are `DlschedError`s (the CLI's one-line boundary)."""
     assert issubclass(OutputError, DlschedError) and issubclass(ResultsError, DlschedError)
+
+
+def test_a_discarded_run_that_is_a_link_removes_only_the_link(
+    tmp_path: Path, outside: Path
+) -> None:
+    """runs/<key> planted as a link to a folder: discarding it removes the link, leaves no
+    leftover and keeps the folder it named."""
+    store = ResultsStore(tmp_path / "results")
+    store.runs_dir.mkdir(parents=True)
+    store.run_dir("k1").symlink_to(outside.parent, target_is_directory=True)
+    store.discard_run("k1")
+    assert list(store.runs_dir.iterdir()) == []
+    assert outside.read_bytes() == OUTSIDE
+
+
+def test_report_refuses_a_linked_output(
+    tmp_path: Path,
+    outside: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`dlsched report` where summary.csv is a planted link (in a store with no finished run
+    yet): one line naming it, the target untouched."""
+    root = tmp_path / "results"
+    root.mkdir()
+    manifest = {
+        "name": "tiny",
+        "description": "",
+        "seed": 0,
+        "replicates": [0],
+        "policies": ["fifo"],
+        "axes": [],
+        "points": [{"key": "k1", "policy": "fifo", "replicate": 0, "axes": {}}],
+        "runs": 1,
+    }
+    (root / "experiment.json").write_text(json.dumps(manifest))
+    (root / "summary.csv").symlink_to(outside)
+    assert main(["report", str(root)]) == 2
+    line = one_line_error(capsys)
+    assert "summary.csv" in line and "symbolic link" in line
+    assert outside.read_bytes() == OUTSIDE

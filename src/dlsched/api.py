@@ -83,7 +83,11 @@ def simulate(
       the file then has what `result.events` would, `result.events` has its columns and no
       rows, ``result.meta["events_path"]`` names the file and ``summary()["events"]`` still
       counts the events. Read it back with `pandas.read_parquet` or `pyarrow.dataset`.
-      An existing file is replaced; its folder is made before the run. On a cluster that
+      The log is written under a temporary name and moved onto this one when the run ends
+      (a run that raises still moves it, with the events up to the failure); until then an
+      existing file keeps what it held, and a write that fails (a full disk) leaves it so.
+      A symbolic link, or the run's own trace or cluster file, is refused (`OutputError`).
+      Its folder is made before the run. On a cluster that
       declares CPUs or memory the log is held and written at the end (its held-resource
       columns need the whole run), and the CPU/memory figures of `summary()` are read
       back from the file.
@@ -335,7 +339,7 @@ def _prepare_events_file(
             f"events={os.fspath(events)!r} is a folder: give the parquet file to write, "
             f"e.g. {os.fspath(target / 'events.parquet')!r}"
         )
-    check_target(target, inputs, "events=")
+    check_target(target, inputs, "events")
     target.parent.mkdir(parents=True, exist_ok=True)
     if not os.access(target.parent, os.W_OK):
         raise ConfigError(

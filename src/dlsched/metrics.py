@@ -144,7 +144,7 @@ class SimulationResult:
         # the run streamed its event log to a file (`simulate(events=...)`): that file is the
         # log, and an empty table written here would lose it on `load`
         log = Path(streamed) if streamed is not None and self.events.empty else None
-        with staged_files(out, RESULT_FILES, "meta.json", self.inputs()) as stage:
+        with staged_files(out, RESULT_FILES, "meta.json", self._inputs()) as stage:
             self.jobs.to_parquet(stage / "jobs.parquet", index=False)
             if log is None:
                 self.events.to_parquet(stage / "events.parquet", index=False)
@@ -157,7 +157,7 @@ class SimulationResult:
             )
         return out
 
-    def inputs(self) -> list[str]:
+    def _inputs(self) -> list[str]:
         """The files this result was computed from (its trace and cluster file), which
         nothing that writes the result may overwrite."""
         from dlsched.atomic import input_files

@@ -441,7 +441,7 @@ class ResultsStore:
             if p.name.startswith(_TMP_PREFIX)
         ]
         for path in leftovers:
-            if path.is_dir():
+            if path.is_dir() and not path.is_symlink():  # (a link goes, never what it names)
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
@@ -515,11 +515,14 @@ class ResultsStore:
     def discard_run(self, key: str) -> None:
         """Remove stored run `key` (damaged or stale): renamed aside at once, then deleted."""
         final = self.run_dir(key)
-        if not final.exists():
+        if not final.exists() and not final.is_symlink():
             return
         aside = self.runs_dir / f"{_TMP_PREFIX}discarded-{key}-{secrets.token_hex(4)}"
         os.replace(final, aside)
-        shutil.rmtree(aside, ignore_errors=True)
+        if aside.is_symlink():  # planted: remove the link, not the folder it names
+            aside.unlink()
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
 
     def record_failure(
         self,
