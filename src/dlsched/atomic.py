@@ -125,8 +125,8 @@ def atomic_file(
     raises, the temporary file is removed, `path` keeps what it held and the error goes on.
     `inputs` and `what` are `check_target`'s (checked before writing and again at the move).
     """
+    inputs = list(inputs)  # (checked twice: an iterator would be spent by the first)
     target = check_target(path, inputs, what)
-    inputs = list(inputs)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = _create_temporary(target.parent, target.name)
     try:
