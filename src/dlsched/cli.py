@@ -202,7 +202,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         default=None,
         metavar="DIR",
-        help="save jobs/events/timeline (parquet) and summary (JSON) here",
+        help="save jobs/events/timeline (parquet) and summary (JSON) here, all or nothing "
+        "(meta.json last); a folder, or an fsspec URL (s3://bucket/x needs s3fs)",
     )
     replay.add_argument(
         "--events",

@@ -10,6 +10,7 @@
       runs/.tmp-<key>-*/     a run being written (never mistaken for a finished one)
       failures/<key>.json    a failed run: its config, the error and the traceback
       .lock                  held (flock) by the one `dlsched run` writing here; holds its token
+                             (opened in place, never through a link: `dlsched.atomic`)
 
 A run directory appears by one ``os.replace`` of a complete temporary directory, so a crash,
 a killed worker or Ctrl-C leaves either a finished run or a ``.tmp-`` leftover, which the next
