@@ -271,7 +271,7 @@ def test_out_on_a_full_disk_keeps_the_previous_result(
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", full_disk)
     assert replay(inputs, "--out", str(out), "--policy", "srtf") == 2
-    assert "No space left on device" in one_line_error(capsys)
+    assert f"{out / 'timeline.parquet'}: No space left on device" in one_line_error(capsys)
     assert {name: (out / name).read_bytes() for name in RESULT_FILES} == before
     assert leftovers(out) == []
     monkeypatch.setattr(pd.DataFrame, "to_parquet", real)
@@ -353,7 +353,7 @@ def test_a_full_disk_while_streaming_keeps_the_previous_log(
     monkeypatch.setattr(pq.ParquetWriter, "write_table", full_disk)
     with pytest.raises(OSError) as caught:
         dlsched.simulate(jobs(), cluster(), "fifo", events=path)
-    assert caught.value.errno == errno.ENOSPC
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
     assert path.read_bytes() == b"the previous log"
     assert leftovers(tmp_path) == []
 

@@ -136,11 +136,26 @@ def atomic_file(
             os.fsync(handle.fileno())
         check_target(target, inputs, what)  # (a link planted while the data was written)
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        _name_the_target(exc, target)
         raise
     _fsync_folder(target.parent)
+
+
+def _name_the_target(exc: BaseException, target: Path, stage: Path | None = None) -> None:
+    """Raise a writer's OSError that names no file (pyarrow's "Error writing bytes"), or a
+    temporary one of `stage`, again as one naming `target` (or its file of that name) and
+    saying that it was left as it was; return otherwise."""
+    if not isinstance(exc, OSError) or not exc.errno:
+        return
+    if exc.filename is not None:
+        if stage is None or not os.fspath(exc.filename).startswith(os.fspath(stage)):
+            return
+        target = target / Path(exc.filename).name
+    why = f"{os.strerror(exc.errno)}; left as it was"
+    raise OSError(exc.errno, why, os.fspath(target)) from exc
 
 
 def write_bytes(
@@ -263,6 +278,9 @@ def staged_files(
         for name in sorted(written, key=lambda n: n == marker):  # the marker last
             os.replace(stage / name, root / name)
         _fsync_folder(root)
+    except BaseException as exc:
+        _name_the_target(exc, root, stage)
+        raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -487,8 +487,7 @@ class _EventSink:
             table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
             self.writer.write_table(table, row_group_size=self.row_group)
         except BaseException as exc:
-            self._give_up(exc)
-            raise
+            raise self._give_up(exc)  # noqa: B904 (chained to `exc` already)
 
     def close(self) -> None:
         """Finish the file and move it onto its name (once)."""
@@ -505,16 +504,19 @@ class _EventSink:
             else:
                 self.writer.close()
         except BaseException as exc:
-            self._give_up(exc)
-            raise
+            raise self._give_up(exc)  # noqa: B904 (chained to `exc` already)
         self.closed = True
         self._file.close()  # the move onto its name
 
-    def _give_up(self, exc: BaseException) -> None:
-        """Remove the temporary file after a failed write; the name keeps what it held."""
+    def _give_up(self, exc: BaseException) -> BaseException:
+        """Remove the temporary file after a failed write (the name keeps what it held);
+        return the error to raise (an OSError then names the file)."""
         self.closed = True
         if self.writer is not None:  # (its footer goes to the file about to be removed)
             with contextlib.suppress(BaseException):
                 self.writer.close()
-        with contextlib.suppress(BaseException):
+        try:
             self._file.__exit__(type(exc), exc, exc.__traceback__)
+        except BaseException as named:
+            return named
+        return exc
