@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -207,7 +208,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         default=None,
         metavar="DIR",
-        help="save jobs/events/timeline (parquet) and summary (JSON) here",
+        help="save jobs/events/timeline (parquet) and summary (JSON) here, all or nothing "
+        "(meta.json last); a folder, or an fsspec URL (s3://bucket/x needs s3fs)",
     )
     replay.add_argument(
         "--events",
@@ -508,6 +510,55 @@ def _check_out_dir(option: str, folder: str) -> None:
         ) from None
 
 
+def _check_replay_out(out: str) -> tuple[Any, str] | None:
+    """Check `replay --out` before the run: a local folder that can be written, or a URL
+    whose file system package is installed (then that file system and the path in it)."""
+    from dlsched.experiments.store import is_remote, url_filesystem
+
+    if is_remote(out):
+        return url_filesystem(out)  # (`pip install s3fs` where it is missing)
+    _check_out_dir("--out", out)
+    return None
+
+
+def _check_replay_targets(args: argparse.Namespace, inputs: list[Any]) -> None:
+    """Refuse, before the run, what `replay` would write over: a symbolic link among the
+    files of --out or at --events, an input of the run (the trace, the cluster file), and
+    an --events file that is one of --out's own files (saving would replace one by the
+    other)."""
+    from dlsched.atomic import check_target, input_files, same_file
+    from dlsched.experiments.store import is_remote
+    from dlsched.metrics import RESULT_FILES
+
+    inputs = input_files(*inputs)
+    if args.out and not is_remote(args.out):
+        for name in RESULT_FILES:
+            check_target(Path(args.out) / name, inputs, "--out")
+    if args.events:
+        check_target(args.events, inputs, "--events")
+        if args.out and not is_remote(args.out):
+            for name in RESULT_FILES:
+                if same_file(args.events, Path(args.out) / name):
+                    raise UsageError(
+                        f"--events {args.events} is {name} of --out {args.out}, which saving "
+                        "the result writes; give --events a file outside that folder (--out "
+                        "saves the event log as its events.parquet anyway)"
+                    )
+
+
+def _save_to_url(result: SimulationResult, fs: Any, path: str) -> None:
+    """`replay --out URL`: the result saved locally, then each file put, ``meta.json`` last
+    (one object put is atomic: a folder without it is an unfinished save)."""
+    from dlsched.metrics import RESULT_FILES
+
+    with tempfile.TemporaryDirectory(prefix=".tmp-save-") as scratch:
+        result.save(scratch)
+        with contextlib.suppress(FileNotFoundError):
+            fs.rm_file(f"{path}/meta.json")  # un-commit an older result first
+        for name in RESULT_FILES:  # (meta.json is the last of them)
+            fs.put_file(str(Path(scratch) / name), f"{path}/{name}")
+
+
 def _fmt(key: str, value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
@@ -532,15 +583,20 @@ def _replay(args: argparse.Namespace) -> int:
     params = dict(args.param)
     # a mistake here fails before the trace loads
     policy = _build_policy(args.policy, params, args.allow_import)
+    remote = None
     if args.out:
-        _check_out_dir("--out", args.out)
+        remote = _check_replay_out(args.out)
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
+    _check_replay_targets(args, [trace, workload.provenance.get("source"), cluster.source])
     result = _simulate(args, workload, cluster, policy, params)
     summary = result.summary()
     if args.out:
-        result.save(args.out)
+        if remote is None:
+            result.save(args.out)
+        else:
+            _save_to_url(result, *remote)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from dlsched.atomic import save_figure, write_csv, write_text
 from dlsched.cluster import Cluster
-from dlsched.errors import DlschedError, did_you_mean
+from dlsched.errors import DlschedError, ResultsError, did_you_mean
 from dlsched.experiments.store import ResultsStore
 
 if TYPE_CHECKING:
@@ -81,10 +82,6 @@ FORMATS = ("png", "pdf", "svg")
 DEFAULT_DPI = 110
 
 
-class ResultsError(DlschedError, ValueError):
-    """A file of a results directory is damaged; the message names it and what to do."""
-
-
 _RERUN = "delete that run's folder and `dlsched run` the experiment again to re-run it"
 
 
@@ -96,6 +93,8 @@ def _stored(path: Path, read: Callable[[], _T], remedy: str = _RERUN) -> _T:
         if exc.filename is None:  # the reader's own sentence (no experiment.json) says it best
             raise
         raise ResultsError(f"{path}: missing; {remedy}") from None
+    except ResultsError:  # (already names its folder and file)
+        raise
     except (OSError, ValueError) as exc:  # unreadable, not JSON, not parquet
         raise ResultsError(f"{path}: unreadable ({exc}); {remedy}") from None
 
@@ -330,9 +329,9 @@ def write_report(
     root = data.store.root
     written = []
     table = summary_table(data)
-    table.to_csv(root / "summary.csv", index=False)
+    write_csv(root / "summary.csv", table)
     runs = data.cells.drop(columns=[c for c in data.cells.columns if c.endswith("wall_s")])
-    runs.to_csv(root / "runs.csv", index=False)
+    write_csv(root / "runs.csv", runs)
     walls = data.cells[
         [
             c
@@ -340,7 +339,7 @@ def write_report(
             if c in data.cells.columns
         ]
     ]
-    walls.to_csv(root / "wall_times.csv", index=False)
+    write_csv(root / "wall_times.csv", walls)
     written += [root / "summary.csv", root / "runs.csv", root / "wall_times.csv"]
     plots = [name for name in PLOTS]
     if (
@@ -364,7 +363,7 @@ def write_report(
         for name in plots:
             written += _save(figures[name](), root / name, chosen, dpi)
     shown = [_shown_name(name, chosen) for name in plots] if not data.done.empty else []
-    (root / "summary.md").write_text(_markdown(data, table, shown))
+    write_text(root / "summary.md", _markdown(data, table, shown))
     written.append(root / "summary.md")
     return written
 
@@ -632,7 +631,7 @@ def _save(fig: Figure, png_path: Path, formats: Sequence[str], dpi: float) -> li
         metadata = (
             {"CreationDate": None} if fmt == "pdf" else {"Date": None} if fmt == "svg" else {}
         )
-        fig.savefig(path, dpi=dpi, format=fmt, metadata=metadata)
+        save_figure(fig, path, dpi=dpi, format=fmt, metadata=metadata)
         out.append(path)
     return out
 
