@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
-from dlsched import policies, registry
+from dlsched import policies, registry, safeyaml
 from dlsched._version import __version__
 from dlsched.bundled import (
     DEFAULT_CLUSTER,
@@ -49,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _param(text: str) -> tuple[str, Any]:
-    """``key=value`` → (key, value parsed as YAML: "true" → True, "3" → 3, "easy" → "easy")."""
+    """``key=value`` → (key, value parsed as YAML: "true" → True, "3" → 3, "1e8" → 1e8,
+    "inf" → inf, "easy" → "easy"), by the bounded loader of every config (`dlsched.safeyaml`)."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -59,23 +60,12 @@ def _param(text: str) -> tuple[str, Any]:
             f"{text!r} gives {key!r} no value; write {key}=VALUE ({key}=null for none)"
         )
     try:
-        return key, yaml.safe_load(value)
+        return key, safeyaml.loads(value)  # 1e8, 1.5e3 and inf are numbers (YAML 1.2)
     except yaml.YAMLError as exc:
         raise argparse.ArgumentTypeError(
-            f"{key}={value}: the value is not valid YAML ({_yaml_problem(exc)}); "
+            f"{key}={value}: the value is not valid YAML ({safeyaml.problem(exc)}); "
             "quote a string, close brackets: key=[1, 2], key={a: 1}"
         ) from None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """A YAML error in one line: what is wrong and where."""
-    if isinstance(exc, yaml.MarkedYAMLError):
-        problem = exc.problem or exc.context or "malformed"
-        mark = exc.problem_mark or exc.context_mark
-        if mark is not None:
-            return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-        return problem
-    return _one_line(str(exc))
 
 
 def _one_of(what: str, choices: Iterable[str]) -> Callable[[str], str]:
@@ -179,7 +169,7 @@ def _parser() -> argparse.ArgumentParser:
             "a modelled GPU cluster under pluggable scheduling policies."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"dlsched {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"dlsched {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     replay = sub.add_parser(
@@ -449,6 +439,7 @@ def _build_policy(name: str, params: dict[str, Any], allow_import: bool = False)
     An import path (``package.module:Class``) is imported only with `allow_import`
     (``--allow-import``), and only a class with a ``schedule`` method is constructed.
     """
+    _not_a_policy(name)
     try:
         if registry.is_import_path(name):
             factory = policies.registry.import_policy(
@@ -669,13 +660,16 @@ _WIDTH = 100
 
 
 def _policies(name: str | None) -> int:
-    """List every policy with its parameters, or show policy `name` in detail."""
+    """List every policy with its parameters, then the placements; or show policy `name`."""
     if name is not None:
         return _policy_detail(name)
     names = policies.names()
     column = min(max(len(n) for n in names), 26)
+    print("policies (each once; `dlsched policies NAME` shows one in detail):")
     for policy in names:
-        print(f"{policy:<{column}}  {policies.describe(policy)}")
+        also = policies.aliases(policy)
+        alias_note = f"  [alias: {', '.join(also)}]" if also else ""
+        print(f"{policy:<{column}}  {policies.describe(policy)}{alias_note}")
         listed = ", ".join(_parameter_default(p) for p in _policy_parameters(policy))
         print(
             textwrap.fill(
@@ -686,19 +680,74 @@ def _policies(name: str | None) -> int:
                 break_on_hyphens=False,
             )
         )
+    print("placements (not policies: give one to a policy, --param placement=NAME):")
+    for placement, about in _placements():
+        print(f"{placement:<{column}}  {about}")
     return 0
 
 
+def _placements() -> list[tuple[str, str]]:
+    """(name, one line) of every registered placement; a ``<name>:shuffled`` variant is
+    said on its base's line rather than listed apart."""
+    from dlsched.engine.placement import STRATEGIES  # only when placements are listed
+
+    names = STRATEGIES.names()
+    listed = []
+    for name in names:
+        base, _, variant = name.partition(":")
+        if variant and base in names:
+            continue
+        about = _first_sentence(inspect.getdoc(STRATEGIES.get(name)) or "", name)
+        if f"{name}:shuffled" in names:
+            about += f" Also {name}:shuffled (ties to a random node order)."
+        listed.append((name, about))
+    return listed
+
+
+def _first_sentence(doc: str, name: str) -> str:
+    """The first sentence of a docstring's first paragraph, without reST markup or a
+    leading ``name``: of its own."""
+    text = " ".join(doc.split("\n\n")[0].split()).replace("``", "")
+    text = text.removeprefix(f"{name}: ")
+    sentence, dot, _ = text.partition(". ")
+    sentence = sentence.split("; see the module docstring")[0].rstrip(".") or name
+    if len(sentence) > 60:  # one line each: the detail is in the docstring
+        sentence = sentence[:60].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
+    return sentence[0].upper() + sentence[1:] + ("" if sentence.endswith("...") else ".")
+
+
+def _not_a_policy(name: str) -> None:
+    """Raise a `UsageError` if `name` is no policy but is a placement, saying how to use it
+    (other unknown names are left to the registry's did-you-mean)."""
+    if name in policies.POLICIES:
+        return
+    from dlsched.engine.placement import STRATEGIES
+
+    if name in STRATEGIES:
+        raise UsageError(
+            f"{name!r} is a placement, not a policy: give it to a policy as its placement, "
+            f"e.g. `dlsched replay --policy fifo --param placement={name}` (in an experiment "
+            f"file: params: {{placement: {name}}}); `dlsched policies` lists both"
+        )
+
+
 def _policy_detail(name: str) -> int:
-    factory = policies.factory(name)  # an unknown name: one error with a did-you-mean
-    print(f"{name}: {policies.describe(name)}")
+    _not_a_policy(name)
+    own = policies.POLICIES.canonical(name)  # an unknown name: one error with a did-you-mean
+    factory = policies.factory(own)
+    print(f"{own}: {policies.describe(own)}")
+    also = policies.aliases(own)
+    if name != own:
+        print(f"({name} is an alias of {own})")
+    elif also:
+        print(f"(also named {', '.join(also)})")
     module = sys.modules.get(getattr(factory, "__module__", ""))
     about = (inspect.getdoc(module) or "").split("\n\n")[0] if module is not None else ""
     if module is not None and about:  # the module docstring names the paper
         print()
         print(textwrap.fill(" ".join(about.split()), _WIDTH))
         print(f"(module {module.__name__})")
-    params = _policy_parameters(name)
+    params = _policy_parameters(own)
     print()
     print("parameters:" if params else "parameters: none")
     for param in params:
@@ -887,7 +936,7 @@ def _one_line(text: str) -> str:
 def _user_error(exc: BaseException) -> str:
     """The message of a user error, on one line."""
     if isinstance(exc, yaml.YAMLError):
-        return _yaml_problem(exc)
+        return safeyaml.problem(exc)
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     return _one_line(str(exc)) or type(exc).__name__

@@ -9,6 +9,11 @@ Third-party packages add entries through the family's entry-point group, for exa
 ``mypolicy = mypkg.module:MyPolicy`` under ``dlsched.policies``; those are loaded on the
 first lookup too.
 
+An entry may have *aliases* (`alias`, or ``register(name, *aliases)``): other names that
+resolve to the same entry, so that a renamed entry keeps its old name working. `names()`
+lists each entry once, by its own name; `names(aliases=True)`, ``in`` and `get` know the
+aliases too, and `aliases(name)` / `canonical(name)` tell one from the other.
+
 Name clashes are never silent:
 
 - registering in code a name that already belongs to a *different* object raises
@@ -34,6 +39,7 @@ import ast
 import hashlib
 import importlib
 import inspect
+import math
 import numbers
 import re
 import sys
@@ -116,6 +122,7 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self._loader = loader
         self._entries: dict[str, T | _Deferred] = {}
+        self._aliases: dict[str, str] = {}  # alias -> the entry's own name
         self._loaded = loader is None and entry_point_group is None
         self._loading = False
         self._lock = threading.RLock()
@@ -133,6 +140,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
+            self._refuse_alias(name)
             existing = self._entries.get(name, obj)
             if isinstance(existing, _Deferred) and existing.target == _target(obj):
                 existing = obj  # the object a lazy entry names, registered by its module
@@ -159,6 +167,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
+            self._refuse_alias(name)
             existing = self._entries.get(name)
             if existing is None:
                 self._entries[name] = _Deferred(target)
@@ -171,13 +180,50 @@ class Registry(Generic[T]):
                     "under it (choose another name)"
                 )
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator: `add` the decorated class or function as `name`."""
+    def register(self, name: str, *aliases: str) -> Callable[[T], T]:
+        """Decorator: `add` the decorated class or function as `name`, with `aliases`."""
 
         def decorate(obj: T) -> T:
-            return self.add(name, obj)
+            self.add(name, obj)
+            for alias in aliases:
+                self.alias(alias, name)
+            return obj
 
         return decorate
+
+    def alias(self, alias: str, name: str) -> None:
+        """Make `alias` another name of the entry registered as `name`: `get(alias)` is
+        `get(name)`, and listings show the entry once, under `name`.
+
+        Raises ValueError if `name` is not an entry's own name, or if `alias` already names
+        another entry (declaring the same alias twice is a no-op).
+        """
+        if not isinstance(alias, str) or not alias:
+            raise ValueError(f"a {self.family} alias must be a non-empty string, got {alias!r}")
+        with self._lock:
+            if alias == name and name in self._entries:
+                return  # an entry's own name is no alias of it
+            if name not in self._entries:
+                raise ValueError(
+                    f"{self.family} alias {alias!r}: {name!r} is not a registered "
+                    f"{self.family} (register it before its aliases)"
+                )
+            owner_name = alias if alias in self._entries else self._aliases.get(alias, name)
+            if owner_name != name:
+                owner = _describe(self._entries[owner_name])
+                raise ValueError(
+                    f"{self.family} name {alias!r} is already registered to {owner}; cannot "
+                    f"make it an alias of {name!r} (choose another name)"
+                )
+            self._aliases[alias] = name
+
+    def _refuse_alias(self, name: str) -> None:
+        target = self._aliases.get(name)
+        if target is not None:
+            raise ValueError(
+                f"{self.family} name {name!r} is an alias of {target!r}; cannot register "
+                "another object under it (choose another name)"
+            )
 
     # -- looking up ---------------------------------------------------------------------
 
@@ -186,11 +232,12 @@ class Registry(Generic[T]):
         if not self._loaded:
             self._load()
         try:
+            name = self._aliases.get(name, name)
             entry = self._entries[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
             known = self.names()
             raise UnknownNameError(
-                f"unknown {self.family} {name!r}{did_you_mean(name, known)}; "
+                f"unknown {self.family} {name!r}{did_you_mean(name, self.names(aliases=True))}; "
                 f"registered: {', '.join(known) or 'none'}"
             ) from None
         if isinstance(entry, _Deferred):
@@ -200,11 +247,28 @@ class Registry(Generic[T]):
     factory = get
     """The same as `get`, read better where the entries are classes or factories."""
 
-    def names(self) -> list[str]:
-        """Every registered name, sorted."""
+    def names(self, aliases: bool = False) -> list[str]:
+        """Every entry's own name, sorted (each entry once); with `aliases`, theirs too."""
         if not self._loaded:
             self._load()
+        if aliases:
+            return sorted([*self._entries, *self._aliases])
         return sorted(self._entries)
+
+    def aliases(self, name: str) -> list[str]:
+        """The aliases of the entry registered as `name` (or as an alias `name`), sorted."""
+        own = self.canonical(name)
+        return sorted(a for a, target in self._aliases.items() if target == own)
+
+    def canonical(self, name: str) -> str:
+        """The entry's own name for `name`: `name` itself, or the entry an alias names.
+        `UnknownNameError` if neither is registered."""
+        if not self._loaded:
+            self._load()
+        own = self._aliases.get(name, name) if isinstance(name, str) else name
+        if own not in self._entries:
+            self.get(name)  # raises the unknown-name error, with its did-you-mean
+        return own
 
     def __getitem__(self, name: str) -> T:
         return self.get(name)
@@ -213,7 +277,7 @@ class Registry(Generic[T]):
         if not self._loaded:
             self._load()
         try:
-            return name in self._entries
+            return name in self._entries or name in self._aliases
         except TypeError:
             return False
 
@@ -267,8 +331,9 @@ class Registry(Generic[T]):
                     stacklevel=4,
                 )
                 continue
-            existing = self._entries.setdefault(point.name, obj)
-            if existing is not obj:
+            owner = self._aliases.get(point.name, point.name)
+            existing = self._entries.setdefault(owner, obj)
+            if existing is not obj or owner != point.name:
                 warnings.warn(
                     f"skipped {plugin}: the name {point.name!r} is already registered to "
                     f"{_describe(existing)}; rename the plugin's entry point",
@@ -298,6 +363,12 @@ def check_arguments(what: str, factory: Callable[..., Any], given: Mapping[str, 
     unions of those; string annotations are parsed, never evaluated) or, without an
     annotation, against the type of the default. Other annotations are not checked. `what`
     starts each message, e.g. ``"policy 'fifo'"``.
+
+    Numbers must mean a number: NaN is refused everywhere (also inside a list or mapping),
+    since every comparison with it is false and a policy would silently misorder jobs.
+    Infinity is accepted where it means "never" or "unbounded" (``starve_s=inf``), except
+    for a scheduling period (`PERIOD_PARAMETERS`, or the names a factory lists in its
+    ``finite_parameters`` attribute): a round every ``inf`` seconds never comes.
     """
     signature = inspect.signature(factory)
     named = parameters(factory)
@@ -324,6 +395,42 @@ def check_arguments(what: str, factory: Callable[..., Any], given: Mapping[str, 
             raise ValueError(
                 f"{what}: parameter {key!r} must be {_say(accepted_kinds)}, got {value!r}"
             )
+        _check_finite(what, factory, key, value)
+
+
+PERIOD_PARAMETERS = frozenset({"round_s", "slice_s", "quantum_s", "interval_s"})
+"""Parameter names that are scheduling periods, for which `check_arguments` refuses inf."""
+
+
+def _check_finite(what: str, factory: Callable[..., Any], key: str, value: object) -> None:
+    """Refuse NaN anywhere in `value`, and inf for a period parameter (see `check_arguments`)."""
+    if _has_nan(value, depth=0):
+        raise ValueError(
+            f"{what}: parameter {key!r} is NaN{'' if _is_number(value) else ' inside'} "
+            f"({value!r}); give a number (inf for none/never where that makes sense)"
+        )
+    finite = PERIOD_PARAMETERS | set(getattr(factory, "finite_parameters", ()))
+    if key in finite and _is_number(value) and math.isinf(value):  # type: ignore[arg-type]
+        raise ValueError(
+            f"{what}: parameter {key!r} must be a finite number, got {value!r}; it is a "
+            "period, and one of inf would never come"
+        )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _has_nan(value: object, depth: int) -> bool:
+    if _is_number(value):
+        return math.isnan(value)  # type: ignore[arg-type]
+    if depth > 20:  # parameters are a few levels deep; never walk a deep structure
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
 
 
 class _Literal:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from dlsched import policies
+from dlsched import policies, safeyaml
 from dlsched import registry as _registry
 from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
 from dlsched.cluster import Cluster, read_cluster_file
@@ -232,49 +232,16 @@ class _Context:
 
 
 def load_experiment(path: str | os.PathLike[str], *, allow_imports: bool = False) -> Experiment:
-    """Read an experiment YAML file (``yaml.safe_load``), validate it and expand its grid.
+    """Read an experiment YAML file (`dlsched.safeyaml`), validate it and expand its grid.
 
     `path` is a file, or the name of a bundled experiment (``"quickstart"``).
     `allow_imports`: let its policies be import paths (``package.module:Class``) even if
     the file does not say ``allow_imports: true`` — **this runs code** from those modules.
     """
     source = resolve_experiment(path)
-    try:
-        text = source.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: no such experiment file") from None
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read the experiment file: {exc}") from exc
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
-    except _DuplicateKeyError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    text = safeyaml.read_text(source, "experiment file")
+    data = safeyaml.load_text(text, str(source))
     return parse_experiment(data, source=str(source), text=text, allow_imports=allow_imports)
-
-
-class _DuplicateKeyError(yaml.YAMLError):
-    """A mapping of the file names one key twice (plain YAML keeps the last silently)."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
-            except TypeError:  # an unhashable key: SafeLoader's own error follows
-                continue
-            if first != key_node.start_mark.line + 1:
-                raise _DuplicateKeyError(
-                    f"key {key!r} is given twice in one mapping (lines {first} and "
-                    f"{key_node.start_mark.line + 1}); keep one"
-                )
-        return super().construct_mapping(node, deep=deep)
 
 
 def resolve_experiment(path: str | os.PathLike[str]) -> Path:

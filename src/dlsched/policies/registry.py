@@ -37,14 +37,26 @@ POLICIES: _generic.Registry[Callable[..., Any]] = _generic.Registry(
 """Every policy factory (usually a class) by name."""
 
 
-def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Class decorator: make a policy available as `name` (a ValueError if it is taken)."""
-    return POLICIES.register(name)
+def register(name: str, *aliases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Class decorator: make a policy available as `name` (a ValueError if it is taken),
+    and as each of `aliases` (older spellings that must keep working).
+
+    Built-in names are lower-case words joined by underscores (``tiresias_gittins``); the
+    earlier hyphenated spellings (``tiresias-gittins``, ``per-vc``, ``sjf-het``) and Gavel's
+    long names of ``min_cost`` are aliases. A policy's result label (its ``name`` attribute)
+    is unchanged by an alias, so existing results and run keys stay as they were.
+    """
+    return POLICIES.register(name, *aliases)
 
 
-def names() -> list[str]:
-    """Every registered policy name, sorted."""
-    return POLICIES.names()
+def names(aliases: bool = False) -> list[str]:
+    """Every policy once, by its own name, sorted; with `aliases`, the aliases too."""
+    return POLICIES.names(aliases=aliases)
+
+
+def aliases(name: str) -> list[str]:
+    """The other names of policy `name` (``aliases("per_vc") == ["per-vc"]``)."""
+    return POLICIES.aliases(name)
 
 
 def factory(name: str) -> Callable[..., Any]:

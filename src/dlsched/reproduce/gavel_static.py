@@ -140,7 +140,7 @@ def plan(shared: Path, quick: bool) -> list[Point]:
     has (see the module docstring)."""
     import dlsched
 
-    known = set(dlsched.policies.names())
+    known = set(dlsched.policies.names(aliases=True))
     theirs = authors_values(shared, EXPERIMENT, METRIC)
     points = []
     for policy in POLICIES:
