@@ -266,3 +266,10 @@ def test_a_factory_can_declare_its_own_finite_parameters():
 
     with pytest.raises(ValueError, match="'starve_s' must be a finite number"):
         check_arguments("policy 'patient'", Patient, {"starve_s": math.inf})
+
+
+def test_experiment_param_inf_is_refused_naming_the_key(tmp_path, starve_policy):
+    """`starve_s: inf` in an experiment: a clear error naming the key (JSON has no inf)."""
+    path = experiment(tmp_path, "[{name: test_starve, params: {starve_s: inf}}]")
+    with pytest.raises(ConfigError, match=r"policies\[0\]\.params\.starve_s': is inf"):
+        load_experiment(path)

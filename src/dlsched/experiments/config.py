@@ -1124,6 +1124,19 @@ def _positive(value: Any, ctx: _Context, key: str) -> float:
     return number
 
 
+def _non_finite(value: Any, key: str, depth: int = 0) -> tuple[str, float] | None:
+    """(key, value) of the first inf or NaN in `value`, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if depth < 20 and isinstance(value, dict):
+        found = (_non_finite(v, f"{key}.{k}", depth + 1) for k, v in value.items())
+        return next((f for f in found if f is not None), None)
+    if depth < 20 and isinstance(value, list):
+        found = (_non_finite(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+        return next((f for f in found if f is not None), None)
+    return None
+
+
 def _non_negative(value: Any, ctx: _Context, key: str) -> float:
     number = _number(value, ctx, key, "a number >= 0")
     if number < 0:
@@ -1132,6 +1145,13 @@ def _non_negative(value: Any, ctx: _Context, key: str) -> float:
 
 
 def _json_safe(value: Any, ctx: _Context, key: str) -> Any:
+    where = _non_finite(value, key)
+    if where is not None:  # JSON (the run key, the store) has no inf or NaN
+        raise ctx.error(
+            where[0],
+            f"is {where[1]!r}, which an experiment cannot store (its run key is JSON); give "
+            "a finite number (a large one, such as 1e30, for 'never')",
+        )
     try:
         return json.loads(canonical_json(value))
     except (TypeError, ValueError):
