@@ -16,7 +16,8 @@ What it refuses, each as a `ConfigError` naming the file (and the line, or key, 
   (memoised, so counting is linear in the file) before any object is built;
 - a key given twice in one mapping (plain YAML keeps the last one silently);
 - every tag outside YAML's safe schema (``!!python/object`` ...), as `yaml.SafeLoader` does;
-- a document nested too deeply for the parser (PyYAML recurses once per level).
+- a document nested too deeply for the parser (libyaml stops at 1,000 levels; the
+  pure-Python parser, used where libyaml is missing, recurses once per level).
 
 Numbers are read as YAML 1.2 reads them, on top of YAML 1.1's forms: ``1e8``, ``1.5e3``,
 ``-2E-3``, ``.5`` are floats (YAML 1.1 reads them as strings), and so are ``.inf``,
@@ -68,22 +69,22 @@ class YamlProblem(yaml.YAMLError):
         self.message = message
 
 
-class Loader(yaml.SafeLoader):
-    """`yaml.SafeLoader` that refuses duplicate keys, bounds alias expansion and reads YAML
-    1.2 floats. Use `load_file` or `load_text` rather than this class directly."""
+class _Checks:
+    """What dlsched's loaders add to a safe PyYAML loader: duplicate keys refused, alias
+    expansion bounded (see the module docstring)."""
 
-    def compose_document(self) -> yaml.Node | None:
-        node = super().compose_document()
-        if node is not None and self._uses_aliases:
-            _check_expansion(node)
-        return node
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)  # type: ignore[call-arg]
+        # An alias is written `*name`: a text without "*" has none, and needs no count.
+        self._may_alias = not isinstance(stream, str) or "*" in stream
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            self._uses_aliases = True
-        return super().compose_node(parent, index)
-
-    _uses_aliases = False
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        if self._may_alias:
+            _check_expansion(node)  # on the node graph, before any object is built
+        return self.construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
@@ -101,10 +102,31 @@ class Loader(yaml.SafeLoader):
                 first_line[key] = line
             except TypeError:  # an unhashable key: SafeLoader's own error follows
                 continue
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+    # provided by the PyYAML loader this is mixed into
+    get_single_node: Any
+    construct_document: Any
+    construct_object: Any
 
 
-Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+.0123456789iInN"))
+class PurePythonLoader(_Checks, yaml.SafeLoader):
+    """dlsched's loader on PyYAML's pure-Python parser: `Loader` where libyaml is missing."""
+
+
+# libyaml's parser where PyYAML has it (about five times faster than the pure-Python one: a
+# MiB of YAML in seconds, not tens of seconds); constructing stays PyYAML's safe constructor.
+Loader: type = PurePythonLoader
+if hasattr(yaml, "CSafeLoader"):
+
+    class Loader(_Checks, yaml.CSafeLoader):  # type: ignore[no-redef]
+        """dlsched's loader on libyaml's parser (see the module docstring)."""
+
+
+for _loader in {Loader, PurePythonLoader}:
+    _loader.add_implicit_resolver(  # type: ignore[attr-defined]
+        "tag:yaml.org,2002:float", _FLOAT_12, list("-+.0123456789iInN")
+    )
 
 
 def _check_expansion(root: yaml.Node) -> None:
@@ -171,11 +193,12 @@ def problem(exc: yaml.YAMLError) -> str:
     return " ".join(str(exc).split())
 
 
-def loads(text: str) -> Any:
+def loads(text: str, loader: type | None = None) -> Any:
     """The value of YAML `text`, or a `yaml.YAMLError` (`YamlProblem` for what this loader
-    refuses beyond PyYAML); for callers that word their own errors, as ``--param`` does."""
+    refuses beyond PyYAML); for callers that word their own errors, as ``--param`` does.
+    `loader`: `Loader` (the default) or `PurePythonLoader`."""
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 (a SafeLoader)
+        return yaml.load(text, Loader=loader or Loader)  # noqa: S506 (a safe loader)
     except RecursionError:
         raise YamlProblem(
             "nested too deeply to read as YAML; a config is a few levels deep"
