@@ -21,7 +21,12 @@ ALIASES = {
 
 def test_every_listed_name_uses_underscores():
     """Built-in policies are listed under lower-case names joined by underscores."""
-    assert all("-" not in name for name in policies.names())
+    builtin = [
+        name
+        for name in policies.names()
+        if getattr(policies.factory(name), "__module__", "").startswith("dlsched.policies.")
+    ]
+    assert len(builtin) >= 30 and all(name == name.lower() and "-" not in name for name in builtin)
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(ALIASES.items()))
@@ -98,13 +103,36 @@ def test_a_placement_asked_as_a_policy_says_how_to_use_it(capsys):
     """`dlsched policies fgd`: fgd is a placement, used as --param placement=fgd."""
     assert main(["policies", "fgd"]) == 2
     err = capsys.readouterr().err
-    assert "'fgd' is a placement, not a policy" in err and "--param placement=fgd" in err
+    assert "'fgd': it is a placement, not a policy" in err and "--param placement=fgd" in err
 
 
 def test_a_placement_given_as_replay_policy_says_how_to_use_it(capsys):
     """`dlsched replay --policy best_fit`: the same hint, before any trace is read."""
     assert main(["replay", "--policy", "best_fit"]) == 2
     assert "--param placement=best_fit" in capsys.readouterr().err
+
+
+def test_a_placement_named_as_a_policy_anywhere_says_so(tmp_path):
+    """`simulate(policy="spread")` and an experiment listing `best_fit` say what those are."""
+    from dlsched.errors import ConfigError
+    from dlsched.experiments.config import load_experiment
+
+    jobs = pd.DataFrame({"job_id": [1], "submit_time": [0.0], "num_gpus": [1], "duration": [1.0]})
+    with pytest.raises(ValueError, match="'spread': it is a placement"):
+        dlsched.simulate(jobs, "tiresias-60", policy="spread")
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        "name: e\ncluster: tiresias-60\nworkload: {trace: tiresias_60_job.csv}\n"
+        "policies: [best_fit]\n"
+    )
+    with pytest.raises(ConfigError, match=r"policies\[0\].*params: \{placement: best_fit\}"):
+        load_experiment(path)
+
+
+def test_an_unknown_name_that_is_no_placement_keeps_its_did_you_mean():
+    """A typo of a policy is still answered with the closest policy name."""
+    with pytest.raises(ValueError, match="did you mean 'per_vc'"):
+        policies.factory("per_vcc")
 
 
 def test_policies_by_an_alias_names_its_entry(capsys):

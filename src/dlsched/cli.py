@@ -439,7 +439,6 @@ def _build_policy(name: str, params: dict[str, Any], allow_import: bool = False)
     An import path (``package.module:Class``) is imported only with `allow_import`
     (``--allow-import``), and only a class with a ``schedule`` method is constructed.
     """
-    _not_a_policy(name)
     try:
         if registry.is_import_path(name):
             factory = policies.registry.import_policy(
@@ -716,25 +715,9 @@ def _first_sentence(doc: str, name: str) -> str:
     return sentence[0].upper() + sentence[1:] + ("" if sentence.endswith("...") else ".")
 
 
-def _not_a_policy(name: str) -> None:
-    """Raise a `UsageError` if `name` is no policy but is a placement, saying how to use it
-    (other unknown names are left to the registry's did-you-mean)."""
-    if name in policies.POLICIES:
-        return
-    from dlsched.engine.placement import STRATEGIES
-
-    if name in STRATEGIES:
-        raise UsageError(
-            f"{name!r} is a placement, not a policy: give it to a policy as its placement, "
-            f"e.g. `dlsched replay --policy fifo --param placement={name}` (in an experiment "
-            f"file: params: {{placement: {name}}}); `dlsched policies` lists both"
-        )
-
-
 def _policy_detail(name: str) -> int:
-    _not_a_policy(name)
-    own = policies.POLICIES.canonical(name)  # an unknown name: one error with a did-you-mean
-    factory = policies.factory(own)
+    factory = policies.factory(name)  # an unknown name: one error with a did-you-mean
+    own = policies.POLICIES.canonical(name)
     print(f"{own}: {policies.describe(own)}")
     also = policies.aliases(own)
     if name != own:

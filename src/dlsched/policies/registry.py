@@ -60,8 +60,24 @@ def aliases(name: str) -> list[str]:
 
 
 def factory(name: str) -> Callable[..., Any]:
-    """The class (or factory) registered under `name`."""
-    return POLICIES.get(name)
+    """The class (or factory) registered under `name` (or an alias of it).
+
+    An unknown name is an `UnknownNameError` with a did-you-mean; a name that is a placement
+    (``fgd``) says so, and how to give it to a policy.
+    """
+    try:
+        return POLICIES.get(name)
+    except _generic.UnknownNameError:
+        from dlsched.engine.placement import STRATEGIES  # only for this message
+
+        if isinstance(name, str) and name in STRATEGIES:
+            raise _generic.UnknownNameError(
+                f"unknown policy {name!r}: it is a placement, not a policy; give it to a "
+                f"policy as its placement (command line: --policy fifo --param "
+                f"placement={name}; experiment file: params: {{placement: {name}}}); "
+                "`dlsched policies` lists both"
+            ) from None
+        raise
 
 
 def describe(name: str) -> str:
