@@ -312,3 +312,24 @@ def test_each_loader_reads_the_same_numbers(loader):
     """1e8, 1.5e3, inf and the YAML 1.1 forms read the same on either parser."""
     data = safeyaml.loads("[1e8, 1.5e3, inf, -.inf, 1, 1_000, 0x10, 1.5, '1e8']", loader)
     assert data == [1e8, 1500.0, math.inf, -math.inf, 1, 1000, 16, 1.5, "1e8"]
+
+
+# ---- the command line -------------------------------------------------------------------------
+def test_cli_cluster_dev_zero_is_one_line(capsys):
+    """`dlsched replay --cluster /dev/zero`: one error line naming it, at once."""
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    start = time.perf_counter()
+    assert main(["replay", "--trace", "traces/tiresias_60_job.csv", "--cluster", "/dev/zero"]) == 2
+    assert time.perf_counter() - start < 5.0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/dev/zero: the cluster file is a device" in err
+
+
+def test_cli_run_of_a_fifo_is_one_line(tmp_path, capsys):
+    """`dlsched run FIFO --dry-run`: one error line naming the FIFO, never blocked."""
+    fifo = tmp_path / "exp.yaml"
+    os.mkfifo(fifo)
+    assert main(["run", str(fifo), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{fifo}: the experiment file is a FIFO" in err
