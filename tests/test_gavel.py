@@ -199,7 +199,7 @@ def test_grouping_identical_jobs_keeps_the_max_min_optimum():
 
 def test_gavel_policies_are_registered_under_gavels_names():
     """Gavel's names (and `gavel_fifo` for its agnostic FIFO, as `fifo` is dlsched's)."""
-    assert set(GAVEL_NAMES) <= set(names(aliases=True))
+    assert set(GAVEL_NAMES) <= set(names())
 
 
 def test_two_jobs_on_one_gpu_alternate_by_round():

@@ -363,7 +363,7 @@ def test_allox_minimises_total_completion_time():
 
 def test_registry_names():
     """The issue's names are registered."""
-    assert {"hydra", "edf", "sjf-het", "allox"} <= set(dlsched.policies.names(aliases=True))
+    assert {"hydra", "edf", "sjf-het", "allox"} <= set(dlsched.policies.names())
 
 
 # ---- fidelity against the authors' runs ----------------------------------------------------

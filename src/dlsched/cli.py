@@ -662,7 +662,7 @@ def _policies(name: str | None) -> int:
     """List every policy with its parameters, then the placements; or show policy `name`."""
     if name is not None:
         return _policy_detail(name)
-    names = policies.names()
+    names = policies.names(aliases=False)
     column = min(max(len(n) for n in names), 26)
     print("policies (each once; `dlsched policies NAME` shows one in detail):")
     for policy in names:

@@ -10,9 +10,10 @@ Third-party packages add entries through the family's entry-point group, for exa
 first lookup too.
 
 An entry may have *aliases* (`alias`, or ``register(name, *aliases)``): other names that
-resolve to the same entry, so that a renamed entry keeps its old name working. `names()`
-lists each entry once, by its own name; `names(aliases=True)`, ``in`` and `get` know the
-aliases too, and `aliases(name)` / `canonical(name)` tell one from the other.
+resolve to the same entry, so that a renamed entry keeps its old name working. `get`,
+``in``, iteration and `names()` know every name, aliases included (so that a check like
+``name in registry.names()`` keeps accepting an old name); `names(aliases=False)` lists each
+entry once, by its own name, and `aliases(name)` / `canonical(name)` tell one from the other.
 
 Name clashes are never silent:
 
@@ -235,9 +236,9 @@ class Registry(Generic[T]):
             name = self._aliases.get(name, name)
             entry = self._entries[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
-            known = self.names()
+            known = self.names(aliases=False)
             raise UnknownNameError(
-                f"unknown {self.family} {name!r}{did_you_mean(name, self.names(aliases=True))}; "
+                f"unknown {self.family} {name!r}{did_you_mean(name, self.names())}; "
                 f"registered: {', '.join(known) or 'none'}"
             ) from None
         if isinstance(entry, _Deferred):
@@ -247,8 +248,9 @@ class Registry(Generic[T]):
     factory = get
     """The same as `get`, read better where the entries are classes or factories."""
 
-    def names(self, aliases: bool = False) -> list[str]:
-        """Every entry's own name, sorted (each entry once); with `aliases`, theirs too."""
+    def names(self, aliases: bool = True) -> list[str]:
+        """Every registered name, aliases included, sorted; with ``aliases=False`` each entry
+        once, by its own name."""
         if not self._loaded:
             self._load()
         if aliases:

@@ -49,8 +49,9 @@ def register(name: str, *aliases: str) -> Callable[[Callable[..., Any]], Callabl
     return POLICIES.register(name, *aliases)
 
 
-def names(aliases: bool = False) -> list[str]:
-    """Every policy once, by its own name, sorted; with `aliases`, the aliases too."""
+def names(aliases: bool = True) -> list[str]:
+    """Every name a policy may be asked by, aliases included, sorted; with
+    ``aliases=False`` every policy once, by its own name (as `dlsched policies` lists them)."""
     return POLICIES.names(aliases=aliases)
 
 

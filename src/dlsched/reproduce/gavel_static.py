@@ -140,7 +140,7 @@ def plan(shared: Path, quick: bool) -> list[Point]:
     has (see the module docstring)."""
     import dlsched
 
-    known = set(dlsched.policies.names(aliases=True))
+    known = set(dlsched.policies.names())
     theirs = authors_values(shared, EXPERIMENT, METRIC)
     points = []
     for policy in POLICIES:
