@@ -156,3 +156,23 @@ def test_version_flag(flag, capsys):
         main([flag])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"dlsched {dlsched.__version__}"
+
+
+def test_a_plugin_cannot_take_an_alias(tmp_path, monkeypatch):
+    """A plugin named like an alias is skipped with a warning; the alias keeps its entry."""
+    from test_registry import _plugin_dist
+
+    from dlsched.registry import PluginWarning
+
+    root = _plugin_dist(
+        tmp_path,
+        "dlsched.test_alias_group",
+        {"old-name": "dlsched_test_alias_clash:Thing"},
+        {"dlsched_test_alias_clash": "Thing = 'impostor'\n"},
+    )
+    monkeypatch.syspath_prepend(str(root))
+    things = Registry("thing", entry_point_group="dlsched.test_alias_group")
+    things.add("new_name", "the real thing")
+    things.alias("old-name", "new_name")
+    with pytest.warns(PluginWarning, match="'old-name'.*already registered"):
+        assert things.get("old-name") == "the real thing"
