@@ -125,6 +125,16 @@ def test_a_file_over_the_cap_is_refused(tmp_path, monkeypatch):
     assert str(path) in message and "larger than" in message
 
 
+def test_the_read_itself_is_capped(monkeypatch):
+    """A regular file whose size says 0 but that reads on (Linux's /proc files): at most
+    MAX_BYTES + 1 bytes are read, then it is refused."""
+    if not os.path.isfile("/proc/self/maps"):
+        pytest.skip("no /proc here")
+    monkeypatch.setattr(safeyaml, "MAX_BYTES", 100)
+    message = str(fails_fast(safeyaml.read_text, "/proc/self/maps", "cluster file"))
+    assert "/proc/self/maps" in message and "grew while read" in message
+
+
 def test_the_cap_is_a_documented_16_mib():
     """The size cap is 16 MiB."""
     assert safeyaml.MAX_BYTES == 16 * 2**20

@@ -245,7 +245,7 @@ def read_text(path: str | os.PathLike[str], what: str = "YAML file") -> str:
             f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file; name a YAML file"
         )
     if info.st_size > MAX_BYTES:
-        raise ConfigError(_too_large(path, what, info.st_size))
+        raise ConfigError(_too_large(path, what, f"{info.st_size:,} bytes"))
     try:
         # O_NONBLOCK: should the path be swapped for a FIFO after the stat, open still returns
         with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
@@ -257,7 +257,7 @@ def read_text(path: str | os.PathLike[str], what: str = "YAML file") -> str:
             f"{path}: cannot read the {what} ({exc.strerror or exc}); check the path"
         ) from None
     if len(raw) > MAX_BYTES:
-        raise ConfigError(_too_large(path, what, len(raw)))
+        raise ConfigError(_too_large(path, what, "it grew while read"))
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -272,11 +272,11 @@ def load_file(path: str | os.PathLike[str], what: str = "YAML file") -> Any:
     return load_text(read_text(path, what), str(path))
 
 
-def _too_large(path: Path, what: str, size: int) -> str:
+def _too_large(path: Path, what: str, size: str) -> str:
     return (
-        f"{path}: the {what} is larger than {MAX_BYTES // 2**20} MiB "
-        f"({'at least ' if size > MAX_BYTES else ''}{size:,} bytes); a config file is small "
-        "text: is this the right file?"
+        f"{path}: the {what} is larger than the cap of {MAX_BYTES:,} bytes "
+        f"({MAX_BYTES / 2**20:g} MiB): {size}; a config file is small text: is this the "
+        "right file?"
     )
 
 
