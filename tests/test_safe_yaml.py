@@ -29,7 +29,7 @@ def bomb(levels: int = 9) -> str:
 
 
 def experiment(tmp_path, policies_yaml: str, cluster_yaml: str | None = None) -> str:
-    cluster = cluster_yaml or "{name: c, nodes: [{gpu_type: V100, count: 1, gpus_per_node: 4}]}"
+    cluster = cluster_yaml or "tiresias-60"
     path = tmp_path / "exp.yaml"
     path.write_text(
         f"name: e\ncluster: {cluster}\nworkload: {{trace: tiresias_60_job.csv}}\n"
