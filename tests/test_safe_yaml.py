@@ -279,11 +279,15 @@ def test_a_factory_can_declare_its_own_finite_parameters():
         check_arguments("policy 'patient'", Patient, {"starve_s": math.inf})
 
 
-def test_experiment_param_inf_is_refused_naming_the_key(tmp_path, starve_policy):
-    """`starve_s: inf` in an experiment: a clear error naming the key (JSON has no inf)."""
-    path = experiment(tmp_path, "[{name: test_starve, params: {starve_s: inf}}]")
-    with pytest.raises(ConfigError, match=r"policies\[0\]\.params\.starve_s': is inf"):
-        load_experiment(path)
+def test_experiment_param_inf_is_a_number_and_keys_the_run(tmp_path, starve_policy):
+    """`starve_s: inf` in an experiment reaches the policy as inf, with its own run key."""
+    never = load_experiment(experiment(tmp_path, "[{name: test_starve, params: {starve_s: inf}}]"))
+    (run,) = never.runs.values()
+    assert run.config["policy"]["params"]["starve_s"] == math.inf
+    other = tmp_path / "other"
+    other.mkdir()
+    big = load_experiment(experiment(other, "[{name: test_starve, params: {starve_s: 1e30}}]"))
+    assert set(never.runs) != set(big.runs)
 
 
 # ---- the pure-Python parser (where libyaml is missing) gives the same answers -----------------

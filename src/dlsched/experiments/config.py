@@ -172,10 +172,24 @@ class Experiment:
 
 
 def canonical_json(value: Any) -> str:
-    """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
+    """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN.
+
+    An infinite parameter (``starve_s: inf``: never) is spelled ``Infinity`` as Python's
+    `json` writes and reads it; NaN is refused before a value gets here (`_json_safe`), and
+    a NaN that still arrives is an error, never a key."""
+    if _has_nan(value):
+        raise ValueError("NaN has no place in a run config")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _has_nan(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return value != value
+    if depth < 50 and isinstance(value, dict):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if depth < 50 and isinstance(value, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
 
 
 def run_key(config: Mapping[str, Any]) -> str:
@@ -1146,12 +1160,8 @@ def _non_negative(value: Any, ctx: _Context, key: str) -> float:
 
 def _json_safe(value: Any, ctx: _Context, key: str) -> Any:
     where = _non_finite(value, key)
-    if where is not None:  # JSON (the run key, the store) has no inf or NaN
-        raise ctx.error(
-            where[0],
-            f"is {where[1]!r}, which an experiment cannot store (its run key is JSON); give "
-            "a finite number (a large one, such as 1e30, for 'never')",
-        )
+    if where is not None and where[1] != where[1]:  # inf is a value ("never"); NaN is none
+        raise ctx.error(where[0], "is nan, which is no number; give a number")
     try:
         return json.loads(canonical_json(value))
     except (TypeError, ValueError):
