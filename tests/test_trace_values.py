@@ -269,6 +269,7 @@ def four():
         (lambda w: scale_arrival_rate(w, 1e-300), "submit_time becomes"),
         (lambda w: sample_jobs(w, 2.5, seed=1), "n must be a whole number"),
         (lambda w: sample_jobs(w, math.nan, seed=1), "n must be a whole number"),
+        (lambda w: sample_jobs(w, True, seed=1), "n must be a whole number"),
         (lambda w: sample_jobs(w, 2, seed=-1), "seed must be a whole number >= 0"),
         (lambda w: assign_deadlines(w, math.nan, 2, seed=1), "low must be a positive, finite"),
         (lambda w: assign_deadlines(w, 1, math.inf, seed=1), "high must be a positive, finite"),
@@ -296,6 +297,12 @@ def test_transform_parameters_out_of_range_are_refused(four, call, words):
     transform and the parameter, never a silently empty or wrong workload."""
     with pytest.raises(ConfigError, match=words):
         call(four)
+
+
+def test_whole_floats_are_accepted_as_counts(four):
+    """A count written 2.0 (as YAML or JSON may give it) is the count 2."""
+    assert len(sample_jobs(four, 2.0, seed=1)) == 2
+    assert len(tile(four, 2.0)) == 8
 
 
 def test_time_window_errors_stay_value_errors(four):

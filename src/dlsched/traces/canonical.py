@@ -3,7 +3,10 @@
 A CSV is read in chunks (``reading.CHUNK_ROWS`` rows at a time), text columns as Arrow
 strings, so a multi-million-row file loads in bounded memory; see
 ``benchmarks/load_big_csv.py``. The readers shared by the CSV-based loaders live in
-``dlsched.traces.reading`` and are re-exported here for compatibility.
+``dlsched.traces.reading`` and are re-exported here for compatibility. A file of more than
+``reading.MAX_COLUMNS`` columns is refused from its header (CSV) or its schema (parquet),
+before its data is read; parquet time columns are converted or refused as
+``dlsched.traces.schema`` says.
 """
 
 from __future__ import annotations

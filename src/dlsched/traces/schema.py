@@ -10,7 +10,7 @@ Columns of ``Workload.jobs``, in order:
 column              dtype      meaning
 ==================  =========  ==============================================================
 ``job_id``          int64/str  unique id (int64 when every id is a plain integer)
-``submit_time``     float64    seconds from the trace's time origin (>= 0)
+``submit_time``     float64    seconds from the trace's time origin (>= 0, < ``MAX_TIME_S``)
 ``num_gpus``        int64      GPUs the job asks for (>= 0; 0: a job without GPUs, which asks
                                only for CPU and/or memory, ``cpu_milli``/``memory_mib`` > 0)
 ``duration``        float64    run time in seconds with ``num_gpus`` GPUs of ``gpu_type``
@@ -44,9 +44,24 @@ passthrough         as read    any other source columns, untouched
 ``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
 ==================  =========  ==============================================================
 
-A job needs work: ``duration``, ``total_steps`` or a ``duration_<type>``. A workload in which
-no job has any, but every job names its ``model``, is accepted as a whole (its work is
-implied by the model, as in the Pollux/Sia workloads); ``provenance["work"]`` then says so.
+A job needs work: ``duration``, ``total_steps`` or a ``duration_<type>``, but not both
+``duration`` and ``total_steps`` (the engine would take the steps and silently ignore the
+duration: such a row is refused). A workload in which no job has any, but every job names
+its ``model``, is accepted as a whole (its work is implied by the model, as in the
+Pollux/Sia workloads); ``provenance["work"]`` then says so.
+
+Values are numbers as the file holds them, or refused, never reinterpreted:
+
+- times and durations must be below ``MAX_TIME_S`` (2^43 s, about 8.8e12 s), where float64
+  seconds still resolve 1 ms (``TIME_RESOLUTION_S``); a submit time in ms, µs or ns since
+  the epoch is refused with how to rebase it, never silently rounded;
+- a time-span (``timedelta``) column of seconds (``submit_time``, ``deadline``, the
+  durations; parquet, or a DataFrame) becomes its seconds; a date-and-time ``submit_time``
+  column becomes seconds since the earliest submission, recorded as
+  ``provenance["time_origin"]`` (UTC for time-zone-aware columns), with a ``deadline``
+  column of dates on the same axis; a time in any other number column is refused;
+- true/false values (a bool column, ``True`` in a CSV) are not numbers; lists and other
+  objects are neither numbers nor names; an empty text is no value.
 """
 
 from __future__ import annotations

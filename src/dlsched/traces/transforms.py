@@ -136,6 +136,7 @@ def sample_jobs(workload: Workload, n: int, *, seed: Seed) -> Workload:
             f"sample_jobs: n must be a whole number between 0 and {len(workload)} (the "
             f"workload's jobs), got {n!r}"
         )
+    n = int(n)
     rng = np.random.default_rng(_seed("sample_jobs", seed))
     picked = np.sort(rng.choice(len(workload), size=n, replace=False))
     entry = {"name": "sample_jobs", "n": int(n), "seed": seed}
