@@ -42,7 +42,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
-from test_properties_policies import case_of, check_lifecycle, policy_parameters
+from test_properties_policies import check_lifecycle, policy_parameters
 
 import dlsched
 from dlsched.errors import DlschedError, TraceError
@@ -395,15 +395,13 @@ def test_every_policy_finishes_what_loads_or_stops_clearly(policy, case, table, 
         workload = load_both_ways(table, Path(tmp) / f"t{suffix}")
         if workload is None:
             return
-        if rounds_needed(policy, case_of(policy).params, workload.jobs) > MAX_ROUNDS:
+        if rounds_needed(policy, case.params, workload.jobs) > MAX_ROUNDS:
             event(f"not simulated: more than {MAX_ROUNDS} rounds")
             return
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                result = dlsched.simulate(
-                    workload, CLUSTER, policy, audit=True, **case_of(policy).params
-                )
+                result = dlsched.simulate(workload, CLUSTER, policy, audit=True, **case.params)
             except DlschedError as exc:
                 assert str(exc)
                 event(f"simulation stopped: {type(exc).__name__}")
