@@ -17,6 +17,7 @@ import ast
 import inspect
 import sys
 import textwrap
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,9 @@ def policy_reproductions(shared: str | Path | None = None) -> dict[str, list[str
         used: set[str] = set()
         try:
             reproduction.check_data(folder)
-            points = reproduction.plan(folder, False)
+            with warnings.catch_warnings():  # planning only: a solver's absence is no concern
+                warnings.simplefilter("ignore")
+                points = reproduction.plan(folder, False)
         except (OSError, ValueError, KeyError):  # no data here: fall back to the source
             points = []
         for point in points:
