@@ -7,6 +7,7 @@ Tiresias' 60-job trace on 8 GPUs, and writes ``write-a-policy.png`` and
 """
 
 import heapq
+import math
 
 import matplotlib
 
@@ -19,6 +20,7 @@ import dlsched  # noqa: E402
 from dlsched.policies import BasePolicy, register  # noqa: E402
 
 
+# --8<-- [start:policy]
 @register("least-served")
 class LeastServed(BasePolicy):
     """Least attained service (GPU-seconds) first; preempts the most-served jobs of a VC."""
@@ -41,10 +43,15 @@ class LeastServed(BasePolicy):
     def schedule(self, view):
         alloc = view.allocation()
         blocked, self.preempted = [], []
+        self.rivals = {}  # VC -> its running jobs, most served first: sorted once per call
+        self.no_room = {}  # VC -> the smallest request it found no room for in this call
         while self.waiting:
             entry = heapq.heappop(self.waiting)
-            job = entry[3]
-            gpus = view.place(job, strategy=self.placement) or self.make_room(view, alloc, job)
+            job, gpus = entry[3], None
+            if view.free_gpus_for_vc(job.spec.vc) >= job.spec.num_gpus:  # cheap test first
+                gpus = view.place(job, strategy=self.placement)
+            if gpus is None:
+                gpus = self.make_room(view, alloc, job)
             if gpus is None:
                 blocked.append(entry)
             else:
@@ -64,17 +71,22 @@ class LeastServed(BasePolicy):
 
     def make_room(self, view, alloc, job):
         """Preempt the most-served running jobs of the job's VC, if that frees enough."""
-        now, need = view.now, job.spec.num_gpus
+        now, need, vc = view.now, job.spec.num_gpus, job.spec.vc
+        if need >= self.no_room.get(vc, math.inf):
+            return None  # jobs come by service: later ones have fewer jobs to preempt
+        if vc not in self.rivals:
+            running = [r for r in view.running.values() if r.spec.vc == vc]
+            self.rivals[vc] = sorted(running, key=lambda r: r.attained_service_at(now))[::-1]
         mine = job.attained_service_at(now)
-        rivals = [r for r in view.running.values() if r.spec.vc == job.spec.vc and r in alloc]
-        rivals.sort(key=lambda r: r.attained_service_at(now), reverse=True)  # only when blocked
-        free, victims = view.free_gpus_for_vc(job.spec.vc), []
-        for rival in rivals:
+        free, victims = view.free_gpus_for_vc(vc), []
+        for rival in self.rivals[vc]:
             if free >= need or rival.attained_service_at(now) < mine + self.min_gap_s:
                 break
-            victims.append((rival, alloc[rival]))
-            free += len(alloc[rival])
+            if rival in alloc:  # not preempted already in this call
+                victims.append((rival, alloc[rival]))
+                free += len(alloc[rival])
         if free < need:
+            self.no_room[vc] = min(need, self.no_room.get(vc, math.inf))
             return None
         for rival, _ in victims:
             del alloc[rival]  # preempted: keeps its progress, pays the restart overhead
@@ -86,6 +98,8 @@ class LeastServed(BasePolicy):
         self.preempted += [rival for rival, _ in victims]
         return gpus
 
+
+# --8<-- [end:policy]
 
 if __name__ == "__main__":
     workload = dlsched.load_trace(dlsched.bundled_trace("tiresias_60_job.csv"))
