@@ -85,7 +85,7 @@ def _parameters_table(entry: catalogue.PolicyEntry) -> str:
     lines = ["| parameter | default | type |", "|---|---|---|"]
     for p in entry.parameters:
         default = "*required*" if p.default is None else f"`{_cell(p.default)}`"
-        kind = f"`{_cell(p.annotation)}`" if p.annotation else ""
+        kind = _cell(p.annotation)  # plain text: a code span would show the escaped "|"
         lines.append(f"| `{p.name}` | {default} | {kind} |")
     return "\n".join(lines) + "\n"
 
@@ -93,6 +93,16 @@ def _parameters_table(entry: catalogue.PolicyEntry) -> str:
 def write_policies(fidelity: str) -> None:
     entries = catalogue.policies()
     used_by = catalogue.policy_reproductions()
+    from dlsched.reproduce import shared_folder
+
+    shared = shared_folder(None)
+    mapping = (
+        f"read from each reproduction's planned runs (published data in `{shared.name}/`)"
+        if shared.is_dir()
+        else "read from the reproductions' code: the shared data folder (`../shared`) was "
+        "not found when this page was built, so a reproduction whose runs name their "
+        "policies only in its data is missing here"
+    )
     rows = fidelity_rows(fidelity)
     header = "\n".join(fidelity.splitlines()[:2])
     by_module: dict[str, list[catalogue.PolicyEntry]] = {}
@@ -107,6 +117,7 @@ def write_policies(fidelity: str) -> None:
             "docstring), each policy's parameters with their defaults, and the reproductions "
             "that run it with their fidelity numbers. A policy plugged in through the "
             "`dlsched.policies` entry-point group appears here once installed.\n\n"
+            f"Which reproductions run a policy is {mapping}. "
             "Placements (`placement=` on a policy) are listed in "
             "[Placements](placements.md).\n\n"
         )
