@@ -21,12 +21,20 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+def _number(text: str) -> str:
+    """A table cell: one decimal for large values, two for small ones (0.02 h, not 0.0)."""
+    if not text:
+        return ""
+    value = float(text)
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
+
 def _table(path: Path) -> str:
     with path.open(newline="") as handle:
         rows = list(csv.reader(handle))
     out = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     for row in rows[1:]:
-        cells = [row[0]] + [f"{float(v):,.1f}" if v else "" for v in row[1:]]
+        cells = [row[0]] + [_number(v) for v in row[1:]]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
