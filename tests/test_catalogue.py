@@ -45,3 +45,47 @@ def test_bundled_clusters_count_their_gpus():
     entry = next(c for c in catalogue.bundled_clusters() if c.name == "tiresias-8")
     assert entry.gpus_by_type == {"P100": 8}
     assert entry.nodes == 2
+
+
+def _generated_pages(tmp_path, monkeypatch):
+    """Run docs/gen_reference.py with a stand-in for mkdocs-gen-files writing to tmp_path."""
+    import runpy
+    import sys
+    import types
+    from pathlib import Path
+
+    stand_in = types.ModuleType("mkdocs_gen_files")
+
+    def open_page(name: str, mode: str = "r"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open(mode)
+
+    stand_in.open = open_page  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mkdocs_gen_files", stand_in)
+    script = Path(__file__).resolve().parent.parent / "docs" / "gen_reference.py"
+    runpy.run_path(str(script), run_name="gen_reference")
+    return tmp_path / "reference"
+
+
+def test_generated_catalogue_lists_every_policy_with_its_fidelity(tmp_path, monkeypatch):
+    """The docs' policy catalogue has a section per registered policy, with its parameters,
+    and the fidelity row of each reproduction that runs it."""
+    pages = _generated_pages(tmp_path, monkeypatch)
+    text = (pages / "policies.md").read_text()
+    for name in policies.names():
+        assert f"\n### `{name}`" in text, name
+    tiresias = text.split("\n### `tiresias`")[1].split("\n### ")[0]
+    assert "| `compat` |" in tiresias
+    assert "| `tiresias` | Tiresias (NSDI '19)" in tiresias
+
+
+def test_generated_reference_covers_formats_clusters_and_the_cli(tmp_path, monkeypatch):
+    """The generated pages list every trace format, bundled cluster and CLI verb."""
+    pages = _generated_pages(tmp_path, monkeypatch)
+    formats = (pages / "trace-formats.md").read_text()
+    assert all(f"## `{name}`" in formats for name in LOADERS.names())
+    clusters = (pages / "clusters.md").read_text()
+    assert all(f"| `{c.name}` |" in clusters for c in catalogue.bundled_clusters())
+    cli = (pages / "cli.md").read_text()
+    assert all(f"## `dlsched {verb}`" in cli for verb in ("replay", "run", "report", "reproduce"))
