@@ -69,7 +69,7 @@ def _run(
         )
 
 
-@pytest.mark.parametrize("name", policies.names())
+@pytest.mark.parametrize("name", policies.names(aliases=False))
 def test_one_instance_serves_two_identical_runs(name):
     """The same policy instance passed to simulate() twice gives two correct, identical runs."""
     policy = policies.get(name, **NEEDS.get(name, {}))

@@ -73,7 +73,7 @@ CASES: dict[str, Case] = {
     "hydra": Case(one_gpu=True, fractional=False, elastic=False),
     "allox": Case(one_gpu=True, fractional=False, elastic=False),
     # per-vc runs `inner` per VC; SRTF preempts, so it exercises more than the default FIFO.
-    "per-vc": Case(params={"inner": "srtf"}),
+    "per_vc": Case(params={"inner": "srtf"}),
     # Space-sharing policies.
     "gandiva": Case(packs=True),
     "fifo_packed": Case(packs=True),
@@ -87,13 +87,13 @@ CASES: dict[str, Case] = {
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).
     "tiresias": Case(may_leave_unfinished="sensitive job never consolidated"),
-    "tiresias-gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
+    "tiresias_gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
 }
 """Policies that are not tested with the defaults of `Case`."""
 
 GAVEL = {
     name
-    for name in dlsched.policies.names()
+    for name in dlsched.policies.names(aliases=False)
     if isinstance(factory := dlsched.policies.registry.factory(name), type)
     and issubclass(factory, GavelPolicy)
 }
@@ -123,7 +123,8 @@ def bug_case(name: str, feature: str) -> Case:
 
 def policy_parameters() -> list[Any]:
     """Every registered policy with its case."""
-    return [pytest.param(name, case_of(name), id=name) for name in dlsched.policies.names()]
+    listed = dlsched.policies.names(aliases=False)  # each policy once, not by its aliases too
+    return [pytest.param(name, case_of(name), id=name) for name in listed]
 
 
 def bug_parameters() -> list[Any]:
