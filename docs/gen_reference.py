@@ -141,7 +141,7 @@ def write_policies(fidelity: str) -> None:
                 out.write(f"{entry.summary}\n\n")
                 if entry.aliases:
                     also = ", ".join(f"`{a}`" for a in entry.aliases)
-                    out.write(f"The same policy is also registered as {also}.\n\n")
+                    out.write(f"It also answers to {also} (older spellings, kept working).\n\n")
                 out.write(_parameters_table(entry) + "\n")
                 reproductions = used_by.get(entry.name, [])
                 if reproductions:

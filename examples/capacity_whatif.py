@@ -26,7 +26,7 @@ today = yaml.safe_load(resolve_cluster("philly").read_text())
 
 def run(config: dict) -> dlsched.SimulationResult:
     # one FIFO queue per VC: a strict FIFO over the whole cluster would let one VC block all
-    return dlsched.simulate(workload, Cluster.from_dict(config), policy="per-vc", inner="fifo")
+    return dlsched.simulate(workload, Cluster.from_dict(config), policy="per_vc", inner="fifo")
 
 
 baseline = run(today)

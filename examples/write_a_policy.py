@@ -1,7 +1,7 @@
 """A policy from nothing: least attained service first, preemptive and VC-aware.
 
 The tutorial "Write a policy in 30 minutes" builds this file step by step. It registers
-``least-served``, runs it with the engine's invariant auditor on against FIFO and SRTF on
+``least_served``, runs it with the engine's invariant auditor on against FIFO and SRTF on
 Tiresias' 60-job trace on 8 GPUs, and writes ``write-a-policy.png`` and
 ``write-a-policy.csv`` into the output folder (first argument or $DLSCHED_EXAMPLES_OUT).
 """
@@ -21,11 +21,11 @@ from dlsched.policies import BasePolicy, register  # noqa: E402
 
 
 # --8<-- [start:policy]
-@register("least-served")
+@register("least_served")
 class LeastServed(BasePolicy):
     """Least attained service (GPU-seconds) first; preempts the most-served jobs of a VC."""
 
-    name = "least-served"
+    name = "least_served"
     round_s = 300.0  # re-rank every 5 min: running jobs gain service between events
 
     def __init__(self, min_gap_s: float = 600.0, placement: str = "consolidated") -> None:
@@ -104,12 +104,12 @@ class LeastServed(BasePolicy):
 if __name__ == "__main__":
     workload = dlsched.load_trace(dlsched.bundled_trace("tiresias_60_job.csv"))
     rows = {}
-    for policy in ["fifo", "least-served", "srtf"]:
+    for policy in ["fifo", "least_served", "srtf"]:
         result = dlsched.simulate(workload, "tiresias-8", policy, restart_overhead_s=10, audit=True)
         rows[policy] = result.summary()
     table = pd.DataFrame(rows).T[["avg_jct", "makespan", "preemptions", "migrations"]]
     print(table.round(1).to_string())
-    assert table.loc["least-served", "migrations"] == 0  # preempts, never moves a job
+    assert table.loc["least_served", "migrations"] == 0  # preempts, never moves a job
 
     out = output_folder()
     table.to_csv(out / "write-a-policy.csv", index_label="policy")

@@ -63,7 +63,7 @@ def test_tutorial_policy_example_runs(capsys):
     try:
         exec(compile(block.group(1), str(POLICY_TUTORIAL), "exec"), namespace)
     finally:
-        POLICIES._entries.pop("fewest-gpus-first", None)
-    assert capsys.readouterr().out.startswith("fewest-gpus-first avg JCT")
+        POLICIES._entries.pop("fewest_gpus_first", None)
+    assert capsys.readouterr().out.startswith("fewest_gpus_first avg JCT")
     result = namespace["result"]
     assert result.summary()["jobs_completed"] == 60  # type: ignore[attr-defined]

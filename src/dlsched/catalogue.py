@@ -71,15 +71,12 @@ def _first_line(obj: object) -> str:
 
 
 def policies() -> list[PolicyEntry]:
-    """Every registered policy (built-in and plug-in), sorted by name."""
+    """Every registered policy (built-in and plug-in) once, by its own name, sorted; its
+    older spellings are its `aliases`."""
     from dlsched import policies as registry
 
-    names = registry.names()
-    by_factory: dict[int, list[str]] = {}
-    for name in names:
-        by_factory.setdefault(id(registry.factory(name)), []).append(name)
     entries = []
-    for name in names:
+    for name in registry.names(aliases=False):
         factory = registry.factory(name)
         module = sys.modules.get(getattr(factory, "__module__", ""))
         entries.append(
@@ -89,7 +86,7 @@ def policies() -> list[PolicyEntry]:
                 module=module.__name__ if module is not None else "",
                 about=inspect.getdoc(module) or "" if module is not None else "",
                 parameters=_parameters(factory),
-                aliases=tuple(n for n in by_factory[id(factory)] if n != name),
+                aliases=tuple(registry.aliases(name)),
             )
         )
     return entries
@@ -120,7 +117,11 @@ def policy_reproductions(shared: str | Path | None = None) -> dict[str, list[str
     from dlsched import policies as registry
     from dlsched.reproduce import REPRODUCTIONS, shared_folder
 
-    known = set(registry.names())
+    own_name = {  # every name a policy answers to -> its own name
+        alias: name for name in registry.names(aliases=False) for alias in registry.aliases(name)
+    }
+    own_name.update((name, name) for name in registry.names(aliases=False))
+    known = set(own_name)
     folder = shared_folder(str(shared) if shared is not None else None)
     found: dict[str, set[str]] = {}
     for name in REPRODUCTIONS.names():
@@ -143,7 +144,7 @@ def policy_reproductions(shared: str | Path | None = None) -> dict[str, list[str
             first = name.split("-")[0]  # "optimus-pollux": Optimus, as Pollux's figure ran it
             used = {first} if first in known else set()
         for policy in used:
-            found.setdefault(policy, set()).add(name)
+            found.setdefault(own_name[policy], set()).add(name)
     return {policy: sorted(names) for policy, names in sorted(found.items())}
 
 
