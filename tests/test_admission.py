@@ -146,29 +146,44 @@ def test_policy_without_hook_accepts_everything_and_adds_no_columns():
     assert summary["deadline_satisfactory_ratio"] == pytest.approx(1 / 3)
 
 
-def test_a_declined_job_that_a_policy_places_is_caught_by_the_auditor():
-    """A policy that keeps a declined job's state and gives it a GPU breaks the audit."""
+class Cheat(BacklogDoor):
+    """Keeps the states of the jobs it declines and gives them a free GPU later (`tamper`:
+    first sets their status back to pending, behind the engine's back)."""
 
-    class Cheat(BacklogDoor):
-        def start(self, view: ClusterView) -> None:
-            super().start(view)
-            self.refused: list[JobState] = []
+    def __init__(self, tamper: bool = False) -> None:
+        super().__init__()
+        self.tamper = tamper
 
-        def admit(self, job: JobState, view: ClusterView) -> Admission:
-            answer = super().admit(job, view)
-            if answer.decision == "decline":
-                self.refused.append(job)
-            return answer
+    def start(self, view: ClusterView) -> None:
+        super().start(view)
+        self.refused: list[JobState] = []
 
-        def schedule(self, view: ClusterView):  # type: ignore[no-untyped-def]
-            alloc = view.allocation()
-            for job in self.refused:
-                if view.free_gpus():
-                    alloc[job] = view.free_gpus_on_node(0)[:1]
-            return alloc
+    def admit(self, job: JobState, view: ClusterView) -> Admission:
+        answer = super().admit(job, view)
+        if answer.decision == "decline":
+            self.refused.append(job)
+        return answer
 
+    def schedule(self, view: ClusterView):  # type: ignore[no-untyped-def]
+        alloc = view.allocation()
+        for job in self.refused:
+            if view.free_gpus():
+                if self.tamper:
+                    job.status = "pending"
+                alloc[job] = view.free_gpus_on_node(0)[:1]
+        return alloc
+
+
+def test_a_declined_job_given_gpus_is_refused():
+    """Giving GPUs to a declined job raises a SchedulingError naming it."""
+    with pytest.raises(SchedulingError, match="job 'b' was declined at admission"):
+        dlsched.simulate(THREE, cluster(2), Cheat())
+
+
+def test_the_auditor_catches_a_declined_job_holding_gpus():
+    """A policy that forges a declined job's status to place it fails the audit."""
     with pytest.raises(InvariantViolation, match="declined job 'b' is running"):
-        dlsched.simulate(THREE, cluster(2), Cheat(), audit=True)
+        dlsched.simulate(THREE, cluster(2), Cheat(tamper=True), audit=True)
 
 
 def test_admit_must_return_an_admission():
