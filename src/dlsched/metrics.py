@@ -68,7 +68,14 @@ class SimulationResult:
         queueing, makespan and job counts; they hold 0 GPU-seconds, so they add nothing to
         the GPU-seconds of ``utilization``, but they can lengthen the makespan over which
         ``utilization`` and ``gpu_busy_utilization`` are averaged (select
-        ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone)."""
+        ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone).
+
+        Admission (`dlsched.engine.admission`; the same keys for every policy, one without
+        an `admit` hook accepting every job): ``jobs_accepted``, ``jobs_best_effort``,
+        ``jobs_declined``, ``avg_jct_accepted``, ``avg_jct_best_effort`` and, with
+        deadlines, ``deadline_jobs`` and ``deadline_satisfactory_ratio``
+        (`admission_summary`). A declined job counts in ``jobs_total``, in no JCT, and as a
+        missed deadline."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)

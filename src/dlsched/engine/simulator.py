@@ -534,6 +534,7 @@ class Simulator:
             recorder.gpu_codes,
         )
         on_arrival = self._on_arrival
+        admit = self._admit
         pending, active, demand = jobs.pending, jobs.active, jobs.demand
         early = self._early_skips
         epoch_of = self.ledger.pool_epoch.__getitem__
@@ -567,7 +568,7 @@ class Simulator:
                 state = live[i]
                 if state is None:  # `self.states[i]`, inlined
                     state = live[i] = JobState(spec)
-                if self._admit is not None:
+                if admit is not None:
                     # logs the submit and the decision; None: declined, never queued
                     admitted = self._admission(state, now)
                     if admitted is None:
@@ -588,7 +589,7 @@ class Simulator:
                     demand[n_gpus] = 1
                 else:
                     demand[n_gpus] = count + 1
-                if self._admit is None:
+                if admit is None:
                     times.append(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
                     kinds.append(SUBMIT)
                     job_column.append(i)
