@@ -20,8 +20,10 @@ Mapping, as ``add_job`` reads a row: ``total_steps`` = ``iteration``, else ``num
 sys.maxsize`` then); ``num_gpus`` = ``num_gpu``; ``model`` = ``"<model_name> (batch size
 <batch_size>)"``, the key of the artifact's throughput tables (``profiles.py``:
 ``THROUGHPUTS[model][global batch][GPUs]``; the ``elasticflow-t4`` / ``elasticflow-a100``
-throughput models, `dlsched.perf.elasticflow`); ``duration`` as given (the artifact keeps it
-but simulates from iterations and throughputs). ``model_name``, ``batch_size``,
+throughput models, `dlsched.perf.elasticflow`); the trace's ``duration`` as the passthrough
+column ``traced_duration`` (the artifact keeps it but simulates from iterations and
+throughputs; a row giving both work and a run time would be ambiguous in the canonical
+schema). ``model_name``, ``batch_size``,
 ``best_effort``, ``real_iteration`` and ``real_duration`` are kept as passthrough columns.
 """
 
@@ -100,7 +102,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
             deadline = np.where(best_effort == 1, np.nan, deadline)
         frame["deadline"] = deadline
     if "duration" in table.columns:
-        frame["duration"] = table["duration"]
+        frame["traced_duration"] = table["duration"]
     for column in PASSTHROUGH:
         if column in table.columns:
             frame[column] = table[column]
