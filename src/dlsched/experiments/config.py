@@ -647,8 +647,8 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
-        if arg and name == "learned":  # learned:<prior>, checked by make_estimator below
-            spec["name"] = f"learned:{arg}"
+        if arg and name in ("learned", "predict"):  # learned:<prior>, predict:<predictor>,
+            spec["name"] = f"{name}:{arg}"  # checked by make_estimator below
         elif arg:
             if name != "noisy":
                 raise ctx.error(key, f"only the noisy estimator takes ':<sigma>', got {value!r}")
