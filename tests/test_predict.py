@@ -211,3 +211,24 @@ def test_gbdt_predictor_learns_on_a_schedule():
     short = p.predict(JobFeatures(99, 0.0, 1, user="u0", name="job"), 0.0)
     long = p.predict(JobFeatures(98, 0.0, 2, user="u1", name="job"), 0.0)
     assert short < 300.0 < 3000.0 < long
+
+
+HELIOS_LOG = """job_id,user,vc,jobname,gpu_num,state,submit_time,duration
+1,alice,vcA,bert-pretrain,1,COMPLETED,2020-09-01 00:00:00,600
+2,alice,vcA,bert-pretrain,1,COMPLETED,2020-09-01 00:20:00,600
+"""
+
+
+def test_helios_logs_keep_user_and_job_name(tmp_path):
+    """A Helios-format log with `jobname` (the artifact's) keeps it as `name` and the user;
+    the second bert-pretrain of alice is predicted from the first: 600 s, exactly."""
+    path = tmp_path / "cluster_log.csv"
+    path.write_text(HELIOS_LOG)
+    workload = dlsched.load_trace(path, format="helios")
+    assert workload.jobs["name"].tolist() == ["bert-pretrain", "bert-pretrain"]
+    assert workload.jobs["user"].tolist() == ["alice", "alice"]
+    result = dlsched.simulate(workload, cluster(), policy="sjf", estimator="predict:helios")
+    summary = result.summary()
+    assert summary["prediction_jobs"] == 2
+    # job 1: no history, the 3,600 s default (error 3,000 s); job 2: alice's bert, 600 s
+    assert summary["prediction_mae_s"] == pytest.approx(1500.0)
