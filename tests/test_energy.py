@@ -99,12 +99,13 @@ def test_bad_energy_keys_are_clear_errors(change, message):
 
 
 def test_a_type_without_a_vendor_figure_needs_active_w():
-    """An energy run on a GPU type the table does not know names the key to add."""
-    c = dlsched.Cluster.from_dict(
-        {"name": "m", "nodes": [{"gpu_type": "MI250", "count": 1}], "energy": {}}
-    )
+    """A cluster with an energy section and a GPU type the vendor table does not know is
+    refused when it is loaded, naming the key to add; with it, the cluster loads."""
+    data = {"name": "m", "nodes": [{"gpu_type": "MI250", "count": 1}], "energy": {}}
     with pytest.raises(ConfigError, match="gpu_types.MI250.active_w"):
-        dlsched.simulate(JOBS.iloc[:1], c)
+        dlsched.Cluster.from_dict(data)
+    data["gpu_types"] = {"MI250": {"active_w": 500}}
+    assert type_power(dlsched.Cluster.from_dict(data))["mi250"].idle_w == 100.0
 
 
 TRACE = """job_id,submit_time,num_gpus,duration

@@ -339,7 +339,7 @@ def _parse(data: Any, source: str) -> Cluster:
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
     vcs = _parse_vcs(data.get("vcs"), nodes, source)
-    return Cluster(
+    cluster = Cluster(
         name=name,
         gpu_types=types,
         nodes=tuple(nodes),
@@ -348,6 +348,11 @@ def _parse(data: Any, source: str) -> Cluster:
         vcs=vcs,
         energy=_parse_energy(data.get("energy", None), "energy" in data, source),
     )
+    if cluster.energy is not None:  # every GPU type needs watts: refused now, not after a run
+        from dlsched.energy import type_power
+
+        type_power(cluster)
+    return cluster
 
 
 def _parse_gpu_types(declared: Any, source: str) -> dict[str, GpuType]:

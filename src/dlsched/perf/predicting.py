@@ -76,7 +76,7 @@ class PredictingEstimator(OracleEstimator):
             return job.total_steps / job.duration
         return self.best_type(job)[1]
 
-    def true_duration(self, job: JobSpec) -> float:
+    def _true_duration(self, job: JobSpec) -> float:
         """The job's traced duration: its run time alone on its requested allocation."""
         if job.duration is not None:
             return float(job.duration)
@@ -90,7 +90,7 @@ class PredictingEstimator(OracleEstimator):
         if seconds == seconds:  # not NaN: already predicted
             return float(seconds)
         if self._clairvoyant:
-            seconds = self.true_duration(job)
+            seconds = self._true_duration(job)
         else:
             seconds = float(self.predictor.predict(job_features(job), self.now))
             if not seconds > 0 or math.isnan(seconds):
@@ -108,7 +108,7 @@ class PredictingEstimator(OracleEstimator):
     def on_finish(self, state: JobState) -> None:
         """A job finished now: the predictor learns of it (the only way it learns)."""
         spec = state.spec
-        actual = self.true_duration(spec)
+        actual = self._true_duration(spec)
         self._actual[spec.index] = actual
         if not self._clairvoyant:
             finish = float(state.finish_time if state.finish_time is not None else self.now)
