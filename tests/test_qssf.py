@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 import dlsched
 from dlsched.cli import main
@@ -102,3 +103,26 @@ def test_qssf_with_a_predictor_from_yaml():
     assert {run.config["estimator"]["name"] for run in runs} == {"predict:helios"}
     result = simulate_config(runs[0].config)
     assert result.summary()["prediction_jobs"] == 60
+
+
+def test_predictor_parameters_from_yaml():
+    """`estimator: {name: predict:helios, params: {...}}` gives the predictor its
+    parameters; a misspelt one is an error naming the key."""
+    from dlsched.errors import ConfigError
+    from dlsched.experiments.runner import build_estimator
+
+    base = {
+        "cluster": "tiresias-60",
+        "workload": {"trace": "traces/tiresias_60_job.csv"},
+        "policies": ["qssf"],
+    }
+    experiment = parse_experiment(
+        {**base, "estimator": {"name": "predict:helios", "params": {"vc_fallback": True}}}
+    )
+    (run,) = experiment.runs.values()
+    estimator = build_estimator(run.config["estimator"])
+    assert estimator.predictor.vc_fallback is True
+    with pytest.raises(ConfigError, match="key 'estimator.params'.*vc_fallbak"):
+        parse_experiment(
+            {**base, "estimator": {"name": "predict:helios", "params": {"vc_fallbak": 1}}}
+        )
