@@ -232,3 +232,18 @@ def test_helios_logs_keep_user_and_job_name(tmp_path):
     assert summary["prediction_jobs"] == 2
     # job 1: no history, the 3,600 s default (error 3,000 s); job 2: alice's bert, 600 s
     assert summary["prediction_mae_s"] == pytest.approx(1500.0)
+
+
+def test_gbdt_without_scikit_learn_is_a_clear_error(monkeypatch):
+    """Where scikit-learn is not installed, asking for the gbdt predictor is a ConfigError
+    saying which extra to install, before any trace is read."""
+    import importlib.util
+
+    from dlsched.errors import ConfigError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"pip install 'dlsched\[predict\]'"):
+        make_estimator("predict:gbdt")

@@ -17,12 +17,19 @@ without early stopping, so runs repeat.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections import deque
 from typing import Any
 
+from dlsched.errors import ConfigError
 from dlsched.predict.base import FinishedJob, JobFeatures, Predictor
 from dlsched.predict.features import CATEGORICAL, FeatureEncoder
+
+_NEEDS_SKLEARN = (
+    "the gbdt predictor needs scikit-learn: pip install 'dlsched[predict]' "
+    "(or choose the helios predictor, estimator predict:helios)"
+)
 
 
 class GradientBoostedPredictor(Predictor):
@@ -47,6 +54,8 @@ class GradientBoostedPredictor(Predictor):
                 "gbdt predictor: refit_every must be >= 1, min_train >= 2 and "
                 "max_train >= min_train"
             )
+        if importlib.util.find_spec("sklearn") is None:  # refused before a trace is read
+            raise ConfigError(_NEEDS_SKLEARN)
         self.refit_every = refit_every
         self.min_train = min_train
         self.max_train = max_train
@@ -61,11 +70,8 @@ class GradientBoostedPredictor(Predictor):
 
         try:
             from sklearn.ensemble import HistGradientBoostingRegressor
-        except ImportError:
-            raise ImportError(
-                "the gbdt predictor needs scikit-learn: pip install 'dlsched[predict]' "
-                "(or choose the helios predictor)"
-            ) from None
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ConfigError(_NEEDS_SKLEARN) from exc
         self._make_model = lambda: HistGradientBoostingRegressor(
             max_iter=self.max_iter,
             learning_rate=self.learning_rate,
