@@ -96,7 +96,7 @@ def test_qssf_with_a_predictor_from_yaml():
             "cluster": "tiresias-60",
             "workload": {"trace": "traces/tiresias_60_job.csv"},
             "estimator": "predict:helios",
-            "policies": ["qssf", {"name": "per-vc", "params": {"inner": "qssf"}}],
+            "policies": ["qssf", {"name": "per_vc", "params": {"inner": "qssf"}}],
         }
     )
     runs = list(experiment.runs.values())

@@ -11,7 +11,7 @@ assigned once, while it waits, and kept (the predicting estimator keeps each job
 prediction, `dlsched.perf.predicting`); non-preemptive; jobs are placed consolidated (the
 artifact's ``consolidate`` placer); strict order: when the first job in priority order does
 not fit, no job behind it starts (the artifact's ``else: break``). Helios schedules each VC
-separately: run it as ``per-vc`` with ``inner: qssf`` for one queue per VC.
+separately: run it as ``per_vc`` with ``inner: qssf`` for one queue per VC.
 
 The prediction comes from the estimator: with ``estimator="predict:helios"`` (Helios' history
 rules, `dlsched.predict.helios`) or ``predict:gbdt`` (a gradient-boosted model, as Helios'
