@@ -247,3 +247,15 @@ def test_gbdt_without_scikit_learn_is_a_clear_error(monkeypatch):
     )
     with pytest.raises(ConfigError, match=r"pip install 'dlsched\[predict\]'"):
         make_estimator("predict:gbdt")
+
+
+def test_a_canonical_csv_keeps_job_names_as_text(tmp_path):
+    """A canonical CSV's `name` column is read as text ("007" stays "007") and reaches the
+    predictor."""
+    path = tmp_path / "jobs.csv"
+    path.write_text("job_id,submit_time,num_gpus,duration,user,name\n1,0,1,10,u,007\n")
+    workload = dlsched.load_trace(path)
+    assert workload.jobs["name"].tolist() == ["007"]
+    recorder = Recorder()
+    dlsched.simulate(workload, cluster(), policy="sjf", estimator=PredictingEstimator(recorder))
+    assert [features.name for _, features, _ in recorder.predictions] == ["007"]
