@@ -119,7 +119,6 @@ TEXT_COLUMNS: tuple[str, ...] = (
     "gpu_type",
     "status",
     "gpu_constraint",
-    "name",  # the job's name: a passthrough, kept when given (`dlsched.predict` matches it)
 )
 """Canonical columns that loaders should read as text (never let pandas guess a number)."""
 
