@@ -69,7 +69,11 @@ def _run(
         )
 
 
-@pytest.mark.parametrize("name", policies.names())
+# pollux's two runs took 21 s (2026-12-01): in the full tier only.
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n == "pollux" else n for n in policies.names()],
+)
 def test_one_instance_serves_two_identical_runs(name):
     """The same policy instance passed to simulate() twice gives two correct, identical runs."""
     policy = policies.get(name, **NEEDS.get(name, {}))
