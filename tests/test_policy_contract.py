@@ -69,10 +69,13 @@ def _run(
         )
 
 
-# pollux's two runs took 21 s (2026-12-01): in the full tier only.
+# pollux's and sia's two runs took 21 s and 3 s (2026-12-01): in the full tier only.
+SLOW = ("pollux", "sia")
+
+
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.slow) if n == "pollux" else n for n in policies.names()],
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in policies.names()],
 )
 def test_one_instance_serves_two_identical_runs(name):
     """The same policy instance passed to simulate() twice gives two correct, identical runs."""
