@@ -70,7 +70,8 @@ def _load_hypothesis_profile(examples: int) -> None:
     # The tier's profile: derandomised, so that a run sees the same examples every time, and
     # no per-example deadline (a simulation with the auditor on may take a while). "long":
     # DLSCHED_HYPOTHESIS_EXAMPLES=<n> examples per property, random, e.g.
-    #   DLSCHED_HYPOTHESIS_EXAMPLES=10000 python -m pytest -q tests/test_properties_policies.py
+    #   DLSCHED_HYPOTHESIS_EXAMPLES=10000 python -m pytest --run-slow \
+    #       tests/test_properties_policies.py
     quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
     long_examples = os.environ.get("DLSCHED_HYPOTHESIS_EXAMPLES", "").strip()
     if long_examples:

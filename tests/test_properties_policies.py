@@ -23,9 +23,10 @@ A feature a policy fails on is switched off for it in `CASES`, and the failure i
 feature and is marked `xfail(strict=True)`, so fixing the bug turns it into a failure that
 says to delete the entry (and turn the feature back on in `CASES`).
 
-Profiles (`tests/conftest.py`): "ci" by default (100 examples per policy, derandomised);
-the long run is
-    DLSCHED_HYPOTHESIS_EXAMPLES=10000 python -m pytest -q tests/test_properties_policies.py
+Profiles (`tests/conftest.py`): 10 examples per policy in the default tier, 100 with
+``--run-slow`` (CI), derandomised; the `SLOW_POLICIES` run with ``--run-slow`` only. The long
+run is
+    DLSCHED_HYPOTHESIS_EXAMPLES=10000 python -m pytest --run-slow tests/test_properties_policies.py
 """
 
 from __future__ import annotations
