@@ -134,7 +134,9 @@ def test_policy_by_import_path(tmp_path):
     """`module:Class` names a policy of your own, with parameters."""
     exp = load_experiment(
         write_experiment(
-            tmp_path, policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0}}]
+            tmp_path,
+            allow_imports=True,
+            policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0}}],
         )
     )
     assert exp.policies[0].label == "SlowFifo(delay_s=0)"

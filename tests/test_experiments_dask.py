@@ -45,7 +45,11 @@ def test_dask_runs_the_grid_like_the_local_executor(tmp_path, dask_cluster):
 def test_dask_records_a_failing_run_and_goes_on(tmp_path, dask_cluster):
     """A run that raises on a Dask worker is recorded with its traceback."""
     path = write_experiment(
-        tmp_path, seeds=1, sweep=None, policies=["fifo", "experiment_helpers:Broken"]
+        tmp_path,
+        seeds=1,
+        sweep=None,
+        allow_imports=True,
+        policies=["fifo", "experiment_helpers:Broken"],
     )
     outcome = run_experiment(
         path, tmp_path / "out", executor="dask", address=dask_cluster.scheduler_address
@@ -53,3 +57,21 @@ def test_dask_records_a_failing_run_and_goes_on(tmp_path, dask_cluster):
     assert len(outcome.finished) == 1 and len(outcome.failed) == 1
     (failure,) = outcome.store.failures().values()
     assert "broken on purpose" in failure["traceback"]
+
+
+def test_dask_prints_its_dashboard_and_moves_the_bar_by_runs(tmp_path, dask_cluster, capsys):
+    """With a bar, a Dask grid names the dashboard's link, ends at 8.0/8 runs, and removes
+    the progress folder its workers wrote into the store."""
+    path = write_experiment(tmp_path)
+    outcome = run_experiment(
+        path,
+        tmp_path / "out",
+        executor="dask",
+        address=dask_cluster.scheduler_address,
+        progress=True,
+    )
+    assert outcome.ok
+    err = capsys.readouterr().err
+    assert "Dask dashboard: http" in err
+    assert "8.0/8 runs" in err
+    assert not (tmp_path / "out" / ".progress").exists()

@@ -76,6 +76,7 @@ def test_killing_the_driver_alone_ends_its_workers_and_nothing_is_stored_after(
     path = write_experiment(
         tmp_path,
         seeds=4,
+        allow_imports=True,
         policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.05}}],
     )
     out, log = tmp_path / "out", tmp_path / "stderr.txt"

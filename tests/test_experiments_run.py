@@ -76,7 +76,9 @@ def test_process_pool_and_in_process_give_identical_summaries(tmp_path):
 
 def test_a_failing_run_is_recorded_and_the_grid_goes_on(tmp_path):
     """A policy that raises fails its runs with a traceback; the others finish."""
-    path = write_experiment(tmp_path, policies=["fifo", "experiment_helpers:Broken"])
+    path = write_experiment(
+        tmp_path, allow_imports=True, policies=["fifo", "experiment_helpers:Broken"]
+    )
     outcome = run_experiment(path, tmp_path / "out", workers=2)
     exp = outcome.experiment
     broken = {p.key for p in exp.points if p.policy == "Broken"}
@@ -96,6 +98,7 @@ def test_a_killed_worker_does_not_stop_the_grid(tmp_path):
     marker.touch()
     path = write_experiment(
         tmp_path,
+        allow_imports=True,
         policies=[
             "fifo",
             {"name": "experiment_helpers:KillOnce", "params": {"marker": str(marker)}},
@@ -116,6 +119,7 @@ def test_retries_zero_records_the_runs_of_a_broken_pool_as_failed(tmp_path):
         tmp_path,
         seeds=1,
         sweep=None,
+        allow_imports=True,
         policies=[
             "fifo",  # two runs, so that they go to a pool and not into this process
             {"name": "experiment_helpers:KillOnce", "params": {"marker": str(marker)}},
@@ -140,6 +144,7 @@ def test_stopping_the_whole_run_loses_no_finished_run_and_resume_completes(tmp_p
     path = write_experiment(
         tmp_path,
         seeds=4,
+        allow_imports=True,
         policies=[{"name": "experiment_helpers:SlowFifo", "params": {"delay_s": 0.02}}],
     )
     out = tmp_path / "out"
@@ -236,7 +241,7 @@ def test_progress_bar_is_quiet_off_a_terminal_and_shown_on_request(tmp_path, cap
     assert capsys.readouterr().err == ""
     run_experiment(path, tmp_path / "loud", executor="local", progress=True)
     err = capsys.readouterr().err
-    assert "1/1" in err and "job" in err and "simulated" in err
+    assert "1.0/1 runs" in err and "job" in err and "simulated" in err
 
 
 def test_unknown_executor_is_refused(tmp_path):

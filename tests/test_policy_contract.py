@@ -75,7 +75,10 @@ SLOW = ("pollux", "sia")
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in policies.names()],
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+        for n in policies.names(aliases=False)
+    ],
 )
 def test_one_instance_serves_two_identical_runs(name):
     """The same policy instance passed to simulate() twice gives two correct, identical runs."""

@@ -74,7 +74,7 @@ CASES: dict[str, Case] = {
     "hydra": Case(one_gpu=True, fractional=False, elastic=False),
     "allox": Case(one_gpu=True, fractional=False, elastic=False),
     # per-vc runs `inner` per VC; SRTF preempts, so it exercises more than the default FIFO.
-    "per-vc": Case(params={"inner": "srtf"}),
+    "per_vc": Case(params={"inner": "srtf"}),
     # Space-sharing policies.
     "gandiva": Case(packs=True),
     "fifo_packed": Case(packs=True),
@@ -88,13 +88,13 @@ CASES: dict[str, Case] = {
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).
     "tiresias": Case(may_leave_unfinished="sensitive job never consolidated"),
-    "tiresias-gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
+    "tiresias_gittins": Case(may_leave_unfinished="sensitive job never consolidated"),
 }
 """Policies that are not tested with the defaults of `Case`."""
 
 GAVEL = {
     name
-    for name in dlsched.policies.names()
+    for name in dlsched.policies.names(aliases=False)
     if isinstance(factory := dlsched.policies.registry.factory(name), type)
     and issubclass(factory, GavelPolicy)
 }
@@ -129,11 +129,12 @@ examples pollux took 697 s and sia 124 s of a 1,300 s file (2026-12-01, 2 loaded
 
 def policy_parameters() -> list[Any]:
     """Every registered policy with its case (the `SLOW_POLICIES` marked slow)."""
+    listed = dlsched.policies.names(aliases=False)  # each policy once, not by its aliases too
     return [
         pytest.param(
             name, case_of(name), id=name, marks=[pytest.mark.slow] if name in SLOW_POLICIES else []
         )
-        for name in dlsched.policies.names()
+        for name in listed
     ]
 
 

@@ -82,7 +82,11 @@ def test_same_experiment_twice_gives_byte_identical_summaries(results, tmp_path)
 def test_report_lists_failed_and_missing_runs(tmp_path):
     """A failed run is listed with its error; a run not stored is counted as not run."""
     path = write_experiment(
-        tmp_path, seeds=1, sweep=None, policies=["fifo", "sjf", "experiment_helpers:Broken"]
+        tmp_path,
+        seeds=1,
+        sweep=None,
+        allow_imports=True,
+        policies=["fifo", "sjf", "experiment_helpers:Broken"],
     )
     outcome = run_experiment(path, tmp_path / "out", executor="local")
     sjf = next(p.key for p in outcome.experiment.points if p.policy == "sjf")
@@ -112,7 +116,11 @@ def test_cli_run_then_report(tmp_path, capsys):
 def test_cli_run_exits_1_when_a_run_failed(tmp_path, capsys):
     """The grid finishes; the exit status says some runs failed, and where to read why."""
     path = write_experiment(
-        tmp_path, seeds=1, sweep=None, policies=["fifo", "experiment_helpers:Broken"]
+        tmp_path,
+        seeds=1,
+        sweep=None,
+        allow_imports=True,
+        policies=["fifo", "experiment_helpers:Broken"],
     )
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--executor", "local"]) == 1
     assert "failures/" in capsys.readouterr().out

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pandas as pd
 from dlsched import policies
 from dlsched._version import __version__
 from dlsched.cluster import Cluster, load_cluster
+from dlsched.engine.progress import ProgressSink
 from dlsched.engine.simulator import Simulator, no_full_collections
 from dlsched.engine.specs import build_specs
 from dlsched.errors import ConfigError
@@ -40,7 +41,7 @@ def simulate(
     audit: bool | None = None,
     on_progress: Callable[[float], None] | None = None,
     max_time_s: float | None = None,
-    progress: bool | None = False,
+    progress: bool | None | ProgressSink = False,
     events: str | os.PathLike[str] | None = None,
     **policy_params: Any,
 ) -> SimulationResult:
@@ -75,13 +76,18 @@ def simulate(
     - `progress`: a progress bar on stderr — jobs finished of the total, with rate, ETA and
       the simulated time: True shows it, None only when stderr is a terminal (what the CLI
       does), False (the default) never. It is redrawn at most every 0.5 s and costs well
-      under 1 % of a run.
+      under 1 % of a run. A callable instead is told ``(jobs finished, total)`` on the same
+      schedule and once at the end (how an experiment's grid bar follows its runs).
     - `events`: a parquet file to write the event log to as the run goes (a row group per
       `dlsched.engine.recorder.EVENTS_ROW_GROUP` events), so a long replay never holds it:
       the file then has what `result.events` would, `result.events` has its columns and no
       rows, ``result.meta["events_path"]`` names the file and ``summary()["events"]`` still
       counts the events. Read it back with `pandas.read_parquet` or `pyarrow.dataset`.
-      An existing file is replaced; its folder is made before the run. On a cluster that
+      The log is written under a temporary name and moved onto this one when the run ends
+      (a run that raises still moves it, with the events up to the failure); until then an
+      existing file keeps what it held, and a write that fails (a full disk) leaves it so.
+      A symbolic link, or the run's own trace or cluster file, is refused (`OutputError`).
+      Its folder is made before the run. On a cluster that
       declares CPUs or memory the log is held and written at the end (its held-resource
       columns need the whole run), and the CPU/memory figures of `summary()` are read
       back from the file.
@@ -91,8 +97,11 @@ def simulate(
     workload was loaded with `lenient=True`: then it is reported as `unschedulable`.
     """
     wall = time.perf_counter()
-    if progress not in (True, False, None):  # "yes" or 0.5 would pass as truthy, silently
-        raise ValueError(f"progress must be True, False or None, not {progress!r}")
+    if progress not in (True, False, None) and not callable(progress):
+        # "yes" or 0.5 would pass as truthy, silently
+        raise ValueError(
+            f"progress must be True, False or None (or a callable sink), not {progress!r}"
+        )
     work = _as_workload(workload)
     hardware = cluster if isinstance(cluster, Cluster) else load_cluster(os.fspath(cluster))
     if isinstance(policy, str):
@@ -148,7 +157,7 @@ def _replay(
     audit: bool,
     on_progress: Callable[[float], None] | None,
     max_time_s: float | None,
-    progress: bool | None,
+    progress: bool | None | ProgressSink,
     lenient: bool,
     policy_params: dict[str, Any],
     wall: float,
@@ -172,11 +181,13 @@ def _replay(
         progress_desc=str(getattr(chosen, "name", type(chosen).__name__)),
     )
     if events is not None:
-        _prepare_events_file(events)
+        inputs = run_inputs(work, hardware)
+        _prepare_events_file(events, inputs)
         sim.recorder.stream_to(
             events,
             np.fromiter((spec.num_gpus for spec in specs), np.int64, len(specs)),
             pd.Series([spec.job_id for spec in specs]),  # as the per-job table's column
+            inputs=inputs,
         )
     try:
         sim.run()
@@ -314,17 +325,31 @@ def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> 
     )
 
 
-def _prepare_events_file(events: str | os.PathLike[str]) -> None:
+def _prepare_events_file(
+    events: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str] | None] = ()
+) -> None:
     """Make `events`' folder and check it can be written, before the run rather than at its
-    first row group (a long run must not fail after the work is done)."""
+    first row group (a long run must not fail after the work is done). A symbolic link, or
+    one of the run's `inputs` (its trace, its cluster file), is refused (`OutputError`)."""
+    from dlsched.atomic import check_target
+
     target = Path(events)
-    if target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         raise ConfigError(
             f"events={os.fspath(events)!r} is a folder: give the parquet file to write, "
             f"e.g. {os.fspath(target / 'events.parquet')!r}"
         )
+    check_target(target, inputs, "events")
     target.parent.mkdir(parents=True, exist_ok=True)
     if not os.access(target.parent, os.W_OK):
         raise ConfigError(
             f"events={os.fspath(events)!r}: cannot write into {os.fspath(target.parent)!r}"
         )
+
+
+def run_inputs(work: Workload, hardware: Cluster) -> list[str]:
+    """The files a run reads (its trace, its cluster file), which none of its outputs may
+    overwrite; sources that are not files (``<DataFrame>``, ``<dict>``) are left out."""
+    from dlsched.atomic import input_files
+
+    return input_files(work.provenance.get("source"), hardware.source)

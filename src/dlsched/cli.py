@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
-from dlsched import policies
+from dlsched import policies, registry, safeyaml
 from dlsched._version import __version__
 from dlsched.bundled import (
     DEFAULT_CLUSTER,
@@ -48,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _param(text: str) -> tuple[str, Any]:
-    """``key=value`` → (key, value parsed as YAML: "true" → True, "3" → 3, "easy" → "easy")."""
+    """``key=value`` → (key, value parsed as YAML: "true" → True, "3" → 3, "1e8" → 1e8,
+    "inf" → inf, "easy" → "easy"), by the bounded loader of every config (`dlsched.safeyaml`)."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -58,23 +60,12 @@ def _param(text: str) -> tuple[str, Any]:
             f"{text!r} gives {key!r} no value; write {key}=VALUE ({key}=null for none)"
         )
     try:
-        return key, yaml.safe_load(value)
+        return key, safeyaml.loads(value)  # 1e8, 1.5e3 and inf are numbers (YAML 1.2)
     except yaml.YAMLError as exc:
         raise argparse.ArgumentTypeError(
-            f"{key}={value}: the value is not valid YAML ({_yaml_problem(exc)}); "
+            f"{key}={value}: the value is not valid YAML ({safeyaml.problem(exc)}); "
             "quote a string, close brackets: key=[1, 2], key={a: 1}"
         ) from None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """A YAML error in one line: what is wrong and where."""
-    if isinstance(exc, yaml.MarkedYAMLError):
-        problem = exc.problem or exc.context or "malformed"
-        mark = exc.problem_mark or exc.context_mark
-        if mark is not None:
-            return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-        return problem
-    return _one_line(str(exc))
 
 
 def _one_of(what: str, choices: Iterable[str]) -> Callable[[str], str]:
@@ -178,7 +169,7 @@ def _parser() -> argparse.ArgumentParser:
             "a modelled GPU cluster under pluggable scheduling policies."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"dlsched {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"dlsched {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     replay = sub.add_parser(
@@ -188,7 +179,13 @@ def _parser() -> argparse.ArgumentParser:
         f"Philly day ({DEFAULT_TRACE}) on the Philly cluster under FIFO.",
     )
     _add_run_arguments(replay)
-    replay.add_argument("--policy", default="fifo", help="policy name (see `dlsched policies`)")
+    replay.add_argument(
+        "--policy",
+        default="fifo",
+        help="policy name (see `dlsched policies`), or with --allow-import an import path "
+        "package.module:Class",
+    )
+    _add_allow_import(replay)
     replay.add_argument(
         "--param",
         action="append",
@@ -201,7 +198,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         default=None,
         metavar="DIR",
-        help="save jobs/events/timeline (parquet) and summary (JSON) here",
+        help="save jobs/events/timeline (parquet) and summary (JSON) here, all or nothing "
+        "(meta.json last); a folder, or an fsspec URL (s3://bucket/x needs s3fs)",
     )
     replay.add_argument(
         "--events",
@@ -232,8 +230,10 @@ def _parser() -> argparse.ArgumentParser:
         "--policies",
         default="fifo,sjf,srtf",
         type=_policy_list,
-        help="comma-separated policies (default: %(default)s)",
+        help="comma-separated policies (default: %(default)s); with --allow-import, also "
+        "import paths package.module:Class[:key=value...]",
     )
+    _add_allow_import(compare)
     compare.add_argument("--json", action="store_true", help="print {policy: summary} as JSON")
 
     run = sub.add_parser(
@@ -286,6 +286,7 @@ def _parser() -> argparse.ArgumentParser:
         help="times runs are tried again after their worker died (a broken local pool "
         "replaced, a Dask run whose worker was killed resubmitted); default: 3",
     )
+    _add_allow_import(run, "the experiment's policies, throughput model and estimator")
     run.add_argument(
         "--dry-run",
         action="store_true",
@@ -306,11 +307,26 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser(
         "report",
         help="tables and plots of an experiment's results",
-        description="Write summary.csv, summary.md, runs.csv and PNG plots into a results "
+        description="Write summary.csv, summary.md, runs.csv and plots (PNG, or PDF/SVG "
+        "with --format) into a results "
         "directory written by `dlsched run`. Where a run's cluster declares CPU cores or host "
         "memory, also every resource's utilisation (table and resource_utilization.png).",
     )
     report.add_argument("results", metavar="RESULTS_DIR")
+    report.add_argument(
+        "--format",
+        dest="formats",
+        type=_plot_formats,
+        default=("png",),
+        metavar="FMT[,FMT]",
+        help="plot formats, comma-separated: png, pdf, svg (vector, for papers); default png",
+    )
+    report.add_argument(
+        "--dpi",
+        type=_dpi,
+        default=None,
+        help="resolution of PNG plots in dots per inch (default 110; 300 for print)",
+    )
 
     reproduce = sub.add_parser(
         "reproduce",
@@ -364,6 +380,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+ALLOW_IMPORT_FLAG = "--allow-import (this runs code from that module)"
+"""The opt-in to import paths on the command line, as refusals name it."""
+
+
+def _add_allow_import(parser: argparse.ArgumentParser, what: str = "policies") -> None:
+    parser.add_argument(
+        "--allow-import",
+        action="store_true",
+        help=f"let {what} be import paths (package.module:Class): this runs code from "
+        "those modules. Without it, only registered names are accepted",
+    )
+
+
 def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -391,12 +420,14 @@ def _policy_list(text: str) -> list[tuple[str, str, dict[str, Any]]]:
         if not spec:
             raise argparse.ArgumentTypeError(f"empty policy name in {text!r}")
         name, *pairs = spec.split(":")
+        if pairs and "=" not in pairs[0]:  # an import path: package.module:Class[:k=v...]
+            name = f"{name}:{pairs.pop(0)}"
         params = dict(_param(pair) for pair in pairs)
         out.append((spec, name, params))
     return out
 
 
-def _build_policy(name: str, params: dict[str, Any]) -> Any:
+def _build_policy(name: str, params: dict[str, Any], allow_import: bool = False) -> Any:
     """A policy instance built from the command line's name and parameters.
 
     Built here rather than by `simulate(policy=name, **params)` so that a parameter named
@@ -404,8 +435,17 @@ def _build_policy(name: str, params: dict[str, Any]) -> Any:
     value the constructor refuses is reported as the user's mistake. A constructor only stores
     and checks its parameters (the policy contract), so a TypeError it raises comes from a
     value of the wrong type given on the command line, not from a bug of a run.
+
+    An import path (``package.module:Class``) is imported only with `allow_import`
+    (``--allow-import``), and only a class with a ``schedule`` method is constructed.
     """
     try:
+        if registry.is_import_path(name):
+            factory = policies.registry.import_policy(
+                name, allowed=allow_import, opt_in=ALLOW_IMPORT_FLAG
+            )
+            policies.check_params(name, factory, params)
+            return factory(**params)
         return policies.get(name, **params)  # an unknown name: one error with a did-you-mean
     except TypeError as exc:
         given = ", ".join(f"{k}={v!r}" for k, v in params.items())
@@ -460,6 +500,55 @@ def _check_out_dir(option: str, folder: str) -> None:
         ) from None
 
 
+def _check_replay_out(out: str) -> tuple[Any, str] | None:
+    """Check `replay --out` before the run: a local folder that can be written, or a URL
+    whose file system package is installed (then that file system and the path in it)."""
+    from dlsched.experiments.store import is_remote, url_filesystem
+
+    if is_remote(out):
+        return url_filesystem(out)  # (`pip install s3fs` where it is missing)
+    _check_out_dir("--out", out)
+    return None
+
+
+def _check_replay_targets(args: argparse.Namespace, inputs: list[Any]) -> None:
+    """Refuse, before the run, what `replay` would write over: a symbolic link among the
+    files of --out or at --events, an input of the run (the trace, the cluster file), and
+    an --events file that is one of --out's own files (saving would replace one by the
+    other)."""
+    from dlsched.atomic import check_target, input_files, same_file
+    from dlsched.experiments.store import is_remote
+    from dlsched.metrics import RESULT_FILES
+
+    inputs = input_files(*inputs)
+    if args.out and not is_remote(args.out):
+        for name in RESULT_FILES:
+            check_target(Path(args.out) / name, inputs, "--out")
+    if args.events:
+        check_target(args.events, inputs, "--events")
+        if args.out and not is_remote(args.out):
+            for name in RESULT_FILES:
+                if same_file(args.events, Path(args.out) / name):
+                    raise UsageError(
+                        f"--events {args.events} is {name} of --out {args.out}, which saving "
+                        "the result writes; give --events a file outside that folder (--out "
+                        "saves the event log as its events.parquet anyway)"
+                    )
+
+
+def _save_to_url(result: SimulationResult, fs: Any, path: str) -> None:
+    """`replay --out URL`: the result saved locally, then each file put, ``meta.json`` last
+    (one object put is atomic: a folder without it is an unfinished save)."""
+    from dlsched.metrics import RESULT_FILES
+
+    with tempfile.TemporaryDirectory(prefix=".tmp-save-") as scratch:
+        result.save(scratch)
+        with contextlib.suppress(FileNotFoundError):
+            fs.rm_file(f"{path}/meta.json")  # un-commit an older result first
+        for name in RESULT_FILES:  # (meta.json is the last of them)
+            fs.put_file(str(Path(scratch) / name), f"{path}/{name}")
+
+
 def _fmt(key: str, value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
@@ -482,16 +571,22 @@ def _fmt(key: str, value: Any) -> str:
 
 def _replay(args: argparse.Namespace) -> int:
     params = dict(args.param)
-    policy = _build_policy(args.policy, params)  # a mistake here fails before the trace loads
+    # a mistake here fails before the trace loads
+    policy = _build_policy(args.policy, params, args.allow_import)
+    remote = None
     if args.out:
-        _check_out_dir("--out", args.out)
+        remote = _check_replay_out(args.out)
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
+    _check_replay_targets(args, [trace, workload.provenance.get("source"), cluster.source])
     result = _simulate(args, workload, cluster, policy, params)
     summary = result.summary()
     if args.out:
-        result.save(args.out)
+        if remote is None:
+            result.save(args.out)
+        else:
+            _save_to_url(result, *remote)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -564,13 +659,16 @@ _WIDTH = 100
 
 
 def _policies(name: str | None) -> int:
-    """List every policy with its parameters, or show policy `name` in detail."""
+    """List every policy with its parameters, then the placements; or show policy `name`."""
     if name is not None:
         return _policy_detail(name)
-    names = policies.names()
+    names = policies.names(aliases=False)
     column = min(max(len(n) for n in names), 26)
+    print("policies (each once; `dlsched policies NAME` shows one in detail):")
     for policy in names:
-        print(f"{policy:<{column}}  {policies.describe(policy)}")
+        also = policies.aliases(policy)
+        alias_note = f"  [alias: {', '.join(also)}]" if also else ""
+        print(f"{policy:<{column}}  {policies.describe(policy)}{alias_note}")
         listed = ", ".join(_parameter_default(p) for p in _policy_parameters(policy))
         print(
             textwrap.fill(
@@ -581,19 +679,58 @@ def _policies(name: str | None) -> int:
                 break_on_hyphens=False,
             )
         )
+    print("placements (not policies: give one to a policy, --param placement=NAME):")
+    for placement, about in _placements():
+        print(f"{placement:<{column}}  {about}")
     return 0
+
+
+def _placements() -> list[tuple[str, str]]:
+    """(name, one line) of every registered placement; a ``<name>:shuffled`` variant is
+    said on its base's line rather than listed apart."""
+    from dlsched.engine.placement import STRATEGIES  # only when placements are listed
+
+    names = STRATEGIES.names()
+    listed = []
+    for name in names:
+        base, _, variant = name.partition(":")
+        if variant and base in names:
+            continue
+        about = _first_sentence(inspect.getdoc(STRATEGIES.get(name)) or "", name)
+        if f"{name}:shuffled" in names:
+            about += f" Also {name}:shuffled (ties to a random node order)."
+        listed.append((name, about))
+    return listed
+
+
+def _first_sentence(doc: str, name: str) -> str:
+    """The first sentence of a docstring's first paragraph, without reST markup or a
+    leading ``name``: of its own."""
+    text = " ".join(doc.split("\n\n")[0].split()).replace("``", "")
+    text = text.removeprefix(f"{name}: ")
+    sentence, dot, _ = text.partition(". ")
+    sentence = sentence.split("; see the module docstring")[0].rstrip(".") or name
+    if len(sentence) > 60:  # one line each: the detail is in the docstring
+        sentence = sentence[:60].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
+    return sentence[0].upper() + sentence[1:] + ("" if sentence.endswith("...") else ".")
 
 
 def _policy_detail(name: str) -> int:
     factory = policies.factory(name)  # an unknown name: one error with a did-you-mean
-    print(f"{name}: {policies.describe(name)}")
+    own = policies.POLICIES.canonical(name)
+    print(f"{own}: {policies.describe(own)}")
+    also = policies.aliases(own)
+    if name != own:
+        print(f"({name} is an alias of {own})")
+    elif also:
+        print(f"(also named {', '.join(also)})")
     module = sys.modules.get(getattr(factory, "__module__", ""))
     about = (inspect.getdoc(module) or "").split("\n\n")[0] if module is not None else ""
     if module is not None and about:  # the module docstring names the paper
         print()
         print(textwrap.fill(" ".join(about.split()), _WIDTH))
         print(f"(module {module.__name__})")
-    params = _policy_parameters(name)
+    params = _policy_parameters(own)
     print()
     print("parameters:" if params else "parameters: none")
     for param in params:
@@ -603,7 +740,10 @@ def _policy_detail(name: str) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     # Every name and parameter is checked before the trace loads; each instance runs once.
-    built = [(label, _build_policy(name, params), params) for label, name, params in args.policies]
+    built = [
+        (label, _build_policy(name, params, args.allow_import), params)
+        for label, name, params in args.policies
+    ]
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
     cluster = load_cluster(args.cluster)
@@ -649,7 +789,7 @@ def _run(args: argparse.Namespace) -> int:
     from dlsched.experiments import ResultsStore, load_experiment, run_experiment
     from dlsched.experiments.store import is_remote
 
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, allow_imports=args.allow_import)
     out = args.out or str(Path("results") / experiment.name)
     if is_remote(out) and args.report:
         raise UsageError(
@@ -743,10 +883,32 @@ def _run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from dlsched import report  # matplotlib: imported only when needed
 
-    written = report.write_report(args.results)
+    dpi = report.DEFAULT_DPI if args.dpi is None else args.dpi
+    written = report.write_report(args.results, formats=args.formats, dpi=dpi)
     for path in written:
         print(path)
     return 0
+
+
+def _plot_formats(text: str) -> tuple[str, ...]:
+    """``--format png,pdf``: the plot formats, checked (an argparse type)."""
+    from dlsched.report import check_formats
+
+    try:
+        return check_formats(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _dpi(text: str) -> float:
+    """``--dpi 300``: a resolution from 20 to 1200 dots per inch (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 20 <= value <= 1200:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} is not from 20 to 1200 dots per inch")
+    return value
 
 
 def _one_line(text: str) -> str:
@@ -757,7 +919,7 @@ def _one_line(text: str) -> str:
 def _user_error(exc: BaseException) -> str:
     """The message of a user error, on one line."""
     if isinstance(exc, yaml.YAMLError):
-        return _yaml_problem(exc)
+        return safeyaml.problem(exc)
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     return _one_line(str(exc)) or type(exc).__name__

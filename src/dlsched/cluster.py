@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from dlsched import safeyaml
 from dlsched.bundled import resolve_cluster
 from dlsched.errors import ConfigError, check_keys, did_you_mean
 
@@ -184,37 +183,11 @@ def load_cluster(path: str | Path) -> Cluster:
 def read_cluster_file(path: Path) -> Any:
     """The parsed YAML of a cluster file, not yet validated (`Cluster.from_dict` does that).
 
-    An unreadable file, one that is not UTF-8 text or not valid YAML is a `ConfigError`
-    naming the file, so every reader of cluster files (such as the experiment loader) can
-    share these errors.
+    Read by `dlsched.safeyaml` (a regular file, bounded in size and alias expansion, no
+    duplicate key): every problem with the file is a `ConfigError` naming it, so every reader
+    of cluster files (such as the experiment loader) shares these errors.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ConfigError(
-            f"{path}: cannot read the cluster file ({reason}); check the path"
-        ) from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not a UTF-8 text file (byte {raw[exc.start]:#04x} at offset "
-            f"{exc.start}); a cluster file is YAML text"
-        ) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML{_yaml_problem(exc)}; fix the syntax") from exc
-    return data
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """`` at line L, column C: <problem>`` from a PyYAML error, on one line."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc)
-    return f"{where}: {' '.join(str(problem).split())}"
+    return safeyaml.load_file(path, "cluster file")
 
 
 def _fail(source: str, key: str, message: str) -> ConfigError:

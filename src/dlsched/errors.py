@@ -57,6 +57,16 @@ class SchedulingError(DlschedError, RuntimeError):
     """A policy returned an impossible allocation (a GPU twice, an unknown job...)."""
 
 
+class ResultsError(DlschedError, ValueError):
+    """A saved result or a file of a results directory is missing or damaged; the message
+    names the folder and the file, and what to do."""
+
+
+class OutputError(DlschedError, ValueError):
+    """A path dlsched was asked to write is refused: a symbolic link, an input of the run, or
+    one file named for two outputs; the message names the path and what to change."""
+
+
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest of `choices`, or an empty string."""
     close = difflib.get_close_matches(str(word), list(choices), n=1)

@@ -20,6 +20,9 @@ from dlsched.jobs import FINISHED
 
 _JSON_FILES = ("meta.json",)
 
+RESULT_FILES = ("jobs.parquet", "events.parquet", "timeline.parquet", "summary.json", "meta.json")
+"""The files `SimulationResult.save` writes into its folder (``meta.json`` last)."""
+
 
 @dataclass
 class SimulationResult:
@@ -123,34 +126,90 @@ class SimulationResult:
         return float(self.jobs["gpu_seconds"].sum() / (gpus * span))
 
     def save(self, directory: str | Path) -> Path:
-        """Write parquet tables and JSON metadata into `directory` (created if needed)."""
+        """Write parquet tables and JSON metadata into `directory` (created if needed).
+
+        All or nothing (`dlsched.atomic.staged_files`): the files are written into a
+        temporary folder inside `directory` and moved onto their names with ``meta.json``
+        last, so a full disk or a crash leaves the folder's previous result whole, or (in the
+        instant of the moves) a folder without ``meta.json``, which `load` refuses. A whole
+        temporary folder renamed onto `directory` would need `directory` to be new: it may
+        be the user's existing folder, with other files in it. A name among the result's
+        files that is a symbolic link, or is one of the run's inputs (its trace, its
+        cluster file), is refused (`OutputError`) before anything is written.
+        """
+        from dlsched.atomic import staged_files
+
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        self.jobs.to_parquet(out / "jobs.parquet", index=False)
         streamed = self.meta.get("events_path")
-        if streamed is not None and self.events.empty:
-            # the run streamed its event log to a file (`simulate(events=...)`): that file is
-            # the log, and an empty table written here would lose it on `load`
-            if Path(streamed).resolve() != (out / "events.parquet").resolve():
-                shutil.copyfile(streamed, out / "events.parquet")
-        else:
-            self.events.to_parquet(out / "events.parquet", index=False)
-        self.timeline.to_parquet(out / "timeline.parquet", index=False)
-        (out / "meta.json").write_text(
-            json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n"
-        )
-        (out / "summary.json").write_text(json.dumps(self.summary(), indent=2) + "\n")
+        # the run streamed its event log to a file (`simulate(events=...)`): that file is the
+        # log, and an empty table written here would lose it on `load`
+        log = Path(streamed) if streamed is not None and self.events.empty else None
+        with staged_files(out, RESULT_FILES, "meta.json", self._inputs()) as stage:
+            self.jobs.to_parquet(stage / "jobs.parquet", index=False)
+            if log is None:
+                self.events.to_parquet(stage / "events.parquet", index=False)
+            elif log.resolve() != (out / "events.parquet").resolve():  # (else in its place)
+                shutil.copyfile(log, stage / "events.parquet")
+            self.timeline.to_parquet(stage / "timeline.parquet", index=False)
+            (stage / "summary.json").write_text(json.dumps(self.summary(), indent=2) + "\n")
+            (stage / "meta.json").write_text(
+                json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n"
+            )
         return out
+
+    def _inputs(self) -> list[str]:
+        """The files this result was computed from (its trace and cluster file), which
+        nothing that writes the result may overwrite."""
+        from dlsched.atomic import input_files
+
+        workload = self.meta.get("workload")
+        return input_files(
+            workload.get("source") if isinstance(workload, dict) else None,
+            self.meta.get("cluster_source"),
+        )
 
     @classmethod
     def load(cls, directory: str | Path) -> SimulationResult:
-        """Read back what `save` wrote."""
+        """Read back what `save` wrote.
+
+        A folder that is not a whole saved result — a file missing (``meta.json`` first: it
+        is written last), a table that is not parquet, metadata that is not a JSON mapping —
+        raises one `ResultsError` naming the folder and the file.
+        """
+        from dlsched.errors import ResultsError
+
         src = Path(directory)
+        if not src.is_dir():
+            raise ResultsError(f"{src}: no such folder; give a folder that `save` wrote")
+
+        def read(name: str, reader: Any) -> Any:
+            path = src / name
+            if not path.is_file():
+                why = (
+                    "its save did not finish, or it is not a saved result"
+                    if name == "meta.json"
+                    else "the saved result is incomplete"
+                )
+                raise ResultsError(f"{src}: {name} is missing ({why}); save the result again")
+            try:
+                return reader(path)
+            except (OSError, ValueError) as exc:  # ArrowInvalid and JSONDecodeError included
+                detail = _one_line(exc)
+                raise ResultsError(
+                    f"{src}: {name} is unreadable ({detail}); save the result again"
+                ) from None
+
+        meta = read("meta.json", lambda p: json.loads(p.read_text()))
+        if not isinstance(meta, dict):
+            raise ResultsError(
+                f"{src}: meta.json holds a {type(meta).__name__}, not a mapping; "
+                "save the result again"
+            )
         return cls(
-            jobs=pd.read_parquet(src / "jobs.parquet"),
-            events=pd.read_parquet(src / "events.parquet"),
-            timeline=pd.read_parquet(src / "timeline.parquet"),
-            meta=json.loads((src / "meta.json").read_text()),
+            jobs=read("jobs.parquet", pd.read_parquet),
+            events=read("events.parquet", pd.read_parquet),
+            timeline=read("timeline.parquet", pd.read_parquet),
+            meta=meta,
         )
 
     def __repr__(self) -> str:
@@ -321,3 +380,8 @@ def build_result(
 
         meta["resource_utilization"] = utilisation_summary(result, cluster)
     return result
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (a reader's error may span several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__

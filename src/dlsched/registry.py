@@ -9,6 +9,12 @@ Third-party packages add entries through the family's entry-point group, for exa
 ``mypolicy = mypkg.module:MyPolicy`` under ``dlsched.policies``; those are loaded on the
 first lookup too.
 
+An entry may have *aliases* (`alias`, or ``register(name, *aliases)``): other names that
+resolve to the same entry, so that a renamed entry keeps its old name working. `get`,
+``in``, iteration and `names()` know every name, aliases included (so that a check like
+``name in registry.names()`` keeps accepting an old name); `names(aliases=False)` lists each
+entry once, by its own name, and `aliases(name)` / `canonical(name)` tell one from the other.
+
 Name clashes are never silent:
 
 - registering in code a name that already belongs to a *different* object raises
@@ -31,9 +37,12 @@ dlsched.registry.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); r
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import inspect
+import math
 import numbers
+import re
 import sys
 import threading
 import types
@@ -114,6 +123,7 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self._loader = loader
         self._entries: dict[str, T | _Deferred] = {}
+        self._aliases: dict[str, str] = {}  # alias -> the entry's own name
         self._loaded = loader is None and entry_point_group is None
         self._loading = False
         self._lock = threading.RLock()
@@ -131,6 +141,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
+            self._refuse_alias(name)
             existing = self._entries.get(name, obj)
             if isinstance(existing, _Deferred) and existing.target == _target(obj):
                 existing = obj  # the object a lazy entry names, registered by its module
@@ -157,6 +168,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.family} name must be a non-empty string, got {name!r}")
         with self._lock:
+            self._refuse_alias(name)
             existing = self._entries.get(name)
             if existing is None:
                 self._entries[name] = _Deferred(target)
@@ -169,13 +181,50 @@ class Registry(Generic[T]):
                     "under it (choose another name)"
                 )
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator: `add` the decorated class or function as `name`."""
+    def register(self, name: str, *aliases: str) -> Callable[[T], T]:
+        """Decorator: `add` the decorated class or function as `name`, with `aliases`."""
 
         def decorate(obj: T) -> T:
-            return self.add(name, obj)
+            self.add(name, obj)
+            for alias in aliases:
+                self.alias(alias, name)
+            return obj
 
         return decorate
+
+    def alias(self, alias: str, name: str) -> None:
+        """Make `alias` another name of the entry registered as `name`: `get(alias)` is
+        `get(name)`, and listings show the entry once, under `name`.
+
+        Raises ValueError if `name` is not an entry's own name, or if `alias` already names
+        another entry (declaring the same alias twice is a no-op).
+        """
+        if not isinstance(alias, str) or not alias:
+            raise ValueError(f"a {self.family} alias must be a non-empty string, got {alias!r}")
+        with self._lock:
+            if alias == name and name in self._entries:
+                return  # an entry's own name is no alias of it
+            if name not in self._entries:
+                raise ValueError(
+                    f"{self.family} alias {alias!r}: {name!r} is not a registered "
+                    f"{self.family} (register it before its aliases)"
+                )
+            owner_name = alias if alias in self._entries else self._aliases.get(alias, name)
+            if owner_name != name:
+                owner = _describe(self._entries[owner_name])
+                raise ValueError(
+                    f"{self.family} name {alias!r} is already registered to {owner}; cannot "
+                    f"make it an alias of {name!r} (choose another name)"
+                )
+            self._aliases[alias] = name
+
+    def _refuse_alias(self, name: str) -> None:
+        target = self._aliases.get(name)
+        if target is not None:
+            raise ValueError(
+                f"{self.family} name {name!r} is an alias of {target!r}; cannot register "
+                "another object under it (choose another name)"
+            )
 
     # -- looking up ---------------------------------------------------------------------
 
@@ -184,11 +233,12 @@ class Registry(Generic[T]):
         if not self._loaded:
             self._load()
         try:
+            name = self._aliases.get(name, name)
             entry = self._entries[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name
-            known = self.names()
+            known = self.names(aliases=False)
             raise UnknownNameError(
-                f"unknown {self.family} {name!r}{did_you_mean(name, known)}; "
+                f"unknown {self.family} {name!r}{did_you_mean(name, self.names())}; "
                 f"registered: {', '.join(known) or 'none'}"
             ) from None
         if isinstance(entry, _Deferred):
@@ -198,11 +248,29 @@ class Registry(Generic[T]):
     factory = get
     """The same as `get`, read better where the entries are classes or factories."""
 
-    def names(self) -> list[str]:
-        """Every registered name, sorted."""
+    def names(self, aliases: bool = True) -> list[str]:
+        """Every registered name, aliases included, sorted; with ``aliases=False`` each entry
+        once, by its own name."""
         if not self._loaded:
             self._load()
+        if aliases:
+            return sorted([*self._entries, *self._aliases])
         return sorted(self._entries)
+
+    def aliases(self, name: str) -> list[str]:
+        """The aliases of the entry registered as `name` (or as an alias `name`), sorted."""
+        own = self.canonical(name)
+        return sorted(a for a, target in self._aliases.items() if target == own)
+
+    def canonical(self, name: str) -> str:
+        """The entry's own name for `name`: `name` itself, or the entry an alias names.
+        `UnknownNameError` if neither is registered."""
+        if not self._loaded:
+            self._load()
+        own = self._aliases.get(name, name) if isinstance(name, str) else name
+        if own not in self._entries:
+            self.get(name)  # raises the unknown-name error, with its did-you-mean
+        return own
 
     def __getitem__(self, name: str) -> T:
         return self.get(name)
@@ -211,7 +279,7 @@ class Registry(Generic[T]):
         if not self._loaded:
             self._load()
         try:
-            return name in self._entries
+            return name in self._entries or name in self._aliases
         except TypeError:
             return False
 
@@ -265,8 +333,9 @@ class Registry(Generic[T]):
                     stacklevel=4,
                 )
                 continue
-            existing = self._entries.setdefault(point.name, obj)
-            if existing is not obj:
+            owner = self._aliases.get(point.name, point.name)
+            existing = self._entries.setdefault(owner, obj)
+            if existing is not obj or owner != point.name:
                 warnings.warn(
                     f"skipped {plugin}: the name {point.name!r} is already registered to "
                     f"{_describe(existing)}; rename the plugin's entry point",
@@ -296,6 +365,12 @@ def check_arguments(what: str, factory: Callable[..., Any], given: Mapping[str, 
     unions of those; string annotations are parsed, never evaluated) or, without an
     annotation, against the type of the default. Other annotations are not checked. `what`
     starts each message, e.g. ``"policy 'fifo'"``.
+
+    Numbers must mean a number: NaN is refused everywhere (also inside a list or mapping),
+    since every comparison with it is false and a policy would silently misorder jobs.
+    Infinity is accepted where it means "never" or "unbounded" (``starve_s=inf``), except
+    for a scheduling period (`PERIOD_PARAMETERS`, or the names a factory lists in its
+    ``finite_parameters`` attribute): a round every ``inf`` seconds never comes.
     """
     signature = inspect.signature(factory)
     named = parameters(factory)
@@ -322,6 +397,42 @@ def check_arguments(what: str, factory: Callable[..., Any], given: Mapping[str, 
             raise ValueError(
                 f"{what}: parameter {key!r} must be {_say(accepted_kinds)}, got {value!r}"
             )
+        _check_finite(what, factory, key, value)
+
+
+PERIOD_PARAMETERS = frozenset({"round_s", "slice_s", "quantum_s", "interval_s"})
+"""Parameter names that are scheduling periods, for which `check_arguments` refuses inf."""
+
+
+def _check_finite(what: str, factory: Callable[..., Any], key: str, value: object) -> None:
+    """Refuse NaN anywhere in `value`, and inf for a period parameter (see `check_arguments`)."""
+    if _has_nan(value, depth=0):
+        raise ValueError(
+            f"{what}: parameter {key!r} is NaN{'' if _is_number(value) else ' inside'} "
+            f"({value!r}); give a number (inf for none/never where that makes sense)"
+        )
+    finite = PERIOD_PARAMETERS | set(getattr(factory, "finite_parameters", ()))
+    if key in finite and _is_number(value) and math.isinf(value):  # type: ignore[arg-type]
+        raise ValueError(
+            f"{what}: parameter {key!r} must be a finite number, got {value!r}; it is a "
+            "period, and one of inf would never come"
+        )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _has_nan(value: object, depth: int) -> bool:
+    if _is_number(value):
+        return math.isnan(value)  # type: ignore[arg-type]
+    if depth > 20:  # parameters are a few levels deep; never walk a deep structure
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
 
 
 class _Literal:
@@ -459,3 +570,102 @@ def _say(kinds: list[type | _Literal]) -> str:
         if word not in parts:
             parts.append(word)
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
+# -- import paths ---------------------------------------------------------------------------
+
+_IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def is_import_path(name: object) -> bool:
+    """Whether `name` is spelled as an import path (``package.module:Class``), not a name."""
+    return isinstance(name, str) and ":" in name
+
+
+class ImportRefusedError(DlschedError, ValueError):
+    """An import path that a config may not use: no opt-in, or not a plug-in class."""
+
+
+def import_class(
+    family: str,
+    path: str,
+    *,
+    allowed: bool,
+    opt_in: str,
+    problem: Callable[[type], str | None],
+) -> type:
+    """The class at import path `path` (``package.module:Class``) of plug-in family `family`.
+
+    Importing a module runs its code, so a name read from a file (an experiment, a command
+    line) may be an import path only when the user opted in (`allowed`; `opt_in` says how,
+    in the refusal). Without it, nothing is imported. With it, the module is imported — that
+    is the code the user allowed — but the object found is only returned, never called, and
+    only if it is a class that `problem` finds nothing wrong with (`problem(cls)` returns
+    what is missing, or None): a function such as ``os:system`` is refused.
+    """
+    if not _IMPORT_PATH.fullmatch(path):
+        raise ImportRefusedError(
+            f"{family} {path!r} is neither a registered name nor an import path of the form "
+            "'package.module:Class'"
+        )
+    if not allowed:
+        raise ImportRefusedError(
+            f"{family} {path!r} is an import path, and importing it runs that module's code, "
+            f"which needs {opt_in}; or use a registered {family} name (a package can "
+            "register one through an entry point)"
+        )
+    module_name, _, attribute = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # the user's module: any error on import is theirs to fix
+        raise ImportRefusedError(
+            f"cannot import {family} {path!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    if not inspect.isclass(obj):
+        raise ImportRefusedError(
+            f"{family} {path!r} is {_a(type(obj).__name__)}, not {_a(family)} class; an import "
+            f"path must name a class that implements the {family} protocol"
+        )
+    missing = problem(obj)
+    if missing:
+        raise ImportRefusedError(f"{family} {path!r} is not {_a(family)} class: {missing}")
+    return obj
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def code_digest(path: str) -> dict[str, str]:
+    """The SHA-256 of the source file of each module that an import path's class comes from:
+    the module it names and the one that defines the class (``{module: sha256}``).
+
+    Call it after `import_class`. A module without a file (built in, or a namespace) counts
+    by its name only.
+    """
+    module_name, _, attribute = path.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        obj = getattr(obj, part)
+    digests: dict[str, str] = {}
+    for name in dict.fromkeys([module_name, getattr(obj, "__module__", module_name)]):
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None) if module is not None else None
+        digests[name] = _file_digest(file) if file else "built-in"
+    return digests
+
+
+def code_files(digests: Mapping[str, str]) -> dict[str, str]:
+    """The file of each module named in `digests` (as `code_digest` gives them), imported."""
+    files: dict[str, str] = {}
+    for name in digests:
+        module = sys.modules.get(name)
+        files[name] = str(getattr(module, "__file__", None) or name)
+    return files
+
+
+def _file_digest(file: str) -> str:
+    with open(file, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()

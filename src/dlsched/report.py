@@ -11,7 +11,11 @@ into the same directory:
   change when the same experiment runs again);
 - plots: ``jct_cdf.png``, ``avg_jct_vs_load.png``, ``queueing_delay.png``,
   ``gpu_utilization.png``, ``policy_bars.png`` and, when jobs have deadlines,
-  ``deadline_satisfaction.png``.
+  ``deadline_satisfaction.png``; with ``formats=("png", "pdf", "svg")`` (``dlsched report
+  --format png,pdf --dpi 300``) each also as a vector file for a paper. Times are shown in
+  the unit their values need (s, min, h, days), on a log axis where they span more than two
+  decades; curves differ in marker and line style as well as colour, and sit a little apart
+  where they would cover each other; long numbers in labels are written short (``1e8``).
 
 When a run's cluster declares CPU cores or host memory (node groups' ``cpus``,
 ``host_memory_gb``), the report also shows every resource's utilisation: the summary tables
@@ -32,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -41,8 +46,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from dlsched.atomic import save_figure, write_csv, write_text
 from dlsched.cluster import Cluster
-from dlsched.errors import DlschedError
+from dlsched.errors import DlschedError, ResultsError, did_you_mean
 from dlsched.experiments.store import ResultsStore
 
 if TYPE_CHECKING:
@@ -71,10 +77,9 @@ _MD_METRICS = (
     ("cost", "cost"),
 )
 _MAX_PANELS = 6
-
-
-class ResultsError(DlschedError, ValueError):
-    """A file of a results directory is damaged; the message names it and what to do."""
+#: Formats `write_report` can write each plot in, and the resolution of raster ones.
+FORMATS = ("png", "pdf", "svg")
+DEFAULT_DPI = 110
 
 
 _RERUN = "delete that run's folder and `dlsched run` the experiment again to re-run it"
@@ -88,6 +93,8 @@ def _stored(path: Path, read: Callable[[], _T], remedy: str = _RERUN) -> _T:
         if exc.filename is None:  # the reader's own sentence (no experiment.json) says it best
             raise
         raise ResultsError(f"{path}: missing; {remedy}") from None
+    except ResultsError:  # (already names its folder and file)
+        raise
     except (OSError, ValueError) as exc:  # unreadable, not JSON, not parquet
         raise ResultsError(f"{path}: unreadable ({exc}); {remedy}") from None
 
@@ -303,16 +310,28 @@ def summary_table(data: ReportData) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
-def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write the tables and plots into `results_dir`; return the files written."""
+def write_report(
+    results_dir: str | os.PathLike[str],
+    *,
+    formats: Sequence[str] = ("png",),
+    dpi: float = DEFAULT_DPI,
+) -> list[Path]:
+    """Write the tables and plots into `results_dir`; return the files written.
+
+    Each plot is written once per format of `formats` (``png``, ``pdf``, ``svg``: vector
+    formats for papers), raster ones at `dpi` dots per inch; ``summary.md`` shows the PNG
+    (or SVG) of each, and links a PDF where it is the only format."""
+    chosen = check_formats(formats)
+    if not (isinstance(dpi, (int, float)) and not isinstance(dpi, bool) and 20 <= dpi <= 1200):
+        raise ValueError(f"dpi must be a number from 20 to 1200, got {dpi!r}")
     data = collect(results_dir)
     add_resource_figures(data)
     root = data.store.root
     written = []
     table = summary_table(data)
-    table.to_csv(root / "summary.csv", index=False)
+    write_csv(root / "summary.csv", table)
     runs = data.cells.drop(columns=[c for c in data.cells.columns if c.endswith("wall_s")])
-    runs.to_csv(root / "runs.csv", index=False)
+    write_csv(root / "runs.csv", runs)
     walls = data.cells[
         [
             c
@@ -320,7 +339,7 @@ def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
             if c in data.cells.columns
         ]
     ]
-    walls.to_csv(root / "wall_times.csv", index=False)
+    write_csv(root / "wall_times.csv", walls)
     written += [root / "summary.csv", root / "runs.csv", root / "wall_times.csv"]
     plots = [name for name in PLOTS]
     if (
@@ -330,18 +349,21 @@ def write_report(results_dir: str | os.PathLike[str]) -> list[Path]:
         plots.append(DEADLINE_PLOT)
     if not data.done.empty:
         jobs = _job_tables(data)
-        _plot_jct_cdf(data, jobs, root / "jct_cdf.png")
-        _plot_vs_load(data, root / "avg_jct_vs_load.png")
-        _plot_queueing(data, jobs, root / "queueing_delay.png")
-        _plot_utilization(data, root / "gpu_utilization.png")
-        _plot_bars(data, root / "policy_bars.png")
-        if DEADLINE_PLOT in plots:
-            _plot_deadlines(data, root / DEADLINE_PLOT)
+        figures = {
+            "jct_cdf.png": lambda: _plot_jct_cdf(data, jobs),
+            "avg_jct_vs_load.png": lambda: _plot_vs_load(data),
+            "queueing_delay.png": lambda: _plot_queueing(data, jobs),
+            "gpu_utilization.png": lambda: _plot_utilization(data),
+            "policy_bars.png": lambda: _plot_bars(data),
+            DEADLINE_PLOT: lambda: _plot_deadlines(data),
+            RESOURCE_PLOT: lambda: _plot_resources(data),
+        }
         if data.resources:
             plots.append(RESOURCE_PLOT)
-            _plot_resources(data, root / RESOURCE_PLOT)
-        written += [root / name for name in plots]
-    (root / "summary.md").write_text(_markdown(data, table, plots if not data.done.empty else []))
+        for name in plots:
+            written += _save(figures[name](), root / name, chosen, dpi)
+    shown = [_shown_name(name, chosen) for name in plots] if not data.done.empty else []
+    write_text(root / "summary.md", _markdown(data, table, shown))
     written.append(root / "summary.md")
     return written
 
@@ -411,6 +433,25 @@ def _workload(config: Mapping[str, Any]) -> Any:
 
 
 # ---- Markdown ---------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _md_line(value: Any) -> str:
+    """`value` as one line of Markdown text: newlines and other control characters, which
+    would end a table row or a list item, become a space."""
+    return _CONTROL.sub(" ", _short(value))
+
+
+def _md_cell(value: Any) -> str:
+    """`value` as the text of one Markdown table cell: on one line, its ``|`` escaped (a
+    label or sweep value holding one would otherwise split its cell in two)."""
+    return _md_line(value).replace("|", "\\|")
+
+
+def _md_row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(_md_cell(c) for c in cells) + " |"
+
+
 def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> str:
     m = data.manifest
     cells = data.cells
@@ -421,7 +462,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     lines += [
         f"{len(cells)} grid cells, {m['runs']} distinct runs: "
         f"{counts.get('finished', 0)} finished, {counts.get('failed', 0)} failed, "
-        f"{counts.get('missing', 0)} not run. Policies: {', '.join(m['policies'])}; "
+        f"{counts.get('missing', 0)} not run. "
+        f"Policies: {', '.join(_md_line(p) for p in m['policies'])}; "
         f"replicates: {len(m['replicates'])} (root seed {m['seed']}).",
         "",
     ]
@@ -429,7 +471,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         lines += [
             "Sweep: "
             + "; ".join(
-                f"`{a}` ∈ {{{', '.join(_short(v) for v in values)}}}" for a, values in m["axes"]
+                f"`{_md_line(a)}` ∈ {{{', '.join(_md_line(v) for v in values)}}}"
+                for a, values in m["axes"]
             ),
             "",
         ]
@@ -439,14 +482,14 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
     lines += [
         "Means over replicates.",
         "",
-        "| " + " | ".join(header) + " |",
+        _md_row(header),
         "|" + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header))) + "|",
     ]
     for row in table.to_dict("records"):
-        cells_md = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+        cells_md = [row["policy"], *(row[a] for a in axes), row["runs"]]
         for key, _ in metrics:
             cells_md.append(_md_number(key, row[key], row.get(f"{key}_sd")))
-        lines.append("| " + " | ".join(cells_md) + " |")
+        lines.append(_md_row(cells_md))
     lines.append("")
     lines += _resource_markdown(data, table)
     if data.failures:
@@ -454,8 +497,8 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         for key, failure in sorted(data.failures.items()):
             labels = cells[cells["key"] == key].iloc[0]
             lines.append(
-                f"- `{key}` ({labels['variant']}, replicate {labels['replicate']}): "
-                f"{failure['error']} — traceback in `failures/{key}.json`"
+                f"- `{key}` ({_md_line(labels['variant'])}, replicate {labels['replicate']}): "
+                f"{_md_line(failure['error'])} — traceback in `failures/{key}.json`"
             )
         lines.append("")
     missing = cells[cells["status"] == "missing"].drop_duplicates("key")
@@ -469,7 +512,12 @@ def _markdown(data: ReportData, table: pd.DataFrame, plots: Sequence[str]) -> st
         ]
     if plots:
         lines += ["## Plots", ""]
-        lines += [f"![{name.removesuffix('.png')}]({name})" for name in plots]
+        lines += [
+            f"[{Path(name).stem} (PDF)]({name})"
+            if name.endswith(".pdf")
+            else f"![{Path(name).stem}]({name})"
+            for name in plots
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -513,7 +561,7 @@ def _resource_markdown(data: ReportData, table: pd.DataFrame) -> list[str]:
         axes = data.axes
         header = ["policy", *axes, "runs", *(label for _, label in columns)]
         lines += [
-            "| " + " | ".join(header) + " |",
+            _md_row(header),
             "|"
             + "|".join("---" if i < 1 + len(axes) else "---:" for i in range(len(header)))
             + "|",
@@ -521,9 +569,9 @@ def _resource_markdown(data: ReportData, table: pd.DataFrame) -> list[str]:
         for row in table.to_dict("records"):
             if all(_missing(row.get(k)) for k, _ in columns if k != "utilization"):
                 continue
-            text = [str(row["policy"]), *(_short(row[a]) for a in axes), str(row["runs"])]
+            text = [row["policy"], *(row[a] for a in axes), row["runs"]]
             text += [_md_number(k, row[k]) for k, _ in columns]
-            lines.append("| " + " | ".join(text) + " |")
+            lines.append(_md_row(text))
         lines.append("")
     lines += [f"- {note}" for note in data.resource_notes]
     if data.resource_notes:
@@ -551,12 +599,129 @@ def _md_number(key: str, value: Any, sd: Any = None) -> str:
     return text
 
 
+# ---- output formats ---------------------------------------------------------------------
+def check_formats(formats: str | Sequence[str]) -> tuple[str, ...]:
+    """The plot formats asked for, checked: ``"png,pdf"`` or ``["svg"]`` (no duplicates)."""
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    chosen: list[str] = []
+    for item in items:
+        name = str(item).strip().lower().lstrip(".")
+        if name not in FORMATS:
+            raise ValueError(
+                f"plot format {item!r} is not one of {', '.join(FORMATS)}"
+                f"{did_you_mean(name, FORMATS)}"
+            )
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
+        raise ValueError(f"give at least one plot format of {', '.join(FORMATS)}")
+    return tuple(chosen)
+
+
+_UNDATED: dict[str, dict[str, Any]] = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+def _save(fig: Figure, png_path: Path, formats: Sequence[str], dpi: float) -> list[Path]:
+    """Write `fig` beside `png_path` once per format; return the files written."""
+    out = []
+    for fmt in formats:
+        path = png_path.with_suffix(f".{fmt}")
+        # no creation date: the same results give the same PDF (SVGs still differ in the ids
+        # matplotlib derives from object addresses)
+        metadata = (
+            {"CreationDate": None} if fmt == "pdf" else {"Date": None} if fmt == "svg" else {}
+        )
+        save_figure(fig, path, dpi=dpi, format=fmt, metadata=metadata)
+        out.append(path)
+    return out
+
+
+def _shown_name(png_name: str, formats: Sequence[str]) -> str:
+    """The file of a plot that summary.md shows: its PNG, else its SVG, else its PDF."""
+    for fmt in ("png", "svg", "pdf"):
+        if fmt in formats:
+            return str(Path(png_name).with_suffix(f".{fmt}"))
+    return png_name
+
+
+# ---- readable axes and labels -----------------------------------------------------------
+#: (unit, seconds) from the smallest: a time axis uses the largest unit its values reach twice.
+_TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("days", 86400.0))
+#: Markers and line styles cycled with the colours, so that curves on top of each other
+#: still show apart (and read in black and white).
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def time_unit(values: Any) -> tuple[str, float]:
+    """The unit for an axis of seconds: ``("h", 3600.0)`` when the largest value is at
+    least two hours (and under two days).
+
+    >>> time_unit([30.0, 5000.0]), time_unit([175000.0]), time_unit([90.0])
+    (('min', 60.0), ('days', 86400.0), ('s', 1.0))
+    """
+    array = np.asarray(values, dtype=float)
+    finite = array[np.isfinite(array)]
+    top = float(np.abs(finite).max()) if finite.size else 0.0
+    unit = _TIME_UNITS[0]
+    for candidate in _TIME_UNITS[1:]:
+        if top >= 2 * candidate[1]:
+            unit = candidate
+    return unit
+
+
+def spans_decades(values: Any, decades: float = 2.0) -> bool:
+    """Whether the positive `values` span more than `decades` powers of ten (log axis).
+
+    >>> spans_decades([10, 50, 20000]), spans_decades([100, 900])
+    (True, False)
+    """
+    array = np.asarray(values, dtype=float)
+    positive = array[np.isfinite(array) & (array > 0)]
+    return bool(positive.size) and float(np.log10(positive.max() / positive.min())) > decades
+
+
+def short_label(label: str) -> str:
+    """A variant label with long numbers written short: ``srgtf(starve_s=1e8)``.
+
+    >>> short_label("srgtf(starve_s=100000000)"), short_label("fifo, estimator.sigma=0.5")
+    ('srgtf(starve_s=1e8)', 'fifo, estimator.sigma=0.5')
+    """
+    return re.sub(r"(?<![\w.])\d{6,}(?:\.\d+)?(?![\w.])", lambda m: _short_number(m.group()), label)
+
+
+def _short_number(text: str) -> str:
+    value = float(text)
+    mantissa, exponent = f"{value:e}".split("e")
+    digits = mantissa.rstrip("0").rstrip(".")
+    return f"{digits}e{int(exponent)}"
+
+
+def _style(data: ReportData, variant: str) -> dict[str, Any]:
+    """Colour, marker and line style of a variant (the same in every plot)."""
+    i = data.variants.index(variant)
+    return {
+        "color": f"C{i % 10}",
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "linestyle": _LINESTYLES[i % len(_LINESTYLES)],
+    }
+
+
+def _time_axis(ax: Any, axis: str, values: Any, what: str) -> float:
+    """Label a time axis "`what` (unit)" in the unit `values` need, on a log scale when they
+    span decades; return the divisor to plot seconds with."""
+    unit, scale = time_unit(values)
+    label = f"{what} ({unit})"
+    if axis == "y":
+        ax.set_ylabel(label)
+        if spans_decades(values):
+            ax.set_yscale("log")
+    else:
+        ax.set_xlabel(label)
+    return scale
+
+
 # ---- plots ------------------------------------------------------------------------------
-def _colors(data: ReportData) -> dict[str, Any]:
-    palette = [f"C{i}" for i in range(10)]
-    return {v: palette[i % 10] for i, v in enumerate(data.variants)}
-
-
 def _loads(data: ReportData) -> list[Any]:
     return sorted(dict.fromkeys(data.done["load"]), key=lambda v: (isinstance(v, str), v))
 
@@ -631,25 +796,27 @@ def _legend(fig: Figure, axes: Sequence[Any]) -> None:
         )
 
 
-def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
+def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame) -> Figure:
     loads = _loads(data)[:_MAX_PANELS]
-    colors = _colors(data)
     fig, axes = _figure(len(loads), width=6.4 if len(loads) == 1 else 4.6)
+    unit, scale = time_unit(jobs["jct"])
     for ax, load in zip(axes, loads, strict=True):
         here = jobs[jobs["load"] == load]
         for variant in data.variants:
             jct = np.sort(here.loc[here["variant"] == variant, "jct"].to_numpy(dtype=float))
             if len(jct):
                 fraction = np.arange(len(jct) + 1) / len(jct)
+                style = _style(data, variant)
                 ax.step(
-                    np.concatenate([jct[:1], jct]),
+                    np.concatenate([jct[:1], jct]) / scale,
                     fraction,
                     where="post",
-                    color=colors[variant],
-                    label=variant,
+                    color=style["color"],
+                    linestyle=style["linestyle"],
+                    label=short_label(variant),
                 )
-        _log_x(ax, here["jct"])
-        ax.set_xlabel("job completion time (s)")
+        _log_x(ax, here["jct"] / scale)
+        ax.set_xlabel(f"job completion time ({unit})")
         ax.set_ylabel("fraction of jobs")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
@@ -657,7 +824,7 @@ def _plot_jct_cdf(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
             ax.set_title(f"{_load_label(data)} = {_short(load)}")
     fig.suptitle(f"{data.manifest['name']}: JCT CDF per policy (all replicates)")
     _legend(fig, axes)
-    fig.savefig(path, dpi=110)
+    return fig
 
 
 def _log_x(ax: Any, values: pd.Series) -> None:
@@ -696,19 +863,21 @@ def _by_load(
     return out
 
 
-def _line_vs_load(data: ReportData, ax: Any, metric: str, scale: float = 1.0) -> None:
-    colors = _colors(data)
+def _line_vs_load(data: ReportData, ax: Any, metric: str, what: str) -> None:
+    """`metric` (seconds) against load, one line per variant, labelled "`what` (unit)"."""
     categorical = _categorical(data)
-    for variant, (loads, mean, sd) in _by_load(data, metric).items():
-        x = [_loads(data).index(v) for v in loads] if categorical else loads
+    lines = _by_load(data, metric)
+    scale = _time_axis(ax, "y", [v for _, mean, _ in lines.values() for v in mean], what)
+    all_loads = _loads(data)
+    for i, (variant, (loads, mean, sd)) in enumerate(lines.items()):
+        x = np.array([all_loads.index(v) for v in loads] if categorical else loads, dtype=float)
         ax.errorbar(
-            x,
-            np.array(mean) * scale,
-            yerr=np.array(sd) * scale,
-            marker="o",
+            x + _dodge(data, i, len(lines), categorical),
+            np.array(mean) / scale,
+            yerr=np.array(sd) / scale,
             capsize=3,
-            color=colors[variant],
-            label=variant,
+            label=short_label(variant),
+            **_style(data, variant),
         )
     if categorical:
         ax.set_xticks(range(len(_loads(data))), [_short(v) for v in _loads(data)])
@@ -716,44 +885,57 @@ def _line_vs_load(data: ReportData, ax: Any, metric: str, scale: float = 1.0) ->
     ax.grid(alpha=0.3)
 
 
-def _plot_vs_load(data: ReportData, path: Path) -> None:
+def _dodge(data: ReportData, i: int, n: int, categorical: bool) -> float:
+    """A small sideways shift of line `i` of `n`, so that equal points do not hide each other."""
+    if n < 2:
+        return 0.0
+    loads = [v for v in _loads(data) if not isinstance(v, str)]
+    spread = 1.0 if categorical or len(loads) < 2 else float(max(loads) - min(loads))
+    return (i - (n - 1) / 2) * 0.015 * spread
+
+
+def _plot_vs_load(data: ReportData) -> Figure:
     fig, (ax,) = _figure(1, width=6.4, height=4.2)
-    _line_vs_load(data, ax, "avg_jct")
-    ax.set_ylabel("average JCT (s)")
+    _line_vs_load(data, ax, "avg_jct", "average JCT")
     ax.set_title(
         f"{data.manifest['name']}: average JCT vs load (mean ± sd over replicates)", fontsize=10
     )
     _legend(fig, [ax])
-    fig.savefig(path, dpi=110)
+    return fig
 
 
-def _plot_queueing(data: ReportData, jobs: pd.DataFrame, path: Path) -> None:
+def _plot_queueing(data: ReportData, jobs: pd.DataFrame) -> Figure:
     fig, axes = _figure(2)
-    _line_vs_load(data, axes[0], "avg_queueing_delay")
-    axes[0].set_ylabel("average queueing delay (s)")
+    _line_vs_load(data, axes[0], "avg_queueing_delay", "average queueing delay")
     axes[0].set_title("mean over jobs (± sd over replicates)", fontsize=10)
-    colors = _colors(data)
     loads = _loads(data)
     categorical = _categorical(data)
-    for variant in data.variants:
-        mine = jobs[jobs["variant"] == variant]
-        if mine.empty:
-            continue
-        p95 = mine.groupby("load", sort=True)["queueing_delay"].quantile(0.95)
-        x = [loads.index(v) for v in p95.index] if categorical else list(p95.index)
-        axes[1].plot(x, p95.to_numpy(), marker="s", color=colors[variant], label=variant)
+    p95s = {
+        variant: mine.groupby("load", sort=True)["queueing_delay"].quantile(0.95)
+        for variant in data.variants
+        if not (mine := jobs[jobs["variant"] == variant]).empty
+    }
+    values = [v for p95 in p95s.values() for v in p95.to_numpy()]
+    scale = _time_axis(axes[1], "y", values, "95th percentile queueing delay")
+    for i, (variant, p95) in enumerate(p95s.items()):
+        x = np.array([loads.index(v) for v in p95.index] if categorical else list(p95.index))
+        axes[1].plot(
+            x.astype(float) + _dodge(data, i, len(p95s), categorical),
+            p95.to_numpy() / scale,
+            label=short_label(variant),
+            **_style(data, variant),
+        )
     if categorical:
         axes[1].set_xticks(range(len(loads)), [_short(v) for v in loads])
     axes[1].set_xlabel(_load_label(data))
-    axes[1].set_ylabel("95th percentile queueing delay (s)")
     axes[1].set_title("95th percentile over jobs (all replicates)", fontsize=10)
     axes[1].grid(alpha=0.3)
     fig.suptitle(f"{data.manifest['name']}: queueing delay (submit to first start)")
     _legend(fig, axes)
-    fig.savefig(path, dpi=110)
+    return fig
 
 
-def _plot_utilization(data: ReportData, path: Path) -> None:
+def _plot_utilization(data: ReportData) -> Figure:
     """Busy fraction of each GPU type over time: one panel per policy variant, at the
     highest load and the first replicate."""
     done = data.done
@@ -764,14 +946,12 @@ def _plot_utilization(data: ReportData, path: Path) -> None:
         if not mine.empty:
             picks.append(mine.sort_values("replicate").iloc[0])
     fig, axes = _figure(len(picks))
-    hours = False
     timelines = []
     for row in picks:
         timeline = pd.read_parquet(data.store.run_dir(row["key"]) / "timeline.parquet")
         cluster = Cluster.from_dict(data.store.run_config(row["key"])["cluster"])
         timelines.append((row, timeline, cluster))
-        hours = hours or (len(timeline) > 0 and float(timeline["time"].max()) > 3 * 3600)
-    unit, scale = ("h", 3600.0) if hours else ("s", 1.0)
+    unit, scale = time_unit([float(t["time"].max()) for _, t, _ in timelines if len(t)])
     type_names = sorted({c.display_name(t) for _, _, c in timelines for t in c.gpu_types})
     for ax, (row, timeline, cluster) in zip(axes, timelines, strict=True):
         capacity = cluster.capacity_by_type()
@@ -790,14 +970,14 @@ def _plot_utilization(data: ReportData, path: Path) -> None:
         ax.set_xlabel(f"time ({unit})")
         ax.set_ylabel("busy fraction of GPUs")
         sizes = ", ".join(f"{capacity[t]} {cluster.display_name(t)}" for t in sorted(capacity))
-        ax.set_title(f"{row['variant']} ({sizes})", fontsize=10)
+        ax.set_title(f"{short_label(row['variant'])} ({sizes})", fontsize=10)
         ax.grid(alpha=0.3)
     fig.suptitle(
         f"{data.manifest['name']}: GPU utilisation by type over time "
         f"({_load_label(data)} = {_short(top)}, first replicate)"
     )
     _legend(fig, axes)
-    fig.savefig(path, dpi=110)
+    return fig
 
 
 _RESOURCE_STYLE = {
@@ -807,7 +987,7 @@ _RESOURCE_STYLE = {
 }
 
 
-def _plot_resources(data: ReportData, path: Path) -> None:
+def _plot_resources(data: ReportData) -> Figure:
     """Share of GPUs, cores and host memory held over time: one panel per policy variant,
     at the highest load and the first replicate (as ``gpu_utilization.png``)."""
     done = data.done[data.done["key"].isin(list(data.resources))]
@@ -819,12 +999,13 @@ def _plot_resources(data: ReportData, path: Path) -> None:
         if not mine.empty and len(picks) < _MAX_PANELS:
             picks.append(mine.sort_values("replicate").iloc[0])
     fig, axes = _figure(len(picks), width=6.4 if len(picks) == 1 else 4.6)
-    hours = any(
-        len(data.resources[row["key"]][0])
-        and data.resources[row["key"]][0]["time"].max() > 3 * 3600
-        for row in picks
+    unit, scale = time_unit(
+        [
+            float(data.resources[row["key"]][0]["time"].max())
+            for row in picks
+            if len(data.resources[row["key"]][0])
+        ]
     )
-    unit, scale = ("h", 3600.0) if hours else ("s", 1.0)
     # One y range for every panel; below half the capacity, zoomed in so a lightly loaded
     # run's lines are not flat on the axis.
     peak = max(
@@ -852,35 +1033,41 @@ def _plot_resources(data: ReportData, path: Path) -> None:
         ax.set_ylim(0, y_top)
         ax.set_xlabel(f"time ({unit})")
         ax.set_ylabel("share of the cluster's capacity")
-        ax.set_title(str(row["variant"]), fontsize=10)
+        ax.set_title(short_label(str(row["variant"])), fontsize=10)
         ax.grid(alpha=0.3)
     fig.suptitle(
         f"{data.manifest['name']}: GPU, CPU and memory utilisation over time\n"
         f"({_load_label(data)} = {_short(top)}, first replicate)"
     )
     _legend(fig, axes)
-    fig.savefig(path, dpi=110)
+    return fig
 
 
-def _plot_bars(data: ReportData, path: Path) -> None:
-    metrics = [
-        ("avg_jct", "average JCT (s)", 1.0),
-        ("makespan", "makespan (s)", 1.0),
-        ("avg_queueing_delay", "average queueing delay (s)", 1.0),
-        ("utilization", "GPU utilisation (%)", 100.0),
+def _plot_bars(data: ReportData) -> Figure:
+    metrics = [  # (metric, what, seconds: a time axis in the unit its values need)
+        ("avg_jct", "average JCT", True),
+        ("makespan", "makespan", True),
+        ("avg_queueing_delay", "average queueing delay", True),
+        ("utilization", "GPU utilisation (%)", False),
     ]
     loads = _loads(data)
     fig, axes = _figure(4, width=5.2, height=3.6)
     width = 0.8 / max(1, len(loads))
     x = np.arange(len(data.variants))
-    for ax, (metric, label, scale) in zip(axes, metrics, strict=True):
+    for ax, (metric, what, seconds) in zip(axes, metrics, strict=True):
+        values = data.done[metric].dropna() if metric in data.done.columns else pd.Series([])
+        if seconds:
+            scale = _time_axis(ax, "y", values, what)
+        else:
+            scale = 0.01
+            ax.set_ylabel(what)
         for j, load in enumerate(loads):
             means, sds = [], []
             for variant in data.variants:
                 mine = data.done[(data.done["variant"] == variant) & (data.done["load"] == load)]
                 values = mine[metric].dropna() if metric in mine.columns else pd.Series([])
-                means.append(float(values.mean()) * scale if len(values) else 0.0)
-                sds.append(float(values.std(ddof=1)) * scale if len(values) > 1 else 0.0)
+                means.append(float(values.mean()) / scale if len(values) else 0.0)
+                sds.append(float(values.std(ddof=1)) / scale if len(values) > 1 else 0.0)
             ax.bar(
                 x + (j - (len(loads) - 1) / 2) * width,
                 means,
@@ -890,15 +1077,15 @@ def _plot_bars(data: ReportData, path: Path) -> None:
                 color=f"C{j}",
                 label=f"{_load_label(data)} = {_short(load)}",
             )
-        ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
-        ax.set_ylabel(label)
+        ax.set_xticks(x, [short_label(v) for v in data.variants], rotation=20, ha="right")
+        ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"{data.manifest['name']}: per-policy summary (mean ± sd over replicates)")
     _legend(fig, axes)
-    fig.savefig(path, dpi=110)
+    return fig
 
 
-def _plot_deadlines(data: ReportData, path: Path) -> None:
+def _plot_deadlines(data: ReportData) -> Figure:
     fig, (ax,) = _figure(1, width=6.4, height=4.2)
     loads = _loads(data)
     width = 0.8 / max(1, len(loads))
@@ -916,10 +1103,11 @@ def _plot_deadlines(data: ReportData, path: Path) -> None:
             color=f"C{j}",
             label=f"{_load_label(data)} = {_short(load)}",
         )
-    ax.set_xticks(x, data.variants, rotation=20, ha="right", fontsize=8)
+    ax.set_xticks(x, [short_label(v) for v in data.variants], rotation=20, ha="right")
+    ax.tick_params(axis="x", labelsize=8)
     ax.set_ylim(0, 105)
     ax.set_ylabel("jobs meeting their deadline (%)")
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"{data.manifest['name']}: deadline satisfaction", fontsize=10)
     _legend(fig, [ax])
-    fig.savefig(path, dpi=110)
+    return fig

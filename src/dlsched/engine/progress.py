@@ -4,13 +4,22 @@ The engine asks `due(finished)` — one integer comparison — at each completio
 `update` only every `step` completions (a thousandth of the jobs); `update` redraws at most
 every `MIN_INTERVAL_S` seconds. So a bar costs far below 1 % of a run, and nothing at all
 when it is off. tqdm is imported only when a bar is asked for.
+
+Instead of a bar, a run can report to a callable `sink(finished, total)`, called on the same
+schedule (at most every `MIN_INTERVAL_S`, and once at the end): an experiment's worker tells
+its driver how far each run is, so that the grid's bar moves with the runs, not only when a
+whole run ends.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
+
+#: A callable told `(finished, total)` jobs as a run goes (see the module docstring).
+ProgressSink = Callable[[int, int], None]
 
 #: Fewest seconds between two redraws of the bar.
 MIN_INTERVAL_S = 0.5
@@ -36,15 +45,23 @@ class Progress:
     """A tqdm bar over a run's jobs (see the module docstring).
 
     `show`: True always, None only when stderr is a terminal (tqdm's ``disable=None``),
-    False never (then `active` is False and the engine never calls it)."""
+    False never (then `active` is False and the engine never calls it), or a `ProgressSink`
+    told the counts instead of a bar."""
 
-    def __init__(self, total: int, show: bool | None, desc: str | None = None) -> None:
+    def __init__(
+        self, total: int, show: bool | None | ProgressSink, desc: str | None = None
+    ) -> None:
         self.total = total
         self.step = max(1, total // 1000)
         self.next_check = self.step
         self._bar: Any = None
+        self._sink: ProgressSink | None = None
         self._drawn = 0.0
         if show is False:
+            return
+        if callable(show):
+            self._sink = show
+            self._drawn = time.monotonic()
             return
         from tqdm import tqdm  # a bar is opt-in: keep tqdm out of plain runs
 
@@ -64,19 +81,22 @@ class Progress:
 
     @property
     def active(self) -> bool:
-        """Whether a bar is shown (a disabled one is never updated)."""
-        return self._bar is not None
+        """Whether a bar is shown or a sink told (a disabled bar is never updated)."""
+        return self._bar is not None or self._sink is not None
 
     def update(self, finished: int, now: float) -> None:
         """Show `finished` jobs at simulated time `now` (redrawn at most every 0.5 s)."""
         self.next_check = finished + self.step
-        if self._bar is None:
+        if self._bar is None and self._sink is None:
             return
         clock = time.monotonic()
         if clock - self._drawn < MIN_INTERVAL_S:
             return
         self._drawn = clock
-        self._draw(finished, now)
+        if self._sink is not None:
+            self._sink(finished, self.total)
+        else:
+            self._draw(finished, now)
 
     def _draw(self, finished: int, now: float) -> None:
         bar = self._bar
@@ -85,7 +105,11 @@ class Progress:
         bar.refresh()
 
     def close(self, finished: int, now: float) -> None:
-        """Draw the final count and close the bar."""
+        """Draw the final count and close the bar (or tell the sink the final count)."""
+        if self._sink is not None:
+            self._sink(finished, self.total)
+            self._sink = None
+            return
         bar = self._bar
         if bar is None:
             return

@@ -16,6 +16,7 @@ row group of the same table and cleared, so the log's memory stays bounded.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from array import array
@@ -185,17 +186,20 @@ class Recorder:
         asked: np.ndarray,
         job_ids: pd.Series,
         row_group: int | None = None,
+        inputs: Sequence[str | os.PathLike[str] | None] = (),
     ) -> None:
         """Write the event log to the parquet file `path` as the run goes, a row group each
         time `row_group` (default `EVENTS_ROW_GROUP`) events are held (the table `frame`
         would give, in pieces), so the log never holds more. `asked` and `job_ids` are what
         `frame` takes. Where the ledger tracks CPU/memory the log is written at the end (its
-        held columns need the whole run's resource log)."""
+        held columns need the whole run's resource log). The file appears under its name
+        when the log is closed (`_EventSink`); `path` may not be a symbolic link nor one of
+        `inputs` (the run's trace and cluster file: `OutputError`)."""
         if row_group is None:
             row_group = EVENTS_ROW_GROUP
         if row_group < 1:
             raise ValueError(f"row_group must be at least 1 event, got {row_group!r}")
-        self._sink = _EventSink(path, asked, job_ids, row_group)
+        self._sink = _EventSink(path, asked, job_ids, row_group, inputs)
         if self._resource_log is None:
             self._flush_at = row_group
 
@@ -434,11 +438,24 @@ class Recorder:
 
 
 class _EventSink:
-    """A parquet file that an event log is written to, one row group at a time."""
+    """A parquet file that an event log is written to, one row group at a time.
+
+    The file is written under a temporary name in its folder and moved onto its own name
+    when it is closed (`dlsched.atomic.atomic_file`, as every file dlsched writes), so until
+    the run ends the name holds what it held before, never a log in the making; a write that
+    fails (a full disk) removes the temporary file and leaves the name as it was.
+    """
 
     def __init__(
-        self, path: str | os.PathLike[str], asked: np.ndarray, job_ids: pd.Series, row_group: int
+        self,
+        path: str | os.PathLike[str],
+        asked: np.ndarray,
+        job_ids: pd.Series,
+        row_group: int,
+        inputs: Sequence[str | os.PathLike[str] | None] = (),
     ) -> None:
+        from dlsched.atomic import atomic_file
+
         self.path = os.fspath(path)
         self.asked = asked
         self.job_ids = job_ids
@@ -447,35 +464,59 @@ class _EventSink:
         self.schema: Any = None
         self.empty: pd.DataFrame | None = None  # the log's columns, no rows
         self.closed = False
+        self._file = contextlib.ExitStack()
+        self.handle = self._file.enter_context(atomic_file(self.path, inputs, "events"))
 
     def write(self, frame: pd.DataFrame) -> None:
         """Append `frame` (a piece of the log) to the file."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self.writer is None:
-            schema = pa.Schema.from_pandas(frame, preserve_index=False)
-            # a piece without any placement has no GPU type at all: its column is text
-            at = schema.get_field_index("gpu_type")
-            if pa.types.is_null(schema.field(at).type):
-                schema = schema.set(at, pa.field("gpu_type", pa.large_string()))
-            self.schema = schema
-            self.writer = pq.ParquetWriter(self.path, schema)
-            self.empty = frame.iloc[:0].reset_index(drop=True)
-        table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
-        self.writer.write_table(table, row_group_size=self.row_group)
+        if self.closed:
+            return  # (a write failed: the file was given up)
+        try:
+            if self.writer is None:
+                schema = pa.Schema.from_pandas(frame, preserve_index=False)
+                # a piece without any placement has no GPU type at all: its column is text
+                at = schema.get_field_index("gpu_type")
+                if pa.types.is_null(schema.field(at).type):
+                    schema = schema.set(at, pa.field("gpu_type", pa.large_string()))
+                self.schema = schema
+                self.writer = pq.ParquetWriter(self.handle, schema)
+                self.empty = frame.iloc[:0].reset_index(drop=True)
+            table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
+            self.writer.write_table(table, row_group_size=self.row_group)
+        except BaseException as exc:
+            raise self._give_up(exc)  # noqa: B904 (chained to `exc` already)
 
     def close(self) -> None:
-        """Finish the file (once)."""
+        """Finish the file and move it onto its name (once)."""
         if self.closed:
             return
-        self.closed = True
-        if self.writer is None:  # no event at all: a file with the log's columns
-            import pandas as pd
+        try:
+            if self.writer is None:  # no event at all: a file with the log's columns
+                import pandas as pd
 
-            frame = pd.DataFrame([], columns=EVENT_COLUMNS)
-            frame["gpus"] = []
-            frame.to_parquet(self.path, index=False)
-            self.empty = frame
-            return
-        self.writer.close()
+                frame = pd.DataFrame([], columns=EVENT_COLUMNS)
+                frame["gpus"] = []
+                frame.to_parquet(self.handle, index=False)
+                self.empty = frame
+            else:
+                self.writer.close()
+        except BaseException as exc:
+            raise self._give_up(exc)  # noqa: B904 (chained to `exc` already)
+        self.closed = True
+        self._file.close()  # the move onto its name
+
+    def _give_up(self, exc: BaseException) -> BaseException:
+        """Remove the temporary file after a failed write (the name keeps what it held);
+        return the error to raise (an OSError then names the file)."""
+        self.closed = True
+        if self.writer is not None:  # (its footer goes to the file about to be removed)
+            with contextlib.suppress(BaseException):
+                self.writer.close()
+        try:
+            self._file.__exit__(type(exc), exc, exc.__traceback__)
+        except BaseException as named:
+            return named
+        return exc

@@ -39,7 +39,7 @@ from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import PACKED, WHOLE, Ledger, Pool
-from dlsched.engine.progress import Progress
+from dlsched.engine.progress import Progress, ProgressSink
 from dlsched.engine.recorder import (
     FINISH,
     MIGRATE,
@@ -166,7 +166,7 @@ class Simulator:
         skip: set[int] | None = None,
         on_progress: Callable[[float], None] | None = None,
         max_time_s: float | None = None,
-        progress: bool | None = False,
+        progress: bool | None | ProgressSink = False,
         progress_desc: str | None = None,
     ) -> None:
         if max_time_s is not None and not max_time_s >= 0:

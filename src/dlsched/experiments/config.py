@@ -7,6 +7,19 @@ value included — before anything runs; an error names the file and the key and
 change. Each cell of the grid resolves to a JSON-safe *run config* that alone determines the
 run's result (the cluster inlined, the trace pinned by its SHA-256, the seed an integer); the
 run's key is a hash of that config, so the same run is never computed twice.
+
+**A config file is data.** Policies are found by registered name (built-ins and the
+``dlsched.policies`` entry points). An import path (``package.module:Class``) runs that
+module's code, so a file may use one only with ``allow_imports: true`` at its top (or
+``dlsched run --allow-import``, ``load_experiment(..., allow_imports=True)``), and only for a
+class with a ``schedule`` method; such a policy is never constructed during validation (its
+parameters are checked against its signature), and the SHA-256 of its module's source goes
+into the run config (``code``), so a run is recomputed when that code changes.
+
+Validation also does what each run would do first — load the trace in its format, apply the
+transforms, convert the jobs for the cluster and throughput model — once per distinct
+workload, so that ``--dry-run`` catches every mistake a run would meet at its start. Its
+errors name the file and what is wrong, never the content of a file the experiment names.
 """
 
 from __future__ import annotations
@@ -18,26 +31,28 @@ import json
 import math
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
-from dlsched import policies
+from dlsched import policies, safeyaml
+from dlsched import registry as _registry
 from dlsched.bundled import bundled_root, bundled_trace, resolve_cluster
 from dlsched.cluster import Cluster, read_cluster_file
-from dlsched.errors import ConfigError, DlschedError, did_you_mean
+from dlsched.errors import ConfigError, DlschedError, TraceError, did_you_mean
 from dlsched.experiments.transforms import TRANSFORMS
-from dlsched.perf import THROUGHPUT_MODELS, make_estimator
+from dlsched.perf import ESTIMATORS, THROUGHPUT_MODELS, make_estimator
 from dlsched.perf.estimator import NoisyEstimator
 from dlsched.traces import LOADERS, detect_format
 
 TOP_KEYS = (
+    "allow_imports",
     "name",
     "description",
     "cluster",
@@ -91,6 +106,11 @@ more is almost surely a mistake (split a real study into several files)."""
 _TRANSFORM_INT_MIN = {"n": 1, "min_gpus": 1, "seed": 0}
 """The least value of each integer transform argument (``head: 0`` would leave no job)."""
 
+ALLOW_IMPORTS_HOW = (
+    "'allow_imports: true' at the top of the experiment file (or `dlsched run --allow-import`)"
+)
+"""How an experiment opts in to import paths, as refusals say it."""
+
 
 @dataclass(frozen=True)
 class PolicyChoice:
@@ -99,6 +119,9 @@ class PolicyChoice:
     label: str
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    code: Mapping[str, str] = field(default_factory=dict)
+    """For a policy given by import path: the SHA-256 of its module's source file, by module
+    (`dlsched.registry.code_digest`); empty for a registered policy."""
 
 
 @dataclass(frozen=True)
@@ -149,17 +172,33 @@ class Experiment:
 
 
 def canonical_json(value: Any) -> str:
-    """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
+    """The one JSON spelling of a value: sorted keys, no spaces, ASCII, no NaN.
+
+    An infinite parameter (``starve_s: inf``: never) is spelled ``Infinity`` as Python's
+    `json` writes and reads it; NaN is refused before a value gets here (`_json_safe`), and
+    a NaN that still arrives is an error, never a key."""
+    if _has_nan(value):
+        raise ValueError("NaN has no place in a run config")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _has_nan(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return value != value
+    if depth < 50 and isinstance(value, dict):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if depth < 50 and isinstance(value, (list, tuple)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
 
 
 def run_key(config: Mapping[str, Any]) -> str:
     """The key of a resolved run config: a hash of its canonical JSON.
 
     The trace's location (``workload.trace.path``) is left out — the trace is pinned by its
-    SHA-256 — so moving a checkout or a results directory does not invalidate results.
+    SHA-256 — so moving a checkout or a results directory does not invalidate results. A
+    config whose policy, throughput model or estimator is an import path holds ``code``, the
+    SHA-256 of those modules' sources, so the key changes when that code does.
     """
     identity = json.loads(canonical_json(config))
     identity["workload"]["trace"].pop("path", None)
@@ -191,58 +230,32 @@ def workload_seed(transform_seed: int, replicate_seed: int, index: int) -> int:
 
 
 class _Context:
-    """Where a value came from, for error messages: the file and the key."""
+    """Where a value came from, for error messages: the file and the key; whether the file
+    may name import paths; and what validation already tried (`probed`: probe key → None)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, allow_imports: bool = False) -> None:
         self.source = source
         self.folder = Path(source).resolve().parent if source != "<dict>" else Path.cwd()
+        self.allow_imports = allow_imports
+        self.probed: set[str] = set()
+        self.workloads: OrderedDict[str, Any] = OrderedDict()
+        self.digests: dict[str, dict[str, str]] = {}
 
     def error(self, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.source}: key {key!r}: {message}")
 
 
-def load_experiment(path: str | os.PathLike[str]) -> Experiment:
-    """Read an experiment YAML file (``yaml.safe_load``), validate it and expand its grid.
+def load_experiment(path: str | os.PathLike[str], *, allow_imports: bool = False) -> Experiment:
+    """Read an experiment YAML file (`dlsched.safeyaml`), validate it and expand its grid.
 
     `path` is a file, or the name of a bundled experiment (``"quickstart"``).
+    `allow_imports`: let its policies be import paths (``package.module:Class``) even if
+    the file does not say ``allow_imports: true`` — **this runs code** from those modules.
     """
     source = resolve_experiment(path)
-    try:
-        text = source.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: no such experiment file") from None
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read the experiment file: {exc}") from exc
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
-    except _DuplicateKeyError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
-    return parse_experiment(data, source=str(source), text=text)
-
-
-class _DuplicateKeyError(yaml.YAMLError):
-    """A mapping of the file names one key twice (plain YAML keeps the last silently)."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
-            except TypeError:  # an unhashable key: SafeLoader's own error follows
-                continue
-            if first != key_node.start_mark.line + 1:
-                raise _DuplicateKeyError(
-                    f"key {key!r} is given twice in one mapping (lines {first} and "
-                    f"{key_node.start_mark.line + 1}); keep one"
-                )
-        return super().construct_mapping(node, deep=deep)
+    text = safeyaml.read_text(source, "experiment file")
+    data = safeyaml.load_text(text, str(source))
+    return parse_experiment(data, source=str(source), text=text, allow_imports=allow_imports)
 
 
 def resolve_experiment(path: str | os.PathLike[str]) -> Path:
@@ -261,14 +274,22 @@ def resolve_experiment(path: str | os.PathLike[str]) -> Path:
     )
 
 
-def parse_experiment(data: Any, source: str = "<dict>", text: str | None = None) -> Experiment:
-    """Validate an experiment given as parsed YAML and expand its grid."""
-    ctx = _Context(source)
+def parse_experiment(
+    data: Any, source: str = "<dict>", text: str | None = None, *, allow_imports: bool = False
+) -> Experiment:
+    """Validate an experiment given as parsed YAML and expand its grid.
+
+    Import paths among its policies need `allow_imports` or ``allow_imports: true`` in
+    `data` (see the module docstring): **this runs code**."""
     if not isinstance(data, dict):
         raise ConfigError(
             f"{source}: an experiment file must be a mapping with at least "
             "'cluster', 'workload' and 'policies'"
         )
+    ctx = _Context(source)
+    ctx.allow_imports = allow_imports or _bool(
+        data.get("allow_imports", False), ctx, "allow_imports"
+    )
     unknown = [k for k in data if k not in TOP_KEYS]
     if unknown:
         hint = did_you_mean(unknown[0], TOP_KEYS)
@@ -370,7 +391,7 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
         try:
             data = read_cluster_file(Path(path))
         except ConfigError as exc:
-            raise ctx.error(key, str(exc)) from None
+            raise ctx.error(key, _unquoted(str(exc))) from None
         if isinstance(data, dict):
             data.setdefault("name", path.stem)
         where = str(path)
@@ -386,7 +407,8 @@ def _cluster(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
         inner = re.fullmatch(rf"{re.escape(where)}: key '(.+?)': (.*)", str(exc), re.S)
         if isinstance(value, dict) and inner:  # inline: name the key inside this file
             raise ctx.error(f"{key}.{inner.group(1)}", inner.group(2)) from None
-        raise ctx.error(key, str(exc)) from None
+        # a file the experiment names: say what is wrong where, not what it holds
+        raise ctx.error(key, str(exc) if isinstance(value, dict) else _unquoted(str(exc))) from None
     return _json_safe(data, ctx, key)
 
 
@@ -500,8 +522,25 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
                 step[arg] = number
             else:
                 step[arg] = _positive(args[arg], ctx, f"{where}.{arg}")
+        _check_step(step, ctx, where)
         steps.append(step)
     return steps
+
+
+def _check_step(step: Mapping[str, Any], ctx: _Context, where: str) -> None:
+    """The checks of a transform's arguments together (each is checked alone above)."""
+    if step["name"] == "deadlines" and step["low"] > step["high"]:
+        raise ctx.error(
+            f"{where}.low",
+            f"is {step['low']:g}, more than high ({step['high']:g}); deadlines are drawn "
+            "from U(low, high) × duration, so give low <= high",
+        )
+    if step["name"] == "elastic" and step["max_factor"] < 1:
+        raise ctx.error(
+            f"{where}.max_factor",
+            f"is {step['max_factor']:g}; a job may grow to max_factor × its GPUs, so give "
+            "a number >= 1",
+        )
 
 
 def _seeded_transforms() -> list[str]:
@@ -516,11 +555,81 @@ def _detected(path: str) -> str:
 def _detect(path: str, ctx: _Context, key: str) -> str:
     try:
         return _detected(path)
-    except (DlschedError, OSError) as exc:
-        raise ctx.error(key, f"{exc}") from None
+    except OSError as exc:
+        raise ctx.error(key, f"{path}: cannot read the trace ({exc.strerror})") from None
+    except DlschedError:
+        # not the loader's message: it quotes the file's first line, and the file may be
+        # anything an experiment names (`trace: /etc/passwd`)
+        raise ctx.error(
+            key,
+            f"{path}: cannot tell the trace format from its name or its header; set "
+            f"workload.format to one of {', '.join(sorted(LOADERS))}",
+        ) from None
+
+
+def _throughput_problem(cls: type) -> str | None:
+    missing = [m for m in ("throughput", "reference_type") if not callable(getattr(cls, m, None))]
+    if missing:
+        return f"it has no {' or '.join(missing)} method (see dlsched.perf.ThroughputModel)"
+    return None
+
+
+def _estimator_problem(cls: type) -> str | None:
+    from dlsched.perf.estimator import OracleEstimator
+
+    if not issubclass(cls, OracleEstimator):
+        return "it does not subclass dlsched.perf.OracleEstimator (what policies query)"
+    return None
+
+
+USER_CLASSES: dict[str, Callable[[type], str | None]] = {
+    "policy": policies.registry.policy_class_problem,
+    "throughput model": _throughput_problem,
+    "estimator": _estimator_problem,
+}
+"""What a class given by import path must have, by what it stands for."""
+
+
+def user_class(kind: str, path: str, *, allow_imports: bool) -> type:
+    """The class at import path `path` standing for a `kind` (a key of `USER_CLASSES`):
+    refused without `allow_imports`, and unless it has what a `kind` needs; not called."""
+    return _registry.import_class(
+        kind, path, allowed=allow_imports, opt_in=ALLOW_IMPORTS_HOW, problem=USER_CLASSES[kind]
+    )
+
+
+def import_paths(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(kind, import path) of each part of a resolved run config given by import path."""
+    found = [
+        ("policy", config["policy"]["name"]),
+        ("throughput model", config["throughput"]),
+        ("estimator", config["estimator"]["name"]),
+    ]
+    return [(kind, path) for kind, path in found if _is_user_path(kind, path)]
+
+
+def _is_user_path(kind: str, name: Any) -> bool:
+    if not _registry.is_import_path(name):
+        return False
+    # `learned:scaling`, `noisy:0.5`: a registered estimator with its argument
+    return kind != "estimator" or name.partition(":")[0].lower() not in ESTIMATORS
+
+
+def _user_no_arguments(kind: str, value: str, ctx: _Context, key: str) -> str:
+    """Check a throughput model or estimator given by import path (made with no arguments)."""
+    try:
+        cls = user_class(kind, value, allow_imports=ctx.allow_imports)
+        inspect.signature(cls).bind()
+    except TypeError as exc:
+        raise ctx.error(key, f"{kind} {value!r} must take no arguments: {exc}") from None
+    except ValueError as exc:
+        raise ctx.error(key, str(exc)) from None
+    return value
 
 
 def _throughput(value: Any, ctx: _Context, key: str) -> str:
+    if isinstance(value, str) and _is_user_path("throughput model", value.strip()):
+        return _user_no_arguments("throughput model", value.strip(), ctx, key)
     if value not in THROUGHPUT_MODELS:
         raise ctx.error(
             key, f"unknown throughput model {value!r}; choose one of {', '.join(THROUGHPUT_MODELS)}"
@@ -529,6 +638,12 @@ def _throughput(value: Any, ctx: _Context, key: str) -> str:
 
 
 def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    name = value.get("name") if isinstance(value, dict) else value
+    if isinstance(name, str) and _is_user_path("estimator", name.strip()):
+        if isinstance(value, dict) and len(value) > 1:
+            extra = sorted(k for k in value if k != "name")[0]
+            raise ctx.error(f"{key}.{extra}", "an estimator given by import path takes nothing")
+        return {"name": _user_no_arguments("estimator", name.strip(), ctx, key)}
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
@@ -606,10 +721,17 @@ def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:
             raise ctx.error(f"{where}.params", "must be a mapping of parameter name to value")
         params = _json_safe(params, ctx, f"{where}.params")
         _check_policy(name, params, ctx, where)
+        code = _digest(name, ctx) if _registry.is_import_path(name) else {}
         label = item.get("label", _default_label(name, params))
-        if not isinstance(label, str) or not label:
-            raise ctx.error(f"{where}.label", f"must be non-empty text, got {label!r}")
-        choices.append(PolicyChoice(label, name, params))
+        if not isinstance(label, str) or not label.strip():
+            raise ctx.error(f"{where}.label", f"must be non-empty text, got {_short(label)}")
+        if not label.isprintable():  # a newline or control character breaks reports' tables
+            raise ctx.error(
+                f"{where}.label" if "label" in item else where,
+                f"the label {_short(label)} holds a newline or another control character; "
+                "give a 'label' of one line of plain text",
+            )
+        choices.append(PolicyChoice(label, name, params, code))
     labels = [c.label for c in choices]
     for i, label in enumerate(labels):
         if label in labels[:i]:
@@ -629,23 +751,21 @@ def _default_label(name: str, params: Mapping[str, Any]) -> str:
     return f"{short}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
 
 
-def policy_factory(name: str) -> Callable[..., Any]:
+def policy_factory(name: str, *, allow_imports: bool = False) -> Callable[..., Any]:
     """A policy class by registered name, or by import path ``package.module:Class``.
 
     The import path lets an experiment use a policy of your own without packaging it; the
-    module must be importable by every worker.
+    module must be importable by every worker. Importing it runs its code, so it is refused
+    unless `allow_imports` (the experiment's opt-in), and it must name a class with a
+    ``schedule`` method (`dlsched.policies.registry.import_policy`); nothing is constructed.
     """
-    if ":" in name:
-        module, _, attribute = name.partition(":")
-        try:
-            return getattr(import_module(module), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"cannot import policy {name!r}: {exc}") from None
+    if _registry.is_import_path(name):
+        return user_class("policy", name, allow_imports=allow_imports)
     return policies.registry.factory(name)
 
 
-def _accepts(name: str, param: str) -> bool:
-    parameters = inspect.signature(policy_factory(name)).parameters
+def _accepts(name: str, param: str, allow_imports: bool) -> bool:
+    parameters = inspect.signature(policy_factory(name, allow_imports=allow_imports)).parameters
     return param in parameters or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
     )
@@ -653,9 +773,16 @@ def _accepts(name: str, param: str) -> bool:
 
 def _check_policy(name: str, params: Mapping[str, Any], ctx: _Context, where: str) -> None:
     try:
-        factory = policy_factory(name)
+        factory = policy_factory(name, allow_imports=ctx.allow_imports)
         policies.registry.check_params(name, factory, dict(params))
-        factory(**params)  # constructors validate their parameters and do no work
+        if _registry.is_import_path(name):
+            # the user's own class: checked against its signature, never called here
+            try:
+                inspect.signature(factory).bind(**params)
+            except TypeError as exc:
+                raise ValueError(f"policy {name!r}: {exc} (give it in params)") from None
+        else:
+            factory(**params)  # built-in constructors validate their parameters, do no work
     except (TypeError, ValueError) as exc:
         raise ctx.error(where, str(exc)) from None
 
@@ -739,7 +866,7 @@ def _sweep(
             raise ctx.error(key, "must be a non-empty list of values")
         if axis.startswith("params."):
             param = axis.removeprefix("params.")
-            if not any(_accepts(c.name, param) for c in choices):
+            if not any(_accepts(c.name, param, ctx.allow_imports) for c in choices):
                 raise ctx.error(
                     key,
                     f"no policy of this experiment takes a parameter "
@@ -821,7 +948,7 @@ def _combine(
     for axis, value, _, key in setting:
         section, _, leaf = axis.partition(".")
         if section == "params":
-            if _accepts(choice.name, leaf):
+            if _accepts(choice.name, leaf, ctx.allow_imports):
                 params[leaf] = value
                 param_key = key
         elif section == "estimator" and leaf:
@@ -844,15 +971,136 @@ def _combine(
     if workload["format"] == "auto":  # pin it, so that naming the format changes no key
         workload["format"] = _detect(workload["trace"]["path"], ctx, "workload.format")
     if param_key is not None:
-        _check_policy_cached(choice.name, canonical_json(params), ctx.source, param_key)
+        _check_policy_cached(
+            choice.name, canonical_json(params), ctx.source, param_key, ctx.allow_imports
+        )
     config["policy"] = {"name": choice.name, "params": params}
     config["seed"] = seed
+    code = _code(config, ctx)
+    if code:  # only then: the keys of runs of registered names stay as they were
+        config["code"] = code
+    _probe(config, ctx, dict((axis, key) for axis, _, _, key in setting))
     return config
 
 
 @lru_cache(maxsize=1024)
-def _check_policy_cached(name: str, params_json: str, source: str, where: str) -> None:
-    _check_policy(name, json.loads(params_json), _Context(source), where)
+def _check_policy_cached(
+    name: str, params_json: str, source: str, where: str, allow_imports: bool
+) -> None:
+    _check_policy(name, json.loads(params_json), _Context(source, allow_imports), where)
+
+
+def _digest(path: str, ctx: _Context) -> dict[str, str]:
+    if path not in ctx.digests:
+        ctx.digests[path] = _registry.code_digest(path)
+    return ctx.digests[path]
+
+
+def _code(config: Mapping[str, Any], ctx: _Context) -> dict[str, str]:
+    """The SHA-256 of the source of every module a run's import paths come from."""
+    code: dict[str, str] = {}
+    for _, path in import_paths(config):
+        code.update(_digest(path, ctx))
+    return code
+
+
+PROBE_WORKLOADS = 2
+"""How many loaded traces validation holds at once (a sweep over traces loads each once)."""
+
+
+def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -> None:
+    """Do now what the run of `config` would do before it simulates — load the trace in its
+    format, apply the transforms, convert the jobs for the cluster and the throughput model
+    — and raise the error a run would meet, naming the key it comes from (`swept`: the
+    sweep key of each swept axis). Once per distinct workload: a transform's seed changes
+    which jobs it draws, never whether it works, so every seed shares one probe."""
+    spec = config["workload"]
+    steps: list[dict[str, Any]] = [
+        {k: 0 if k == "seed" else v for k, v in step.items()} for step in spec["transforms"]
+    ]
+    trace = spec["trace"]
+    load_key = canonical_json([trace["sha256"], trace["path"], spec["format"], spec["lenient"]])
+    probe_key = canonical_json([load_key, steps, config["cluster"], config["throughput"]])
+    if probe_key in ctx.probed:
+        return
+    where = {axis: swept.get(axis, axis) for axis in ("workload.format", "workload.transforms")}
+    workload = _probe_load(load_key, spec, ctx, where["workload.format"])
+    for i, step in enumerate(steps):
+        key = f"{where['workload.transforms']}[{i}]"
+        if step["name"] == "sample" and step["n"] > len(workload):
+            before = "the trace has" if i == 0 else "the transforms before it leave"
+            raise ctx.error(
+                key,
+                f"samples {step['n']:,} jobs, but {before} {len(workload):,} "
+                f"({trace['name']}); ask for at most {len(workload):,}",
+            )
+        function, _ = TRANSFORMS[step["name"]]
+        try:
+            workload = function(workload, **{k: v for k, v in step.items() if k != "name"})
+        except (DlschedError, ValueError) as exc:
+            raise ctx.error(key, _without_content(exc)) from None
+    if (
+        str(config["throughput"]).startswith("goodput")
+        or spec["format"] == "sia-pollux"
+        or _is_user_path("throughput model", config["throughput"])
+    ):
+        # `simulate` picks the goodput model and its profiles for the first two; the user's
+        # own model is not made before its run
+        ctx.probed.add(probe_key)
+        return
+    from dlsched.engine.specs import build_specs  # the engine: only once an experiment loads
+
+    cluster_key = swept.get("cluster", "cluster")
+    try:
+        cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
+        truth = THROUGHPUT_MODELS.get(config["throughput"])()
+        build_specs(workload, cluster, truth, bool(spec["lenient"]))
+    except (DlschedError, ValueError, KeyError) as exc:
+        blame = swept.get("throughput", "throughput")
+        key = blame if getattr(exc, "field", None) == "model" else cluster_key
+        raise ctx.error(
+            key,
+            f"a run would stop before it starts: {_without_content(exc)}",
+        ) from None
+    ctx.probed.add(probe_key)
+
+
+def _probe_load(load_key: str, spec: Mapping[str, Any], ctx: _Context, key: str) -> Any:
+    """The run's trace, loaded as the run will load it (the last `PROBE_WORKLOADS` kept)."""
+    if load_key in ctx.workloads:
+        ctx.workloads.move_to_end(load_key)
+        return ctx.workloads[load_key]
+    from dlsched.traces import load_trace
+
+    path = spec["trace"]["path"]
+    try:
+        workload = load_trace(path, format=spec["format"], lenient=bool(spec["lenient"]))
+    except (DlschedError, ValueError, OSError) as exc:
+        raise ctx.error(
+            key,
+            f"the trace does not load as format {spec['format']!r}: {_without_content(exc)}",
+        ) from None
+    ctx.workloads[load_key] = workload
+    while len(ctx.workloads) > PROBE_WORKLOADS:
+        ctx.workloads.popitem(last=False)
+    return workload
+
+
+def _without_content(exc: BaseException) -> str:
+    """An error's message without what it quotes of a file: the values a trace row held
+    (``got ...``) are left out; the file, row and field stay, so the user can look."""
+    if isinstance(exc, TraceError) and exc.row is not None:
+        where = [str(exc.path)] if exc.path is not None else []
+        where.append(f"row {exc.row}")
+        if exc.field is not None:
+            where.append(f"field {exc.field!r}")
+        return f"{', '.join(where)}: {_unquoted(exc.reason)}"
+    return _unquoted(str(exc)) if isinstance(exc, TraceError) else str(exc)
+
+
+def _unquoted(message: str) -> str:
+    """`message` without the value it quotes (what follows ``, got``, dlsched's spelling)."""
+    return message.split(", got ")[0]
 
 
 def _check_keys(
@@ -890,6 +1138,19 @@ def _positive(value: Any, ctx: _Context, key: str) -> float:
     return number
 
 
+def _non_finite(value: Any, key: str, depth: int = 0) -> tuple[str, float] | None:
+    """(key, value) of the first inf or NaN in `value`, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if depth < 20 and isinstance(value, dict):
+        found = (_non_finite(v, f"{key}.{k}", depth + 1) for k, v in value.items())
+        return next((f for f in found if f is not None), None)
+    if depth < 20 and isinstance(value, list):
+        found = (_non_finite(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+        return next((f for f in found if f is not None), None)
+    return None
+
+
 def _non_negative(value: Any, ctx: _Context, key: str) -> float:
     number = _number(value, ctx, key, "a number >= 0")
     if number < 0:
@@ -898,6 +1159,9 @@ def _non_negative(value: Any, ctx: _Context, key: str) -> float:
 
 
 def _json_safe(value: Any, ctx: _Context, key: str) -> Any:
+    where = _non_finite(value, key)
+    if where is not None and where[1] != where[1]:  # inf is a value ("never"); NaN is none
+        raise ctx.error(where[0], "is nan, which is no number; give a number")
     try:
         return json.loads(canonical_json(value))
     except (TypeError, ValueError):

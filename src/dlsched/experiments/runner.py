@@ -43,17 +43,22 @@ from typing import Any
 
 from tqdm import tqdm
 
+from dlsched import registry
 from dlsched.api import simulate
 from dlsched.cluster import Cluster
+from dlsched.engine.progress import ProgressSink
 from dlsched.errors import DlschedError
 from dlsched.experiments import EXECUTORS
 from dlsched.experiments.config import (
     Experiment,
     Run,
+    canonical_json,
     file_sha256,
+    import_paths,
     load_experiment,
-    policy_factory,
+    user_class,
 )
+from dlsched.experiments.progress import BAR_FORMAT, GridProgress, folder_writer
 from dlsched.experiments.store import (
     LABEL_COLUMNS,
     LeaseLostError,
@@ -164,23 +169,42 @@ def simulate_config(
     config: Mapping[str, Any],
     on_progress: Callable[[float], None] | None = None,
     *,
-    progress: bool | None = False,
+    progress: bool | None | ProgressSink = False,
 ) -> SimulationResult:
     """Run one resolved config (as stored in ``runs/<key>/config.json``) and return its result.
 
-    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time)."""
+    `progress` is `simulate`'s bar (jobs finished of the total, ETA, simulated time).
+
+    The config is taken as the caller's own, like `simulate`'s arguments: an import path in
+    it (validated experiments hold one only when they opted in) is imported, which runs that
+    module's code, and must still name a class of its kind whose source matches the
+    config's ``code``."""
     workload = build_workload(config)
     cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
     name, params = config["policy"]["name"], dict(config["policy"]["params"])
     # Built here, not by `simulate`: a policy's own parameters (Gavel's `seed`) must not
     # collide with `simulate`'s keywords.
-    policy: Any = policy_factory(name)(**params) if ":" in name else get_policy(name, **params)
+    users = dict((kind, path) for kind, path in import_paths(config))
+    code = config.get("code", {})
+    policy: Any = (
+        _user_class("policy", name, code)(**params)
+        if "policy" in users
+        else get_policy(name, **params)
+    )
+    throughput: Any = config["throughput"]
+    if "throughput model" in users:
+        throughput = _user_class("throughput model", throughput, code)()
+    estimator: Any = (
+        _user_class("estimator", users["estimator"], code)()
+        if "estimator" in users
+        else build_estimator(config["estimator"])
+    )
     result = simulate(
         workload,
         cluster,
         policy=policy,
-        throughput=config["throughput"],
-        estimator=build_estimator(config["estimator"]),
+        throughput=throughput,
+        estimator=estimator,
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
@@ -188,6 +212,67 @@ def simulate_config(
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result
+
+
+def _user_class(kind: str, path: str, code: Mapping[str, str]) -> Any:
+    """The class of a `kind` given by import path, checked to be the code the run's config
+    was made with (`code`: its modules' SHA-256). A config comes from a validated
+    experiment, which opted in to import paths, or from the caller's own script."""
+    cls = user_class(kind, path, allow_imports=True)
+    now = registry.code_digest(path)
+    changed = [module for module, digest in now.items() if code.get(module) != digest]
+    if changed:
+        files = registry.code_files({m: "" for m in changed})
+        raise DlschedError(
+            f"the code of {kind} {path!r} changed after the experiment was expanded "
+            f"({', '.join(files.values())}); run the experiment again"
+        )
+    return cls
+
+
+def code_reruns(experiment: Experiment, store: ResultsStore) -> dict[str, RunCheck]:
+    """Runs of policies given by import path that the store holds for the same grid cell
+    under another key, because their code changed since (new key → why, as a `RunCheck`).
+
+    A run's key covers its policy's source (the config's ``code``), so a changed module
+    makes a new run and the old one is never reused; this only finds the old one in the
+    grid that the store last ran (``experiment.json``), to say why the cell runs again."""
+    try:
+        previous = store.read_manifest()
+        old_keys = {
+            (p["policy"], p["replicate"], canonical_json(p["axes"])): p["key"]
+            for p in previous.get("points", [])
+        }
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}  # no grid before this one (or not one we can read): nothing to explain
+    found: dict[str, RunCheck] = {}
+    for point in experiment.points:
+        config = experiment.runs[point.key].config
+        if "code" not in config or point.key in found:
+            continue
+        old = old_keys.get((point.policy, point.replicate, canonical_json(dict(point.axes))))
+        if old is None or old == point.key or store.is_finished(point.key):
+            continue
+        try:
+            old_code = store.run_config(old).get("code", {}) if store.is_finished(old) else None
+        except (OSError, ValueError, AttributeError):
+            old_code = None
+        if not isinstance(old_code, dict):
+            continue
+        changed = sorted(m for m, d in config["code"].items() if old_code.get(m) != d)
+        if changed:
+            files = registry.code_files({m: "" for m in changed})
+            whose = [
+                f"{kind} {path!r}"
+                for kind, path in import_paths(config)
+                if set(registry.code_digest(path)) & set(changed)
+            ]
+            found[point.key] = RunCheck(
+                "stale",
+                f"the code of {' and '.join(whose) or 'an import path'} changed since "
+                f"({', '.join(files.values())})",
+            )
+    return found
 
 
 def execute_run(
@@ -198,7 +283,8 @@ def execute_run(
     lease: WriterLease | None = None,
     cells: Sequence[Mapping[str, Any]] = (),
     *,
-    progress: bool | None = False,
+    progress: bool | None | ProgressSink = False,
+    progress_dir: str | None = None,
 ) -> RunOutcome:
     """Simulate one run and store it; on an error, record the traceback instead.
 
@@ -206,11 +292,14 @@ def execute_run(
     and leave nothing that looks finished. With a `lease` (the driver's hold on the store),
     nothing is written unless the driver still holds the lock: `LeaseLostError` instead.
     `cells` are the labels of the grid cells the run computes: once it is stored, their
-    dataset files are written (`ResultsStore.write_dataset`).
+    dataset files are written (`ResultsStore.write_dataset`). With a `progress_dir`, the
+    run's progress goes there for the driver's bar (`dlsched.experiments.progress`).
     """
     store = ResultsStore(store_root)
     if store.is_finished(key):
         return RunOutcome(key, "skipped")
+    if progress_dir is not None and progress is False:
+        progress = folder_writer(progress_dir, key)
     started = time.perf_counter()
     try:
         result = simulate_config(config, on_progress, progress=progress)
@@ -338,7 +427,8 @@ def run_experiment(
 
     A stored run counts only when its manifest verifies and names this results format and
     dlsched version; the others are run again, and one line per reason on stderr says how
-    many and why (also in ``outcome.rerun``).
+    many and why (also in ``outcome.rerun``). A policy given by import path runs again when
+    its module's source changed (its hash is part of the run's key), with such a line too.
 
     Ctrl-C stops at once; runs finished so far stay stored and the next call resumes. SIGTERM
     (when nobody else handles it) stops the workers too, then ends the process as SIGTERM
@@ -440,12 +530,14 @@ def _run_grid(
 ) -> None:
     """Run the grid's pending runs while this process holds the store's lock (`lease`)."""
     store.clean_partial()
+    changed_code = code_reruns(exp, store)  # read the grid last run here before replacing it
     store.write_manifest(manifest(exp), exp.text)
     checks = {key: store.check_run(key) for key in exp.runs}
     outcome.skipped = [key for key, check in checks.items() if check.ok]
     outcome.rerun = {
         key: check for key, check in checks.items() if check.status not in ("ok", "missing")
     }
+    outcome.rerun.update(changed_code)
     for line in rerun_messages(outcome.rerun):
         print(f"{exp.name}: {line}", file=sys.stderr)
     for key in outcome.rerun:
@@ -472,7 +564,16 @@ def _run_grid(
         disable=None if progress is None else not progress,
         file=sys.stderr,
         dynamic_ncols=True,
+        bar_format=BAR_FORMAT,
     )
+    # Workers elsewhere (a Dask cluster this process did not start) write their runs'
+    # progress into the store, which they share; local workers into a temporary folder.
+    remote = executor == "dask" and not target.starts_a_cluster
+    local_root = store.root if type(store) is ResultsStore else None
+    if remote and local_root is None:
+        grid = GridProgress(bar, None, owns_folder=False)
+    else:
+        grid = GridProgress.open(bar, local_root if remote else None)
 
     def record(result: RunOutcome) -> None:
         if result.status == "failed":
@@ -480,20 +581,21 @@ def _run_grid(
             bar.set_postfix(failed=len(outcome.failed), refresh=False)
         else:  # "skipped" here: stored during this call, by a worker of a broken pool
             outcome.finished.append(result.key)
-        bar.update(1)
+        grid.done(result.key)
 
     try:
+        grid.start()
         if executor == "dask":
-            _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells)
+            _run_on_dask(pending, store, n_workers, target, record, lease, retries, cells, grid)
         elif executor == "local" or n_workers == 1:
             single = len(pending) == 1 and not bar.disable
-            _run_in_process(pending, store, record, single, lease, cells)
+            _run_in_process(pending, store, record, single, lease, cells, grid)
         else:
             outcome.pool_restarts = _run_on_pool(
-                pending, store, n_workers, record, lease, retries, cells
+                pending, store, n_workers, record, lease, retries, cells, grid
             )
     finally:
-        bar.close()
+        grid.close()
     complete_dataset(store, cells, [*outcome.skipped, *outcome.finished])
 
 
@@ -544,12 +646,21 @@ def _run_in_process(
     single: bool,
     lease: WriterLease | None = None,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> None:
     cells = cells or {}
     for run in pending:
-        # One long run gets `simulate`'s own bar: jobs finished of the total, with an ETA.
+        # One long run gets `simulate`'s own bar: jobs finished of the total, with an ETA;
+        # several move the grid's bar by each run's progress.
+        sink = None if single or grid is None else grid.sink(run.key)
         outcome = execute_run(
-            run.key, run.config, store.url, None, lease, cells.get(run.key, ()), progress=single
+            run.key,
+            run.config,
+            store.url,
+            None,
+            lease,
+            cells.get(run.key, ()),
+            progress=single if sink is None else sink,
         )
         record(outcome)
 
@@ -619,10 +730,12 @@ def _run_on_pool(
     lease: WriterLease | None = None,
     retries: int = POOL_RESTARTS,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> int:
     """Run on a local process pool, replacing it when a worker dies (up to `retries` times);
     return how often it broke."""
     cells = cells or {}
+    progress_dir = None if grid is None else grid.worker_folder()
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
@@ -643,6 +756,7 @@ def _run_on_pool(
                     None,
                     lease,
                     cells.get(run.key, ()),
+                    progress_dir=progress_dir,
                 )
                 futures[future] = run
         except BrokenProcessPool:
@@ -707,6 +821,7 @@ def _run_on_dask(
     lease: WriterLease | None = None,
     retries: int = POOL_RESTARTS,
     cells: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    grid: GridProgress | None = None,
 ) -> None:
     try:
         from distributed import Client, KilledWorker, LocalCluster
@@ -722,7 +837,11 @@ def _run_on_dask(
     client = target.client
     if client is None:
         client, cluster = _connect(target, workers, Client, LocalCluster)
+    link = getattr(client, "dashboard_link", None)
+    if link:
+        print(f"Dask dashboard: {link}", file=sys.stderr)
     root = store.url
+    progress_dir = None if grid is None else grid.worker_folder()
     deaths: dict[str, int] = {}
 
     def submit(run: Run) -> Any:
@@ -735,6 +854,7 @@ def _run_on_dask(
             None,
             lease,
             list(cells.get(run.key, ())),
+            progress_dir=progress_dir,
             pure=False,
         )
 

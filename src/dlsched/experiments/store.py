@@ -10,6 +10,7 @@
       runs/.tmp-<key>-*/     a run being written (never mistaken for a finished one)
       failures/<key>.json    a failed run: its config, the error and the traceback
       .lock                  held (flock) by the one `dlsched run` writing here; holds its token
+                             (opened in place, never through a link: `dlsched.atomic`)
 
 A run directory appears by one ``os.replace`` of a complete temporary directory, so a crash,
 a killed worker or Ctrl-C leaves either a finished run or a ``.tmp-`` leftover, which the next
@@ -66,10 +67,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dlsched.atomic import TMP_PREFIX, open_in_place, write_parquet, write_text
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
-RESULTS_FORMAT = 7  # 7: max_min_fairness_packed solves Gavel's per-pair problem (CLARABEL)
+RESULTS_FORMAT = 8  # 8: gavel_fifo with no seed of its own makes Gavel's draws of the run's seed
 """The version of what a stored run means. Bump it whenever a change makes the same run
 config give a different result (simulation semantics, a summary field's definition, the file
 layout of a run): every stored run of another format is then re-run, with a message.
@@ -93,7 +95,7 @@ RUN_FILES = (
     "timeline.parquet",
     RUN_MANIFEST,
 )
-_TMP_PREFIX = ".tmp-"
+_TMP_PREFIX = TMP_PREFIX
 _LOCK_FILE = ".lock"
 
 DATASET_DIR = "dataset"
@@ -206,15 +208,7 @@ class ResultsStore:
 
     def _write_table(self, path: Path, table: Any) -> None:
         """Write a pyarrow table as one parquet file, whole or not at all."""
-        import pyarrow.parquet as pq
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f"{_TMP_PREFIX}{path.name}-{secrets.token_hex(4)}"
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_parquet(path, table)
 
     def _remove(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -385,8 +379,9 @@ class ResultsStore:
             import fcntl
         except ImportError:  # not POSIX: no advisory locks; one writer is on the user
             fcntl = None  # type: ignore[assignment]
-        # "a+", not "w": truncating before the lock is ours would erase the holder's token
-        with open(self.root / _LOCK_FILE, "a+") as handle:
+        # opened in place without truncating (a truncation before the lock is ours would erase
+        # the holder's token), never through a link planted there (`open_in_place`)
+        with open_in_place(self.root / _LOCK_FILE, "the results lock") as handle:
             if fcntl is not None:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -426,7 +421,7 @@ class ResultsStore:
             import fcntl
         except ImportError:
             return
-        with open(path, "a+") as handle:
+        with open_in_place(path, "the results lock") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
@@ -447,7 +442,7 @@ class ResultsStore:
             if p.name.startswith(_TMP_PREFIX)
         ]
         for path in leftovers:
-            if path.is_dir():
+            if path.is_dir() and not path.is_symlink():  # (a link goes, never what it names)
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
@@ -521,11 +516,14 @@ class ResultsStore:
     def discard_run(self, key: str) -> None:
         """Remove stored run `key` (damaged or stale): renamed aside at once, then deleted."""
         final = self.run_dir(key)
-        if not final.exists():
+        if not final.exists() and not final.is_symlink():
             return
         aside = self.runs_dir / f"{_TMP_PREFIX}discarded-{key}-{secrets.token_hex(4)}"
         os.replace(final, aside)
-        shutil.rmtree(aside, ignore_errors=True)
+        if aside.is_symlink():  # planted: remove the link, not the folder it names
+            aside.unlink()
+        else:
+            shutil.rmtree(aside, ignore_errors=True)
 
     def record_failure(
         self,
@@ -559,6 +557,37 @@ class ResultsStore:
         """Forget an older failure of run `key` (it has now finished)."""
         with contextlib.suppress(FileNotFoundError):
             (self.failures_dir / f"{key}.json").unlink()
+
+
+# the package fsspec asks for, by URL scheme, where it is not the scheme itself
+_FS_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs"}
+
+
+def url_filesystem(url: str) -> tuple[Any, str]:
+    """The fsspec file system of `url` and the path inside it; a clear `DlschedError`
+    saying what to ``pip install`` when fsspec, or the package of that file system (s3fs
+    for ``s3://``, gcsfs for ``gs://`` …), is not installed."""
+    scheme = url.split("://", 1)[0].lower()
+    try:
+        fsspec: Any = importlib.import_module("fsspec.core")  # untyped: Any on purpose
+    except ImportError:
+        raise DlschedError(
+            f"{url}: a URL needs fsspec (and the package of its file system, e.g. s3fs): "
+            "pip install fsspec"
+        ) from None
+    try:
+        fs, path = fsspec.url_to_fs(url)
+    except ImportError as exc:  # fsspec knows the scheme; its package is missing
+        package = _FS_PACKAGES.get(scheme)
+        hint = f"pip install {package}" if package else f"install fsspec's package for {scheme}://"
+        raise DlschedError(
+            f"{url}: {scheme}:// needs a package that is not installed ({_one_line(exc)}): {hint}"
+        ) from None
+    return fs, str(path)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def is_remote(root: str | os.PathLike[str]) -> bool:
@@ -632,15 +661,8 @@ class FsspecResultsStore(ResultsStore):
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        try:
-            fsspec: Any = importlib.import_module("fsspec.core")  # untyped: Any on purpose
-        except ImportError:
-            raise DlschedError(
-                f"{os.fspath(root)}: a results URL needs fsspec (and the package of its "
-                "file system, e.g. s3fs): pip install 'dlsched[dask]' or fsspec"
-            ) from None
         self._url = os.fspath(root).rstrip("/")
-        self.fs, path = fsspec.url_to_fs(self._url)
+        self.fs, path = url_filesystem(self._url)
         super().__init__(path)
 
     @property
@@ -898,18 +920,7 @@ def _remote_sha256(fs: Any, path: str, size: int, version: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    handle = tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, prefix=f"{_TMP_PREFIX}{path.name}-", delete=False
-    )
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(handle.name)
+    write_text(path, text)  # (`dlsched.atomic`: its temporary names are `_TMP_PREFIX`'s)
 
 
 def _rewrite(handle: Any, text: str) -> None:

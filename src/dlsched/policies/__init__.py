@@ -9,6 +9,7 @@ adding a module, nothing else.
 from dlsched.policies.base import BasePolicy, Policy
 from dlsched.policies.registry import (
     POLICIES,
+    aliases,
     check_params,
     describe,
     factory,
@@ -22,6 +23,7 @@ __all__ = [
     "POLICIES",
     "BasePolicy",
     "Policy",
+    "aliases",
     "check_params",
     "describe",
     "factory",

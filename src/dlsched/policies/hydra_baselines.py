@@ -163,7 +163,7 @@ class EarliestDeadlineFirst(_GreedyByType):
         return (1, run_s)
 
 
-@register("sjf-het")
+@register("sjf_het", "sjf-het")
 class HeterogeneousSjf(_GreedyByType):
     """Heterogeneity-aware greedy SJF (Hydra's "Gavel"): shortest (job, free type) first."""
 

@@ -74,7 +74,7 @@ class ScopedView:
         return self._view.free_gpus_for_vc(self.vc, gpu_type)
 
 
-@register("per-vc")
+@register("per_vc", "per-vc")
 class PerVC(BasePolicy):
     """Runs an independent copy of a policy (`inner`) for each virtual cluster."""
 

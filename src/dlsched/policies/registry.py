@@ -37,19 +37,48 @@ POLICIES: _generic.Registry[Callable[..., Any]] = _generic.Registry(
 """Every policy factory (usually a class) by name."""
 
 
-def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Class decorator: make a policy available as `name` (a ValueError if it is taken)."""
-    return POLICIES.register(name)
+def register(name: str, *aliases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Class decorator: make a policy available as `name` (a ValueError if it is taken),
+    and as each of `aliases` (older spellings that must keep working).
+
+    Built-in names are lower-case words joined by underscores (``tiresias_gittins``); the
+    earlier hyphenated spellings (``tiresias-gittins``, ``per-vc``, ``sjf-het``) and Gavel's
+    long names of ``min_cost`` are aliases. A policy's result label (its ``name`` attribute)
+    is unchanged by an alias, so existing results and run keys stay as they were.
+    """
+    return POLICIES.register(name, *aliases)
 
 
-def names() -> list[str]:
-    """Every registered policy name, sorted."""
-    return POLICIES.names()
+def names(aliases: bool = True) -> list[str]:
+    """Every name a policy may be asked by, aliases included, sorted; with
+    ``aliases=False`` every policy once, by its own name (as `dlsched policies` lists them)."""
+    return POLICIES.names(aliases=aliases)
+
+
+def aliases(name: str) -> list[str]:
+    """The other names of policy `name` (``aliases("per_vc") == ["per-vc"]``)."""
+    return POLICIES.aliases(name)
 
 
 def factory(name: str) -> Callable[..., Any]:
-    """The class (or factory) registered under `name`."""
-    return POLICIES.get(name)
+    """The class (or factory) registered under `name` (or an alias of it).
+
+    An unknown name is an `UnknownNameError` with a did-you-mean; a name that is a placement
+    (``fgd``) says so, and how to give it to a policy.
+    """
+    try:
+        return POLICIES.get(name)
+    except _generic.UnknownNameError:
+        from dlsched.engine.placement import STRATEGIES  # only for this message
+
+        if isinstance(name, str) and name in STRATEGIES:
+            raise _generic.UnknownNameError(
+                f"unknown policy {name!r}: it is a placement, not a policy; give it to a "
+                f"policy as its placement (command line: --policy fifo --param "
+                f"placement={name}; experiment file: params: {{placement: {name}}}); "
+                "`dlsched policies` lists both"
+            ) from None
+        raise
 
 
 def describe(name: str) -> str:
@@ -85,3 +114,21 @@ def get(name: str, **params: Any) -> Any:
     make = factory(name)
     check_params(name, make, params)
     return make(**params)
+
+
+def policy_class_problem(cls: type) -> str | None:
+    """What a class lacks to satisfy the `Policy` protocol, judged without making one."""
+    if not callable(getattr(cls, "schedule", None)):
+        return "it has no schedule(view) method (see dlsched.policies.Policy)"
+    return None
+
+
+def import_policy(path: str, *, allowed: bool, opt_in: str) -> Callable[..., Any]:
+    """The policy class at import path `path` (``package.module:Class``), not instantiated.
+
+    For names read from files and command lines: refused unless `allowed` (the user's
+    opt-in, which `opt_in` names in the refusal), and refused unless it is a class with a
+    ``schedule`` method (`dlsched.registry.import_class`)."""
+    return _generic.import_class(
+        "policy", path, allowed=allowed, opt_in=opt_in, problem=policy_class_problem
+    )

@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlsched.atomic import save_figure
 from dlsched.policies.base import BasePolicy
 from dlsched.reproduce.base import DataFile, Point, Reproduction, Task, Tolerance
 
@@ -336,8 +337,7 @@ def plot_curves(curves: Mapping[str, pd.DataFrame], path: str | Path) -> Path:
     axes.grid(alpha=0.3)
     axes.legend(ncol=2, fontsize=8, loc="upper right")
     figure.tight_layout()
-    out = Path(path)
-    figure.savefig(out, dpi=120)
+    out = save_figure(figure, path, dpi=120)
     plt.close(figure)
     return out
 

@@ -7,12 +7,14 @@ matplotlib is imported only by `write_plots`.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dlsched.atomic import save_figure, write_text
 from dlsched.reproduce.runner import PointResult, ReproductionOutcome, deviation_stats
 
 CSV_COLUMNS = (
@@ -105,10 +107,11 @@ def print_points(outcome: ReproductionOutcome, write: Any = print) -> None:
 
 def write_csv(outcome: ReproductionOutcome, path: Path) -> Path:
     """``fidelity.csv``: one row per point (`CSV_COLUMNS`)."""
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows(outcome))
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows(outcome))
+    write_text(path, text.getvalue())
     return path
 
 
@@ -156,7 +159,7 @@ def write_markdown(outcome: ReproductionOutcome, path: Path) -> Path:
                 f"{deviation_text(r.deviation)} | {r.point.tolerance.describe()} | "
                 f"{'yes' if r.within else '**no**'} | {r.point.note} |"
             )
-    path.write_text("\n".join(lines) + "\n")
+    write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -197,7 +200,7 @@ def write_plots(outcome: ReproductionOutcome, folder: Path) -> list[Path]:
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
         fig.tight_layout()
         path = folder / f"{slug(figure)}.png"
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110)
         plt.close(fig)
         written.append(path)
     return written

@@ -29,7 +29,6 @@ import multiprocessing
 import os
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.atomic import write_text
 from dlsched.reproduce.base import Point, Reproduction, Task
 
 Measure = Callable[[Mapping[str, Any], Path], Mapping[str, float]]
@@ -141,16 +141,7 @@ def read_task(path: Path) -> dict[str, Any] | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_text(path, text)  # (`dlsched.atomic`: fsync'd, never through a link)
 
 
 def _measure(measure: Measure, spec: Mapping[str, Any], shared: str) -> tuple[dict, float]:

@@ -15,6 +15,7 @@ import io
 import os
 import re
 import tarfile
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,12 @@ from dlsched.errors import TraceError
 
 CHUNK_ROWS = 250_000
 """Rows per chunk when streaming a CSV (bounds the parser's working memory)."""
+
+MAX_COLUMNS = 1_000
+"""Most columns a trace file may have (canonical, per-type durations and passthrough ones
+together); a wider file is refused from its header, before it is parsed."""
+MAX_HEADER_BYTES = 1 << 20
+"""Longest header line read (1 MiB: 1,000 names of up to a kilobyte each)."""
 
 _BLOCK_BYTES = 1 << 22
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -93,21 +100,56 @@ def read_head(path: str | os.PathLike[str], size: int = 1 << 16) -> bytes:
 
 
 def read_csv_header(path: str | os.PathLike[str]) -> list[str]:
-    """The column names in the first non-blank line of a CSV file, stripped of spaces."""
-    head = read_head(path)
-    for number, line in enumerate(head.split(b"\n"), start=1):
-        if line.strip():
+    """The column names in the first non-blank line of a CSV file, stripped of spaces.
+
+    Only that line is read, and only up to ``MAX_HEADER_BYTES``: a header of more than
+    ``MAX_COLUMNS`` names is refused here, before any parser sees the file (a header of
+    200,000 columns would otherwise cost minutes and gigabytes before any error).
+    """
+    path = str(path)
+    with open_binary(path) as stream:
+        number = 0
+        while True:
+            try:
+                line = stream.readline(MAX_HEADER_BYTES + 1)
+            except _STREAM_ERRORS as exc:
+                raise TraceError(f"corrupt compressed data ({exc})", path=path) from None
+            if not line:
+                break
+            number += 1
+            if len(line) > MAX_HEADER_BYTES:
+                fields = line.count(b",") + 1
+                if fields > MAX_COLUMNS:
+                    raise TraceError(
+                        _too_many_columns(f"at least {fields:,}"), path=path, row=number
+                    )
+                raise TraceError(
+                    f"the header line is longer than {MAX_HEADER_BYTES:,} bytes; is this a "
+                    "CSV trace?",
+                    path=path,
+                    row=number,
+                )
+            if not line.strip():
+                continue
             try:
                 text = line.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                raise TraceError(_not_utf8(exc), path=str(path), row=number) from None
+                raise TraceError(_not_utf8(exc), path=path, row=number) from None
             try:
-                return [name.strip() for name in next(csv.reader([text]))]
+                names = [name.strip() for name in next(csv.reader([text]))]
             except csv.Error as exc:
-                raise TraceError(
-                    f"malformed CSV header ({exc})", path=str(path), row=number
-                ) from None
-    raise TraceError("the file is empty: it holds no jobs (not even a header line)", path=str(path))
+                raise TraceError(f"malformed CSV header ({exc})", path=path, row=number) from None
+            if len(names) > MAX_COLUMNS:
+                raise TraceError(_too_many_columns(f"{len(names):,}"), path=path, row=number)
+            return names
+    raise TraceError("the file is empty: it holds no jobs (not even a header line)", path=path)
+
+
+def _too_many_columns(count: str) -> str:
+    return (
+        f"the header has {count} columns, more than the {MAX_COLUMNS:,} a trace may have "
+        "(dlsched.traces.reading.MAX_COLUMNS); keep only the columns the trace needs"
+    )
 
 
 def check_header(names: Sequence[str], path: str | os.PathLike[str]) -> None:
@@ -377,7 +419,9 @@ def iter_csv_chunks(
                         break
                     chunk.columns = [str(c).strip() for c in chunk.columns]
                     if source_row:
-                        chunk["source_row"] = lines
+                        with warnings.catch_warnings():  # a wide chunk is one block a column
+                            warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+                            chunk["source_row"] = lines
                     yield chunk
             if offset != len(rows):  # the parser and the scan disagree: no row can be trusted
                 raise TraceError(
@@ -520,6 +564,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 __all__ = [
     "CHUNK_ROWS",
+    "MAX_COLUMNS",
     "CsvRecords",
     "check_header",
     "data_line_numbers",

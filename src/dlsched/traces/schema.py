@@ -10,7 +10,7 @@ Columns of ``Workload.jobs``, in order:
 column              dtype      meaning
 ==================  =========  ==============================================================
 ``job_id``          int64/str  unique id (int64 when every id is a plain integer)
-``submit_time``     float64    seconds from the trace's time origin (>= 0)
+``submit_time``     float64    seconds from the trace's time origin (>= 0, < ``MAX_TIME_S``)
 ``num_gpus``        int64      GPUs the job asks for (>= 0; 0: a job without GPUs, which asks
                                only for CPU and/or memory, ``cpu_milli``/``memory_mib`` > 0)
 ``duration``        float64    run time in seconds with ``num_gpus`` GPUs of ``gpu_type``
@@ -44,13 +44,29 @@ passthrough         as read    any other source columns, untouched
 ``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
 ==================  =========  ==============================================================
 
-A job needs work: ``duration``, ``total_steps`` or a ``duration_<type>``. A workload in which
-no job has any, but every job names its ``model``, is accepted as a whole (its work is
-implied by the model, as in the Pollux/Sia workloads); ``provenance["work"]`` then says so.
+A job needs work: ``duration``, ``total_steps`` or a ``duration_<type>``, but not both
+``duration`` and ``total_steps`` (the engine would take the steps and silently ignore the
+duration: such a row is refused). A workload in which no job has any, but every job names
+its ``model``, is accepted as a whole (its work is implied by the model, as in the
+Pollux/Sia workloads); ``provenance["work"]`` then says so.
+
+Values are numbers as the file holds them, or refused, never reinterpreted:
+
+- times and durations must be below ``MAX_TIME_S`` (2^43 s, about 8.8e12 s), where float64
+  seconds still resolve 1 ms (``TIME_RESOLUTION_S``); a submit time in ms, µs or ns since
+  the epoch is refused with how to rebase it, never silently rounded;
+- a time-span (``timedelta``) column of seconds (``submit_time``, ``deadline``, the
+  durations; parquet, or a DataFrame) becomes its seconds; a date-and-time ``submit_time``
+  column becomes seconds since the earliest submission, recorded as
+  ``provenance["time_origin"]`` (UTC for time-zone-aware columns), with a ``deadline``
+  column of dates on the same axis; a time in any other number column is refused;
+- true/false values (a bool column, ``True`` in a CSV) are not numbers; lists and other
+  objects are neither numbers nor names; an empty text is no value.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,9 +77,12 @@ import pandas as pd
 from pandas.api.types import (
     infer_dtype,
     is_bool_dtype,
+    is_complex_dtype,
+    is_datetime64_any_dtype,
     is_float_dtype,
     is_integer_dtype,
     is_numeric_dtype,
+    is_timedelta64_dtype,
 )
 
 from dlsched.errors import TraceError
@@ -119,6 +138,29 @@ in larger units, and how many canonical units make one of it)."""
 DEFAULT_PRIORITY = 1.0
 WHOLE_GPU_MILLI = 1000
 """``gpu_milli`` of a job that uses whole GPUs."""
+
+TIME_RESOLUTION_S = 1e-3
+"""The finest time step every time on the simulated axis must keep (1 ms)."""
+MAX_TIME_S = 2.0**43
+"""Times (``submit_time``, ``deadline``) and durations must be below this, about 8.8e12 s
+(278,000 years): below 2^43 s the spacing of float64 numbers (``np.spacing``) is at most
+2^-10 s, finer than ``TIME_RESOLUTION_S``; above it, seconds would be silently rounded
+(a submit time of 1.6e18, nanoseconds since the epoch, would give a 100 s job a JCT of 0)."""
+
+SECONDS_COLUMNS: tuple[str, ...] = ("submit_time", "deadline", "duration")
+"""Numeric columns in seconds (with the ``duration_<type>`` ones): a timedelta column there is
+converted to seconds; every other numeric column is a count, where a time is refused."""
+NUMERIC_COLUMNS: tuple[str, ...] = (
+    *SECONDS_COLUMNS,
+    "num_gpus",
+    "total_steps",
+    "priority",
+    "gpu_milli",
+    *ELASTIC_COLUMNS,
+    *RESOURCE_COLUMNS,
+    *(coarse for coarse, _ in RESOURCE_COLUMNS.values()),
+)
+"""Canonical columns parsed as numbers (with the ``duration_<type>`` ones)."""
 
 # Spellings of "no value" accepted in numeric columns; text columns keep them as text.
 _NA_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
@@ -247,6 +289,7 @@ def validate_jobs(
         for old, new in typed.items():
             names.setdefault(new, old)  # messages name the column as the file spells it
     typed_columns = list(typed.values())
+    df, time_origin = _temporal_columns(df, path, names, typed_columns)
     n = len(df)
     if "source_row" in df.columns:
         rows = df["source_row"].to_numpy(dtype=np.int64)
@@ -263,6 +306,15 @@ def validate_jobs(
     checks.extend(c for c in extra_checks if c.mask.any())
     ids, id_missing, id_kind = _job_ids(df["job_id"])
     check("job_id", f"{name('job_id')} is missing", id_missing)
+    for column in TEXT_COLUMNS:
+        if column in df.columns:
+            check(
+                column,
+                f"{name(column)} must be text or a number (not a list, a true/false value or "
+                "another object)",
+                _not_text(df[column]),
+                df[column],
+            )
 
     unparsable: dict[str, np.ndarray] = {}
 
@@ -289,6 +341,12 @@ def validate_jobs(
             raw("submit_time"),
         )
         check("submit_time", f"{name('submit_time')} must be >= 0", submit < 0, raw("submit_time"))
+        check(
+            "submit_time",
+            _too_large_time(name("submit_time"), name("deadline")),
+            np.isfinite(submit) & (submit >= MAX_TIME_S),
+            raw("submit_time"),
+        )
 
         gpus = number("num_gpus", required=True)
         whole = np.isfinite(gpus) & (np.floor(gpus) == gpus)
@@ -314,11 +372,27 @@ def validate_jobs(
             (duration <= 0) | np.isinf(duration),
             raw("duration"),
         )
+        check(
+            "duration",
+            _too_long(name("duration")),
+            np.isfinite(duration) & (duration >= MAX_TIME_S),
+            raw("duration"),
+        )
         steps = number("total_steps", required=False)
         check(
             "total_steps",
             f"{name('total_steps')} must be positive and finite",
             (steps <= 0) | np.isinf(steps),
+            raw("total_steps"),
+        )
+        # Which of the two would be the job's work depends on the throughput model (steps win
+        # in the engine), so a row giving both is refused rather than one silently ignored.
+        check(
+            "total_steps",
+            f"both {name('duration')} and {name('total_steps')} are given; give one of them: "
+            f"{name('total_steps')} (the work, in training steps) or {name('duration')} (the "
+            "run time in seconds, turned into steps by the throughput model)",
+            ~np.isnan(duration) & ~np.isnan(steps),
             raw("total_steps"),
         )
 
@@ -331,6 +405,12 @@ def validate_jobs(
                 column,
                 f"{name(column)} must be a positive, finite number of seconds",
                 (values <= 0) | np.isinf(values),
+                raw(column),
+            )
+            check(
+                column,
+                _too_long(name(column)),
+                np.isfinite(values) & (values >= MAX_TIME_S),
                 raw(column),
             )
             typed_values[column] = values
@@ -373,6 +453,12 @@ def validate_jobs(
             "deadline",
             f"{name('deadline')} must be finite (leave it empty for none)",
             np.isinf(deadline),
+            raw("deadline"),
+        )
+        check(
+            "deadline",
+            _too_large_time(name("deadline"), name("submit_time")),
+            np.isfinite(deadline) & (deadline >= MAX_TIME_S),
             raw("deadline"),
         )
         check(
@@ -592,6 +678,8 @@ def validate_jobs(
     }
     if demand_fields:
         provenance["demand_fields"] = demand_fields
+    if time_origin is not None:
+        provenance["time_origin"] = time_origin
     if work_from_model:
         provenance["work"] = (
             "not in the trace: implied by each job's model; a throughput "
@@ -694,19 +782,168 @@ def _typed_duration_columns(df: pd.DataFrame, path: str) -> dict[str, str]:
     return out
 
 
+def _too_large_time(column: str, other: str) -> str:
+    return (
+        f"{column} must be below 2^43 s (about 8.8e12 s): float64 seconds beyond it are "
+        f"coarser than {TIME_RESOLUTION_S * 1000:g} ms, so times would be silently rounded; "
+        f"if the times are in ms, µs or ns convert them to seconds, or rebase them "
+        f"(subtract the earliest submit time from every {column} and {other})"
+    )
+
+
+def _too_long(column: str) -> str:
+    return (
+        f"{column} must be below 2^43 s (about 8.8e12 s, 278,000 years), where float64 "
+        f"seconds are still finer than {TIME_RESOLUTION_S * 1000:g} ms; is it in ms, µs or "
+        "ns rather than seconds?"
+    )
+
+
+def _temporal_columns(
+    df: pd.DataFrame, path: str, names: Mapping[str, str], typed_columns: Sequence[str]
+) -> tuple[pd.DataFrame, str | None]:
+    """Numeric columns holding times (parquet ``timedelta``/``datetime``, a DataFrame's
+    ``Timedelta``/``Timestamp``) as seconds, never as their raw nanosecond integers.
+
+    A time span in a column of seconds (``submit_time``, ``deadline``, the durations) becomes
+    its seconds. Dates and times are accepted in ``submit_time`` (then also in ``deadline``,
+    on the same axis): both become seconds since the earliest submission, which is returned
+    as the time origin (UTC for time-zone-aware columns), as the Philly and Helios loaders
+    do. Any other time column is refused, naming it. Returns the frame (a new one when a
+    column changed) and the origin, or None.
+    """
+    seconds = {*SECONDS_COLUMNS, *typed_columns}
+    numeric = {*NUMERIC_COLUMNS, *typed_columns}
+
+    def kind(column: str) -> str | None:
+        if column not in df.columns:
+            return None
+        dtype = df[column].dtype
+        if is_timedelta64_dtype(dtype):
+            return "span"
+        if is_datetime64_any_dtype(dtype):
+            return "date"
+        return None
+
+    kinds = {c: kind(c) for c in numeric}
+    if not any(kinds.values()):
+        return df, None
+
+    def shown(column: str) -> str:
+        return repr(names.get(column, column))
+
+    converted: dict[str, np.ndarray] = {}
+    origin: pd.Timestamp | None = None
+    if kinds.get("submit_time") == "date":
+        submit = _utc(df["submit_time"])
+        deadline = df["deadline"] if "deadline" in df.columns else None
+        if deadline is not None and kinds.get("deadline") != "date" and deadline.notna().any():
+            raise TraceError(
+                f"column {shown('submit_time')} holds dates and times but {shown('deadline')} "
+                "does not; give both as dates and times, or both as seconds",
+                path=path,
+                field=names.get("deadline", "deadline"),
+            )
+        if submit.notna().any():
+            origin = submit.min()
+            converted["submit_time"] = _seconds_since(submit, origin)
+            if kinds.get("deadline") == "date":
+                converted["deadline"] = _seconds_since(_utc(df["deadline"]), origin)
+    for column, what in kinds.items():
+        if what is None or column in converted:
+            continue
+        if what == "span" and column in seconds:
+            converted[column] = (
+                df[column].dt.total_seconds().to_numpy(dtype=np.float64, na_value=np.nan)
+            )
+        elif what == "date" and column == "deadline":
+            raise TraceError(
+                f"column {shown('deadline')} holds dates and times but {shown('submit_time')} "
+                "does not; give both as dates and times, or both as seconds",
+                path=path,
+                field=names.get(column, column),
+            )
+        else:
+            held = "time spans (timedelta)" if what == "span" else "dates and times"
+            wanted = "seconds (a number)" if column in seconds else "a plain number"
+            raise TraceError(
+                f"column {shown(column)} holds {held}; it must hold {wanted}",
+                path=path,
+                field=names.get(column, column),
+            )
+    if origin is None and not converted:
+        return df, None
+    out = df.copy(deep=False)
+    for column, values in converted.items():
+        out[column] = values
+    return out, None if origin is None else str(origin)
+
+
+def _utc(column: pd.Series) -> pd.Series:
+    """A datetime column in UTC, without a time zone (naive columns are taken as they are)."""
+    if column.dt.tz is not None:
+        return column.dt.tz_convert("UTC").dt.tz_localize(None)
+    return column
+
+
+def _seconds_since(column: pd.Series, origin: pd.Timestamp) -> np.ndarray:
+    return (column - origin).dt.total_seconds().to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _is_scalar_number(value: Any) -> bool:
+    """A number as a number column takes it: int or float (numpy's too), never a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _wrong_objects(column: pd.Series, allowed: Any) -> np.ndarray:
+    """Rows of an object column holding a present value that ``allowed`` rejects."""
+    present = ~np.array(column.isna(), dtype=bool) if len(column) else np.zeros(0, dtype=bool)
+    values = column.to_numpy(dtype=object)
+    out = np.zeros(len(column), dtype=bool)
+    for i in np.flatnonzero(present):
+        out[i] = not allowed(values[i])
+    return out
+
+
+def _not_text(column: pd.Series) -> np.ndarray:
+    """Rows of a text column holding a bool, a list or another object rather than a str or
+    number (a str of them would be a silently made-up name)."""
+    if is_bool_dtype(column.dtype):
+        return ~np.array(column.isna(), dtype=bool)
+    if column.dtype != object:
+        return np.zeros(len(column), dtype=bool)
+    if infer_dtype(column, skipna=True) in _PLAIN_OBJECTS:
+        return np.zeros(len(column), dtype=bool)
+    return _wrong_objects(column, lambda v: isinstance(v, str) or _is_scalar_number(v))
+
+
+# What `infer_dtype` says of an object column holding only strs and (non-bool) numbers.
+_PLAIN_OBJECTS = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float"})
+
+
 def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parse a column as float64: (values with NaN when absent, missing, not a number)."""
-    if is_numeric_dtype(column.dtype) and not is_bool_dtype(column.dtype):
+    """Parse a column as float64: (values with NaN when absent, missing, not a number).
+
+    A true/false value is not a number here (``pd.to_numeric`` would read ``True`` as 1),
+    and neither is a list or another object in an object column."""
+    missing = np.array(column.isna(), dtype=bool)
+    if is_bool_dtype(column.dtype) or is_complex_dtype(column.dtype):
+        return np.full(len(column), np.nan), missing, ~missing
+    if is_numeric_dtype(column.dtype):
         values = column.to_numpy(dtype=np.float64, na_value=np.nan)
         return values, np.isnan(values), np.zeros(len(column), dtype=bool)
+    odd = np.zeros(len(column), dtype=bool)
+    if column.dtype == object and infer_dtype(column, skipna=True) not in _PLAIN_OBJECTS:
+        odd = _wrong_objects(column, lambda v: isinstance(v, str) or _is_scalar_number(v))
+        if odd.any():
+            column = column.where(~odd, None)
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    missing = np.array(column.isna(), dtype=bool)
     unparsed = np.flatnonzero(np.isnan(values) & ~missing)
     # Only the entries that did not parse are looked at one by one: NA spellings or bad rows.
     for i in unparsed:
         if str(column.iat[int(i)]).strip().lower() in _NA_TOKENS:
             missing[i] = True
-    return values, missing, np.isnan(values) & ~missing
+    return values, missing, (np.isnan(values) & ~missing) | odd
 
 
 def _job_ids(column: pd.Series) -> tuple[np.ndarray, np.ndarray, str]:
@@ -847,9 +1084,13 @@ def _text(df: pd.DataFrame, column: str, keep: np.ndarray, normalise: Any = None
     if column not in df.columns:
         return pd.Series([None] * len(keep), dtype=object)
     codes, uniques = pd.factorize(df[column].iloc[keep], use_na_sentinel=True)
-    distinct = [u if isinstance(u, str) else str(u) for u in np.asarray(uniques, dtype=object)]
+    distinct: list[str | None] = [
+        u if isinstance(u, str) else str(u) for u in np.asarray(uniques, dtype=object)
+    ]
     if normalise is not None:
-        distinct = [normalise(u) for u in distinct]
+        distinct = [normalise(u) for u in distinct if u is not None]
+    # An empty text is no value, as an empty CSV field is (parquet and DataFrames keep "").
+    distinct = [u or None for u in distinct]
     lookup = np.empty(len(distinct) + 1, dtype=object)
     lookup[:-1] = distinct
     lookup[-1] = None

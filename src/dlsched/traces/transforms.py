@@ -18,14 +18,17 @@ one result, on every machine.
 from __future__ import annotations
 
 import copy
+import datetime
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dlsched.traces.schema import constraint_types, duration_columns, type_key
+from dlsched.errors import ConfigError
+from dlsched.traces.schema import MAX_TIME_S, constraint_types, duration_columns, type_key
 from dlsched.traces.workload import Workload
 
 GAVEL_JOB_TYPES: tuple[str, ...] = (
@@ -82,7 +85,7 @@ def time_window(
     start_s = _seconds(workload, start, "start")
     end_s = _seconds(workload, end, "end")
     if start_s is not None and end_s is not None and end_s < start_s:
-        raise ValueError(f"time_window: end ({end_s}) is before start ({start_s})")
+        raise ConfigError(f"time_window: end ({end_s}) is before start ({start_s})")
     jobs = workload.jobs
     keep = np.ones(len(jobs), dtype=bool)
     if start_s is not None:
@@ -115,8 +118,7 @@ def scale_arrival_rate(workload: Workload, factor: float) -> Workload:
     The first submission stays where it is; each deadline keeps its slack (deadline −
     submit). ``factor`` 2 packs the same jobs into half the time.
     """
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
-        raise ValueError(f"scale_arrival_rate: factor must be a positive number, got {factor!r}")
+    _positive("scale_arrival_rate", "factor", factor)
     out = workload.jobs.copy()
     submit = out["submit_time"].to_numpy()
     first = float(submit.min()) if len(submit) else 0.0
@@ -129,9 +131,13 @@ def scale_arrival_rate(workload: Workload, factor: float) -> Workload:
 
 def sample_jobs(workload: Workload, n: int, *, seed: Seed) -> Workload:
     """``n`` jobs drawn without replacement, uniformly, keeping their submit order."""
-    if not 0 <= n <= len(workload):
-        raise ValueError(f"sample_jobs: n must be between 0 and {len(workload)}, got {n}")
-    rng = np.random.default_rng(seed)
+    if not (_is_whole(n) and 0 <= n <= len(workload)):
+        raise ConfigError(
+            f"sample_jobs: n must be a whole number between 0 and {len(workload)} (the "
+            f"workload's jobs), got {n!r}"
+        )
+    n = int(n)
+    rng = np.random.default_rng(_seed("sample_jobs", seed))
     picked = np.sort(rng.choice(len(workload), size=n, replace=False))
     entry = {"name": "sample_jobs", "n": int(n), "seed": seed}
     return _derive(workload, workload.jobs.iloc[picked], entry)
@@ -153,7 +159,7 @@ def assign_models(
     (uniform) or a mapping of name to weight, for every job. With ``overwrite=False`` only
     jobs without a model get one.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed("assign_models", seed))
     jobs = workload.jobs.copy()
     target = np.ones(len(jobs), dtype=bool) if overwrite else jobs["model"].isna().to_numpy()
     chosen = np.empty(len(jobs), dtype=object)
@@ -204,19 +210,26 @@ def assign_deadlines(
     ``fraction``; the others keep (``overwrite=False``) or lose (``overwrite=True``) the
     deadline they had. A picked job with no duration is an error naming it.
     """
-    if not (0 < low <= high and math.isfinite(high)):
-        raise ValueError(f"assign_deadlines: need 0 < low <= high, got {low}, {high}")
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"assign_deadlines: fraction must be in [0, 1], got {fraction}")
+    _positive("assign_deadlines", "low", low)
+    _positive("assign_deadlines", "high", high)
+    if not low <= high:
+        raise ConfigError(f"assign_deadlines: need 0 < low <= high, got {low}, {high}")
+    if not (_is_number(fraction) and 0 <= fraction <= 1):
+        raise ConfigError(
+            f"assign_deadlines: fraction must be a number from 0 to 1, got {fraction!r}"
+        )
     jobs = workload.jobs.copy()
     n = len(jobs)
     if durations is not None:
-        basis = np.asarray(durations, dtype=np.float64)
+        try:
+            basis = np.asarray(durations, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConfigError("assign_deadlines: durations must be numbers (seconds)") from None
         if basis.shape != (n,):
-            raise ValueError(f"assign_deadlines: durations has {basis.size} values for {n} jobs")
+            raise ConfigError(f"assign_deadlines: durations has {basis.size} values for {n} jobs")
     else:
         basis = reference_durations(jobs)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_seed("assign_deadlines", seed))
     picked = rng.random(n) < fraction
     factor = rng.uniform(low, high, size=n)
     deadline = jobs["deadline"].to_numpy(copy=True)
@@ -224,9 +237,16 @@ def assign_deadlines(
     missing = target & ~(basis > 0)
     if missing.any():
         first = _plain(jobs["job_id"].iat[int(np.flatnonzero(missing)[0])])
-        raise ValueError(
+        raise ConfigError(
             f"assign_deadlines: job {first!r} has no duration (only steps?); pass "
             f"durations=... (seconds per job, from a throughput model)"
+        )
+    endless = target & ~np.isfinite(basis)
+    if endless.any():
+        first = _plain(jobs["job_id"].iat[int(np.flatnonzero(endless)[0])])
+        raise ConfigError(
+            f"assign_deadlines: durations must be finite, job {first!r} has "
+            f"{basis[int(np.flatnonzero(endless)[0])]!r}"
         )
     if overwrite:
         deadline[:] = np.nan
@@ -275,10 +295,15 @@ def cap_gpu_demand(
     in either mode.
     """
     if mode not in ("clip", "drop"):
-        raise ValueError(f"cap_gpu_demand: mode must be 'clip' or 'drop', got {mode!r}")
+        raise ConfigError(f"cap_gpu_demand: mode must be 'clip' or 'drop', got {mode!r}")
     if duration not in ("keep_gpu_time", "keep"):
-        raise ValueError(
+        raise ConfigError(
             f"cap_gpu_demand: duration must be 'keep_gpu_time' or 'keep', got {duration!r}"
+        )
+    if isinstance(cluster, (bool, np.bool_, numbers.Number)) and not _at_least_one(cluster):
+        raise ConfigError(
+            f"cap_gpu_demand: cluster must be a Cluster or a whole number of GPUs >= 1, got "
+            f"{cluster!r}"
         )
     jobs = workload.jobs.copy()
     cap = _caps(jobs, cluster)
@@ -329,21 +354,25 @@ def make_elastic(
     is the throughput model's business (the ``duration`` model knows no scaling). Jobs
     without GPUs (``num_gpus`` 0, CPU/memory only) stay rigid: their bounds are left empty.
     """
-    if min_gpus < 1:
-        raise ValueError(f"make_elastic: min_gpus must be >= 1, got {min_gpus!r}")
+    if not (_is_whole(min_gpus) and 1 <= min_gpus <= _MAX_GPUS):
+        raise ConfigError(f"make_elastic: min_gpus must be a whole number >= 1, got {min_gpus!r}")
     if max_gpus is not None and max_factor is not None:
-        raise ValueError("make_elastic: give max_gpus or max_factor, not both")
-    if max_factor is not None and not max_factor >= 1:
-        raise ValueError(f"make_elastic: max_factor must be >= 1, got {max_factor!r}")
-    if max_gpus is not None and max_gpus < 1:
-        raise ValueError(f"make_elastic: max_gpus must be >= 1, got {max_gpus!r}")
+        raise ConfigError("make_elastic: give max_gpus or max_factor, not both")
+    if max_factor is not None and not (
+        _is_number(max_factor) and math.isfinite(max_factor) and max_factor >= 1
+    ):
+        raise ConfigError(
+            f"make_elastic: max_factor must be a finite number >= 1, got {max_factor!r}"
+        )
+    if max_gpus is not None and not (_is_whole(max_gpus) and 1 <= max_gpus <= _MAX_GPUS):
+        raise ConfigError(f"make_elastic: max_gpus must be a whole number >= 1, got {max_gpus!r}")
     jobs = workload.jobs.copy()
     gpus = jobs["num_gpus"].to_numpy()
     jobs["min_gpus"] = np.minimum(gpus, min_gpus).astype(float)
     if max_gpus is not None:
         high = np.maximum(gpus, max_gpus)
     elif max_factor is not None:
-        high = np.maximum(gpus, np.floor(gpus * max_factor))
+        high = np.minimum(np.maximum(gpus, np.floor(gpus * max_factor)), _MAX_GPUS)
     else:
         high = gpus
     jobs["max_gpus"] = high.astype(float)
@@ -369,15 +398,16 @@ def tile(workload: Workload, k: int, *, offset_s: float | None = None) -> Worklo
     larger clusters). Integer ids of copy i are shifted by i × (max − min + 1); text ids get
     ``#i``.
     """
-    if not (isinstance(k, int) and k >= 1):
-        raise ValueError(f"tile: k must be a positive integer, got {k!r}")
+    if not (_is_whole(k) and k >= 1):
+        raise ConfigError(f"tile: k must be a positive integer, got {k!r}")
+    k = int(k)
     jobs = workload.jobs
     submit = jobs["submit_time"].to_numpy()
     if offset_s is None:
         span = float(submit.max() - submit.min()) if len(submit) else 0.0
         offset_s = span + (span / (len(submit) - 1) if len(submit) > 1 else 0.0)
-    if not (math.isfinite(offset_s) and offset_s >= 0):
-        raise ValueError(f"tile: offset_s must be >= 0, got {offset_s!r}")
+    if not (_is_number(offset_s) and math.isfinite(offset_s) and offset_s >= 0):
+        raise ConfigError(f"tile: offset_s must be a finite number >= 0, got {offset_s!r}")
     integer_ids = pd.api.types.is_integer_dtype(jobs["job_id"].dtype)
     stride = (
         int(jobs["job_id"].max()) - int(jobs["job_id"].min()) + 1
@@ -436,7 +466,7 @@ def filter_jobs(
     if predicate is not None:
         mask = np.asarray(predicate(jobs), dtype=bool)
         if mask.shape != (len(jobs),):
-            raise ValueError(
+            raise ConfigError(
                 f"filter_jobs: predicate returned {mask.shape}, expected ({len(jobs)},)"
             )
         keep &= mask
@@ -448,6 +478,7 @@ def filter_jobs(
 
 def _derive(workload: Workload, jobs: pd.DataFrame, entry: dict[str, Any]) -> Workload:
     """A new workload of ``jobs`` (re-sorted) with ``entry`` appended to the transforms."""
+    _check_times(jobs, entry)
     provenance = copy.deepcopy(workload.provenance)
     provenance.setdefault("transforms", []).append(_plain(entry))
     jobs = jobs.sort_values(["submit_time", "job_id"], kind="stable", ignore_index=True)
@@ -465,29 +496,105 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_MAX_GPUS = 2**31 - 1  # as the schema's bound on num_gpus
+
+
+def _is_number(value: Any) -> bool:
+    """A real number (numpy's too), never a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_whole(value: Any) -> bool:
+    """A whole number (``3``, ``np.int64(3)``, ``3.0``), never a bool, NaN or inf."""
+    return _is_number(value) and math.isfinite(value) and float(value) == int(value)
+
+
+def _at_least_one(value: Any) -> bool:
+    """A whole number >= 1."""
+    return _is_whole(value) and value >= 1
+
+
+def _positive(transform: str, parameter: str, value: Any) -> None:
+    """Raise unless ``value`` is a positive, finite number."""
+    if not (_is_number(value) and math.isfinite(value) and value > 0):
+        raise ConfigError(
+            f"{transform}: {parameter} must be a positive, finite number, got {value!r}"
+        )
+
+
+def _seed(transform: str, seed: Any) -> Any:
+    """``seed`` if numpy takes it as a seed: a whole number >= 0 or a SeedSequence."""
+    if isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
+        return seed
+    if not (_is_whole(seed) and seed >= 0):
+        raise ConfigError(f"{transform}: seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def _check_times(jobs: pd.DataFrame, entry: Mapping[str, Any]) -> None:
+    """Raise if a transform's parameters moved times off the axis the schema allows (finite,
+    >= 0, below ``schema.MAX_TIME_S``, where float64 seconds still resolve 1 ms)."""
+    for column in ("submit_time", "deadline"):
+        if column not in jobs.columns or not len(jobs):
+            continue
+        values = jobs[column].to_numpy(dtype=np.float64)
+        bad = ~np.isnan(values) & ~((values >= 0) & (values < MAX_TIME_S))
+        if column == "submit_time":
+            bad |= np.isnan(values)
+        if bad.any():
+            params = ", ".join(
+                f"{k}={v!r}" for k, v in entry.items() if k != "name" and not k.startswith("jobs_")
+            )
+            raise ConfigError(
+                f"{entry['name']}: with {params}, a job's {column} becomes "
+                f"{values[bad][0]!r}; times must be >= 0, finite and below 2^43 s (about "
+                "8.8e12 s, where float64 seconds still resolve 1 ms): choose smaller values"
+            )
+
+
 def _seconds(workload: Workload, value: Any, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+    if _is_number(value):
+        if not math.isfinite(value):
+            raise ConfigError(
+                f"time_window: {what} must be a finite number of seconds or a date, got {value!r}"
+            )
         return float(value)
+    if not isinstance(value, (str, datetime.datetime, np.datetime64)):
+        raise ConfigError(f"time_window: {what} must be seconds or a date, got {value!r}")
     origin = workload.provenance.get("time_origin")
     if not isinstance(origin, str):
-        raise ValueError(
+        raise ConfigError(
             f"time_window: {what} {value!r} is a date, but this workload has no "
             "time origin (provenance['time_origin']); give seconds"
         )
-    return (pd.Timestamp(value) - pd.Timestamp(origin)).total_seconds()
+    try:
+        seconds = (pd.Timestamp(value) - pd.Timestamp(origin)).total_seconds()
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"time_window: {what} {value!r} is not a date like '2017-10-04 00:00:00' ({exc})"
+        ) from None
+    if not math.isfinite(seconds):  # NaT
+        raise ConfigError(f"time_window: {what} must be a date, got {value!r}")
+    return seconds
 
 
 def _distribution(models: Sequence[str] | Mapping[str, float]) -> tuple[list[str], np.ndarray]:
     if isinstance(models, Mapping):
         names = [str(m) for m in models]
+        for model, weight in models.items():
+            if not (_is_number(weight) and math.isfinite(weight) and weight >= 0):
+                raise ConfigError(
+                    f"assign_models: the weight of model {model!r} must be a finite number "
+                    f">= 0, got {weight!r}"
+                )
         weights = np.asarray([float(w) for w in models.values()], dtype=np.float64)
     else:
         names = [str(m) for m in models]
         weights = np.ones(len(names))
-    if not names or (weights < 0).any() or not weights.sum() > 0:
-        raise ValueError(
+    if not names or (weights < 0).any() or not 0 < weights.sum() < math.inf:
+        raise ConfigError(
             "assign_models: models must name at least one model with a positive weight"
         )
     return names, weights / weights.sum()

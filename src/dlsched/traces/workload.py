@@ -44,9 +44,19 @@ class Workload:
         return self.jobs.drop(columns=["source_row"], errors="ignore")
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """Write the job table (without ``source_row``) as a canonical CSV (``.gz`` compresses)."""
-        self._table().to_csv(path, index=False)
+        """Write the job table (without ``source_row``) as a canonical CSV (``.gz`` compresses).
+
+        Atomically, never over a symbolic link nor over the file it was loaded from
+        (`dlsched.atomic`)."""
+        from dlsched.atomic import input_files, write_csv
+
+        write_csv(path, self._table(), input_files(self.provenance.get("source")))
 
     def to_parquet(self, path: str | os.PathLike[str]) -> None:
-        """Write the job table (without ``source_row``) as a canonical parquet file."""
-        self._table().to_parquet(path, index=False)
+        """Write the job table (without ``source_row``) as a canonical parquet file.
+
+        Atomically, never over a symbolic link nor over the file it was loaded from
+        (`dlsched.atomic`)."""
+        from dlsched.atomic import input_files, write_parquet
+
+        write_parquet(path, self._table(), input_files(self.provenance.get("source")))

@@ -324,8 +324,8 @@ class MinTotalDurationPerf(MinTotalDuration):
     heterogeneity_aware = True
 
 
-@register("min_cost")
-@register("max_sum_throughput_normalized_by_cost_perf")
+# Gavel's own (long) names of these two are aliases
+@register("min_cost", "max_sum_throughput_normalized_by_cost_perf")
 @mechanism_options
 class MinCost(LPPolicy):
     """Gavel minimum cost: most normalised throughput per dollar (OSDI 2020)."""
@@ -365,8 +365,7 @@ class MinCost(LPPolicy):
         return lp.min_cost(problem, self.prices(view), required)
 
 
-@register("min_cost_slo")
-@register("max_sum_throughput_normalized_by_cost_perf_SLOs")
+@register("min_cost_slo", "max_sum_throughput_normalized_by_cost_perf_SLOs")
 class MinCostSlo(MinCost):
     """Gavel minimum cost subject to each job's deadline (SLO) (OSDI 2020)."""
 

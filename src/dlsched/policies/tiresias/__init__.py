@@ -82,7 +82,7 @@ def tiresias(
     return Tiresias(thresholds, starvation_knob, placement, sensitive_slowdown, literal)
 
 
-@register("tiresias-gittins")
+@register("tiresias_gittins", "tiresias-gittins")
 def tiresias_gittins(
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     starvation_knob: float | None = None,
