@@ -49,6 +49,12 @@ def test_readme_counts_match_the_registries():
     assert f"{len(LOADERS.names())} formats" in text
     assert f"{len(catalogue.bundled_clusters())} bundled" in text
     assert f"{len(REPRODUCTIONS.names())} registered reproductions" in text
+    index = (README.parent / "docs" / "index.md").read_text()  # the site's front page
+    counts = (
+        f"{len(catalogue.policies())} registered policies, {len(LOADERS.names())} trace "
+        f"formats, {len(catalogue.bundled_clusters())} bundled"
+    )
+    assert counts in " ".join(index.split())
 
 
 def test_tutorial_policy_example_runs(capsys):

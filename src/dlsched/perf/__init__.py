@@ -87,6 +87,16 @@ def _synergy() -> ThroughputModel:
 THROUGHPUT_MODELS.add("synergy", _synergy)
 
 
+def _elasticflow() -> ThroughputModel:
+    from dlsched.perf.elasticflow import elasticflow_profile
+
+    return elasticflow_profile()
+
+
+# The ElasticFlow artifact's T4 and A100 iterations/s (perf/elasticflow.py), parsed once.
+THROUGHPUT_MODELS.add("elasticflow", functools.cache(_elasticflow))
+
+
 def _oracle(spec: str, arg: str) -> OracleEstimator:
     from dlsched.perf.estimator import OracleEstimator
 
