@@ -123,6 +123,12 @@ class SimulationResult:
         # `job_window`).
         out.update(admission_summary(jobs))
         out.update(self.meta.get("resource_utilization") or {})
+        # With a predicting estimator (`dlsched.perf.predicting`): its error over the run
+        # (``prediction_*``; not restricted to `job_window`).
+        out.update(self.meta.get("prediction") or {})
+        # Where the cluster file has an `energy:` section (`dlsched.energy`): energy, mean
+        # power, energy per job, cost and CO2 over the whole run (not `job_window`).
+        out.update(self.meta.get("energy") or {})
         if reference is not None:
             out["mean_ftf_rho"] = _mean(
                 finish_time_fairness(self, reference, job_window).to_numpy(dtype=float)
@@ -444,6 +450,14 @@ def build_result(
                     stacklevel=2,
                 )
     result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
+    if cluster.energy is not None:  # the cluster file has an `energy:` section
+        from dlsched.energy import energy_sources, energy_summary
+
+        meta["energy"] = energy_summary(result, cluster)
+        meta["energy_sources"] = energy_sources(cluster)
+    figures = getattr(sim.estimator, "figures", None)  # a predicting estimator's errors
+    if figures is not None:
+        meta["prediction"] = figures()
     if cluster.declares_cpus or cluster.declares_memory:
         from dlsched.utilisation import utilisation_summary
 

@@ -283,6 +283,11 @@ class Simulator:
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
         self._observe_stop = getattr(estimator, "on_stop", None)
+        # An estimator that learns from finished jobs (perf/predicting.py) is told of each one
+        # as it finishes, and reads the engine's clock when it predicts.
+        self._observe_finish = getattr(estimator, "on_finish", None)
+        if self._observe_finish is not None:
+            estimator.watch(self.clock)  # type: ignore[attr-defined]
         self._on_arrival = _hook(policy, "on_arrival")
         # Admission control (`dlsched.engine.admission`): the policy's `admit`, or None (every
         # job accepted, nothing recorded); its decisions by job index, and the declined jobs
@@ -1211,6 +1216,8 @@ class Simulator:
         recorder.gpu_codes.append(self._gpu_code_of[index])
         if self._on_finish is not None:
             self._on_finish(state)
+        if self._observe_finish is not None:
+            self._observe_finish(state)
         if certain:
             self._row_due = now
         else:
