@@ -4,10 +4,12 @@ import json
 import re
 
 import pandas as pd
+import pytest
 
 from dlsched.cli import main
 
 
+@pytest.mark.slow  # 2,302 jobs: 7 s
 def test_replay_with_no_arguments_runs_the_bundled_philly_day(capsys):
     """`dlsched replay` replays the bundled real trace and prints a summary table."""
     assert main(["replay"]) == 0

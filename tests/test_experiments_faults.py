@@ -62,7 +62,11 @@ def _stored_names(out: Path) -> set[str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process table in /proc")
 @pytest.mark.parametrize(
     ("stop", "returncode"),
-    [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGKILL, -signal.SIGKILL), (signal.SIGINT, 130)],
+    [  # SIGKILL in the default tier, the other two (4 s each) in the full one
+        pytest.param(signal.SIGTERM, -signal.SIGTERM, marks=pytest.mark.slow),
+        (signal.SIGKILL, -signal.SIGKILL),
+        pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow),
+    ],
     ids=["SIGTERM", "SIGKILL", "Ctrl-C"],
 )
 def test_killing_the_driver_alone_ends_its_workers_and_nothing_is_stored_after(

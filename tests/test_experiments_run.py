@@ -134,7 +134,11 @@ def test_retries_zero_records_the_runs_of_a_broken_pool_as_failed(tmp_path):
     assert "a worker process died 1 times" in outcome.failed[killer]
 
 
-@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
+@pytest.mark.parametrize(
+    "stop",
+    [signal.SIGKILL, pytest.param(signal.SIGINT, marks=pytest.mark.slow)],  # Ctrl-C: full tier
+    ids=["SIGKILL", "Ctrl-C"],
+)
 def test_stopping_the_whole_run_loses_no_finished_run_and_resume_completes(tmp_path, stop):
     """SIGKILL or Ctrl-C of `dlsched run` and its workers mid-grid; the next run resumes."""
     path = write_experiment(

@@ -451,6 +451,7 @@ def test_quick_plan_points_at_published_values():
     assert len({p.task.id for p in points}) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / repro.PODS).exists(), reason="needs ../shared (openb trace)")
 def test_openb_fgd_leaves_about_the_published_share_unallocated():
     """One inflation run of FGD on openb (seed 42): unallocated GPUs at 100 % arrived within
@@ -459,6 +460,7 @@ def test_openb_fgd_leaves_about_the_published_share_unallocated():
     assert measured["unallocated_pct@100"] == pytest.approx(4.77, rel=0.10)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / repro.PODS).exists(), reason="needs ../shared (openb trace)")
 def test_openb_replays_under_fgd():
     """The openb trace replays under FIFO with FGD placement on the bundled cluster."""
@@ -483,6 +485,7 @@ def test_a_node_that_declares_no_cores_is_not_scored_as_infinitely_roomy(kind):
     assert _placer(kind, ledger, [spec]).place(spec, 2, _pools(ledger)) == (2, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED / repro.PODS).exists(), reason="needs ../shared (openb trace)")
 def test_openb_packing_with_cpu_only_pods_and_shuffled_ties_is_near_the_paper():
     """Packing, seed 42, with the CPU-only pods and the authors' shuffled tie order: within

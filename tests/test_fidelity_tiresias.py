@@ -64,7 +64,10 @@ TIRESIAS = {
     "dlas-gpu-gittins": ("tiresias-gittins", None),
 }
 
-pytestmark = pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors not present")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not ANCHORS.exists(), reason="../shared/anchors not present"),
+]
 
 
 def _reference() -> pd.DataFrame:

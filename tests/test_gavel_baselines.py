@@ -161,6 +161,7 @@ def test_gavel_generated_with_an_infinite_rate_puts_every_job_at_zero():
 # ---- fidelity to the authors' figure data --------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize(
     ("policy", "authors"),
@@ -183,6 +184,7 @@ def test_low_load_rho_against_isolated_is_within_10_percent_of_the_authors(polic
     assert out["mean_ftf_rho"] == pytest.approx(authors, rel=0.10)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize(
     ("policy", "authors"),

@@ -40,6 +40,8 @@ import dlsched
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gavel_continuous_single as experiment  # noqa: E402
 
+pytestmark = pytest.mark.slow  # fidelity against the authors' figure: 23 s
+
 POLICIES = ("gavel_fifo", "fifo_perf", "max_min_fairness", "max_min_fairness_perf")
 AUTHORS_AT_1_2 = {
     "gavel_fifo": 17.70 / 17.67,

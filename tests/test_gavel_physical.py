@@ -38,6 +38,7 @@ def test_gavel_fifo_replays_gavels_agnostic_fifo_on_the_makespan_trace():
 
 
 @needs_shared
+@pytest.mark.slow  # fidelity: a reproduction's quick subset
 def test_gavel_physical_quick_subset_is_within_its_tolerance(tmp_path):
     """gavel-physical --quick: every point within 10 % of Gavel's simulator."""
     outcome = run_reproduction(

@@ -26,6 +26,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # one interpreter per module: 21 s
 def test_every_module_imports_alone_in_a_fresh_interpreter():
     """`python -c "import dlsched.x.y"` succeeds for every module of the package."""
     modules = _modules()

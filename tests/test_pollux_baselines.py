@@ -133,6 +133,7 @@ def test_parameters_are_checked():
         PolluxTiresias(interval_s=-60)
 
 
+@pytest.mark.slow  # fidelity against the artifact
 @pytest.mark.skipif(not WORKLOAD_6.is_file(), reason="needs ../shared/traces/sia_pollux")
 def test_matches_the_artifacts_tiresias_on_workload_6_at_load_1():
     """Workload 6, 64 T4 GPUs, goodput truth: within 1 % of the artifact's 3,469.7 s

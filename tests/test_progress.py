@@ -87,6 +87,7 @@ def test_simulated_time_reads_as_days_and_clock_time(seconds, text):
     assert simulated_time(seconds) == text
 
 
+@pytest.mark.slow  # replays the bundled Philly day: 6 s
 def test_cli_progress_flag_draws_a_bar(capsys):
     """`dlsched replay --progress` draws the bar; `--no-progress` does not."""
     assert main(["replay", "--progress", "--json"]) == 0

@@ -20,7 +20,7 @@ from strategies import scenarios
 import dlsched
 
 # The number of examples, the deadline and the health checks come from the hypothesis
-# profile loaded by tests/conftest.py ("ci", or the long run's DLSCHED_HYPOTHESIS_EXAMPLES).
+# profile loaded by tests/conftest.py (the tier's, or the long run's DLSCHED_HYPOTHESIS_EXAMPLES).
 
 # (policy, policy parameters, restart overhead in seconds)
 CONFIGS = {

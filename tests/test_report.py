@@ -63,6 +63,7 @@ def test_summary_table_has_one_row_per_policy_and_load(results):
     assert all(f"]({name})" in md for name in [*PLOTS, DEADLINE_PLOT])
 
 
+@pytest.mark.slow  # runs the experiment a second time: 6 s
 def test_same_experiment_twice_gives_byte_identical_summaries(results, tmp_path):
     """Only wall times differ between two runs of one experiment."""
     path, out, _ = results
@@ -98,6 +99,7 @@ def test_report_lists_failed_and_missing_runs(tmp_path):
     assert sorted(runs["status"]) == ["failed", "finished", "missing"]
 
 
+@pytest.mark.slow  # a whole experiment and its report through the CLI: 8 s
 def test_cli_run_then_report(tmp_path, capsys):
     """`dlsched run` prints a table and where to look; `dlsched report` lists its files."""
     path = write_experiment(tmp_path, seeds=1)

@@ -43,6 +43,7 @@ def _png_width(path) -> int:
     return struct.unpack(">I", head[16:20])[0]
 
 
+@pytest.mark.slow  # every format at two resolutions: 23 s on 2 loaded cores
 def test_every_format_is_written_and_the_dpi_scales_the_png(long_grid, tmp_path):
     """png, pdf and svg of every plot; a PNG at 220 dpi is twice as wide as at 110."""
     written = report.write_report(long_grid, formats=("png", "pdf", "svg"), dpi=220)

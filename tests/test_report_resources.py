@@ -85,6 +85,7 @@ def test_the_resource_plot_is_written(reported):
     assert data.startswith(PNG) and len(data) > 10_000
 
 
+@pytest.mark.slow  # an experiment of its own: 4 s
 def test_a_gpu_only_cluster_gets_no_resource_figures(tmp_path):
     """The same jobs on nodes that declare nothing: no new column, section or plot."""
     gpu_only = {"name": "g", "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 2}]}

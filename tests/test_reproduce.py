@@ -427,6 +427,7 @@ def test_every_builtin_plans_its_quick_subset_from_the_shared_data(name):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
     """optimus-pollux --quick (workload 6 at load 1.0) is within 10 % of the artifact."""
     outcome = run_reproduction(
@@ -437,6 +438,7 @@ def test_optimus_on_pollux_workload_6_is_within_its_tolerance(tmp_path):
 
 
 @needs_shared
+@pytest.mark.slow
 def test_gavel_static_quick_subset_is_within_its_tolerance(tmp_path):
     """gavel-static --quick (FIFO, Gandiva and Gavel's makespan LPs at 100 jobs, seeds 0-2)
     is within 10 % of the authors' mean makespan; its quick plan is part of the full one."""
@@ -468,6 +470,7 @@ def test_pollux_fig8a_plans_each_workload_and_the_mean_per_load():
 
 
 @needs_shared
+@pytest.mark.slow
 def test_pollux_on_workload_6_at_load_1_is_within_10_percent_of_the_artifact(tmp_path):
     """pollux-fig8a --quick (pollux on workload 6 at load 1.0) is within 10 % of 2,446.1 s."""
     import dlsched.reproduce.goodput  # noqa: F401  (registers pollux-fig8a and sia-saturn)
@@ -480,6 +483,7 @@ def test_pollux_on_workload_6_at_load_1_is_within_10_percent_of_the_artifact(tmp
 
 
 @needs_shared
+@pytest.mark.slow
 def test_sia_on_saturn_workload_1_is_within_15_percent_of_the_artifact(tmp_path):
     """sia-saturn (sia on Saturn workload-1, sia-64) is within 15 % of the artifact's 2,091.1 s."""
     import dlsched.reproduce.goodput  # noqa: F401  (registers pollux-fig8a and sia-saturn)

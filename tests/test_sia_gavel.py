@@ -88,6 +88,7 @@ SATURN_1 = (
 )
 
 
+@pytest.mark.slow  # fidelity against the artifact
 @pytest.mark.skipif(not SATURN_1.exists(), reason="../shared/traces/sia_pollux not present")
 def test_saturn_workload_1_is_within_15_percent_of_the_artifacts_gavel():
     """sia_gavel on Saturn workload-1 (sia-64, goodput truth, sia overheads) is within 15 %

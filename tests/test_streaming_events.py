@@ -165,6 +165,7 @@ def test_events_naming_a_folder_is_refused_before_the_run(tmp_path: Path):
         dlsched.simulate(_jobs(), _cluster(), "fifo", events=tmp_path)
 
 
+@pytest.mark.slow  # replays the bundled Philly day: 3 s
 def test_the_replay_command_streams_events(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     """`dlsched replay --events FILE` writes the bundled replay's event log to FILE."""
     from dlsched.cli import main

@@ -1,3 +1,3 @@
 """The version of dlsched, written here and nowhere else (pyproject.toml reads it)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

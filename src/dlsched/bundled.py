@@ -11,6 +11,16 @@ from pathlib import Path
 _PACKAGE = Path(__file__).resolve().parent
 
 
+def source_checkout() -> Path | None:
+    """The repository root when dlsched runs from a source checkout (an editable install, or
+    ``src`` on the path), else None: an installed wheel has no repository around it, so
+    nothing can be looked for "beside the repository"."""
+    if (_PACKAGE / "_bundled").is_dir():
+        return None
+    root = _PACKAGE.parent.parent  # src/dlsched -> repository root
+    return root if (root / "pyproject.toml").is_file() else None
+
+
 def bundled_root() -> Path:
     """The folder holding ``traces/`` and ``configs/``."""
     inside = _PACKAGE / "_bundled"

@@ -17,8 +17,9 @@ From the command line::
 
 `run_reproduction` measures what is not stored yet (resumable: an interrupted run picks up
 where it stopped), `dlsched.reproduce.output.write_outputs` writes ``fidelity.csv``,
-``fidelity.md`` and one overlay plot per figure. The shared data is read from ``../shared``
-beside the repository (or ``--shared DIR`` / ``$DLSCHED_SHARED``).
+``fidelity.md`` and one overlay plot per figure. The shared data is read from ``--shared DIR``
+or ``$DLSCHED_SHARED``, else from ``../shared`` beside the repository (in a source checkout)
+or beside the working directory (`base.shared_candidates`); it is not in the wheel.
 
 Adding one, e.g. Gavel's static-multiple makespans, is a module beside `gavel` with a `plan`
 (read the authors' rows, one `Point` per (policy, job count) with its `Tolerance` and the

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlsched.bundled import source_checkout
 from dlsched.errors import DlschedError
 
 SHARED_ENV = "DLSCHED_SHARED"
-"""Environment variable naming the shared data folder (default: ``../shared`` beside the
-repository, or beside the working directory)."""
+"""Environment variable naming the shared data folder (default: see `shared_candidates`)."""
 
 
 class MissingDataError(DlschedError, FileNotFoundError):
@@ -156,20 +156,46 @@ class Reproduction:
             if not path.exists():
                 raise MissingDataError(
                     f"{path}: not found; it is {item.what}, which reproduction {self.name!r} "
-                    f"compares against. Put the shared data folder beside the repository "
-                    f"(../shared), or name it with --shared DIR or ${SHARED_ENV}"
+                    f"compares against. {_where_the_shared_folder_goes(shared)}"
                 )
 
 
+def shared_candidates() -> list[Path]:
+    """Where the shared data folder is looked for when neither ``--shared`` nor
+    ``$DLSCHED_SHARED`` names it, in order: ``../shared`` beside the repository (only in a
+    source checkout: an installed package has no repository around it), then ``../shared``
+    beside the working directory."""
+    checkout = source_checkout()
+    beside_repository = [checkout.parent / "shared"] if checkout is not None else []
+    return [*beside_repository, Path.cwd().parent / "shared"]
+
+
 def shared_folder(given: str | os.PathLike[str] | None = None) -> Path:
-    """The shared data folder: `given`, else ``$DLSCHED_SHARED``, else ``../shared`` beside
-    the repository (a source checkout) or beside the working directory."""
+    """The shared data folder: `given`, else ``$DLSCHED_SHARED``, else the first of
+    `shared_candidates()` that is a folder (the first of them if none is)."""
     if given is not None:
         return Path(given)
     if os.environ.get(SHARED_ENV):
         return Path(os.environ[SHARED_ENV])
-    repository = Path(__file__).resolve().parents[3]
-    for candidate in (repository.parent / "shared", Path.cwd().parent / "shared"):
+    candidates = shared_candidates()
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
-    return repository.parent / "shared"
+    return candidates[0]
+
+
+def _where_the_shared_folder_goes(shared: Path) -> str:
+    """The sentence that ends a missing-data error: where the data was looked for, and how
+    to name the folder that holds it (``--shared``)."""
+    name_it = f"name the folder holding the data with --shared DIR (or ${SHARED_ENV})"
+    if shared.is_dir():
+        return f"The shared data folder used is {shared}; if the data is elsewhere, {name_it}"
+    if shared not in shared_candidates():  # named by --shared or $DLSCHED_SHARED
+        return f"{shared} is not a folder: {name_it}"
+    if source_checkout() is None:
+        return (
+            "dlsched runs from an installed package, so there is no repository to find "
+            f"../shared beside, and there is none beside the working directory ({shared}): "
+            + name_it
+        )
+    return f"Put the shared data folder beside the repository ({shared}), or {name_it}"
