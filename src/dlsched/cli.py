@@ -361,7 +361,8 @@ def _parser() -> argparse.ArgumentParser:
         "--shared",
         default=None,
         metavar="DIR",
-        help="the shared data folder (default: $DLSCHED_SHARED, else ../shared)",
+        help="the shared data folder (default: $DLSCHED_SHARED, else ../shared beside a source "
+        "checkout or beside the working directory)",
     )
     reproduce.add_argument(
         "--table",

@@ -740,6 +740,8 @@ def _run_on_pool(
     return how often it broke."""
     cells = cells or {}
     progress_dir = None if grid is None else grid.worker_folder()
+    # only with a bar: a run is then sent exactly as before progress files existed
+    progress_kwargs: dict[str, Any] = {} if progress_dir is None else {"progress_dir": progress_dir}
     waiting = {run.key: run for run in pending}
     breaks = 0
     while waiting:
@@ -760,7 +762,7 @@ def _run_on_pool(
                     None,
                     lease,
                     cells.get(run.key, ()),
-                    progress_dir=progress_dir,
+                    **progress_kwargs,
                 )
                 futures[future] = run
         except BrokenProcessPool:
@@ -846,6 +848,8 @@ def _run_on_dask(
         print(f"Dask dashboard: {link}", file=sys.stderr)
     root = store.url
     progress_dir = None if grid is None else grid.worker_folder()
+    # only with a bar: a run is then sent exactly as before progress files existed
+    progress_kwargs: dict[str, Any] = {} if progress_dir is None else {"progress_dir": progress_dir}
     deaths: dict[str, int] = {}
 
     def submit(run: Run) -> Any:
@@ -858,7 +862,7 @@ def _run_on_dask(
             None,
             lease,
             list(cells.get(run.key, ())),
-            progress_dir=progress_dir,
+            **progress_kwargs,
             pure=False,
         )
 
