@@ -318,15 +318,36 @@ def test_a_job_naming_an_unknown_vc_is_an_error_with_a_did_you_mean(vc, hint):
     with pytest.raises(TraceError) as caught:
         dlsched.simulate(jobs, VCS)
     message = str(caught.value)
-    assert message.startswith("jobs.csv, row 3, field 'vc': job 'b' names VC")
+    assert message.startswith(
+        f"jobs.csv, row 3, field 'vc': job 'b' names VC {vc!r}, which cluster 'vcs' does not"
+    )
     assert f"did you mean {hint}?" in message
 
 
 def test_jobs_of_known_vcs_and_without_a_vc_run():
-    """Jobs whose VCs the cluster declares run on their VCs' nodes."""
-    jobs = workload(("a", 0.0, 2, 10.0), ("b", 0.0, 2, 10.0), vc=["prod", "research"])
-    result = dlsched.simulate(jobs, VCS)
-    assert result.jobs["jct"].tolist() == [10.0, 10.0]
+    """Jobs whose VCs the cluster declares run on their VCs' nodes; jobs without a VC
+    (None or empty) on the nodes no VC owns (here one node, for both)."""
+    jobs = workload(
+        ("a", 0.0, 2, 10.0),
+        ("b", 0.0, 2, 10.0),
+        ("c", 0.0, 2, 10.0),
+        ("d", 0.0, 2, 10.0),
+        vc=["prod", "research", None, ""],
+    )
+    shared = dlsched.Cluster.from_dict(
+        {
+            "name": "vcs",
+            "nodes": [{"gpu_type": "V100", "count": 3, "gpus_per_node": 2}],
+            "vcs": [{"name": "research", "nodes": 1}, {"name": "prod", "nodes": 1}],
+        }
+    )
+    result = dlsched.simulate(jobs, shared)
+    assert result.jobs.set_index("job_id")["jct"].to_dict() == {
+        "a": 10.0,
+        "b": 10.0,
+        "c": 10.0,
+        "d": 20.0,
+    }
 
 
 def test_on_a_cluster_without_vcs_the_vc_column_is_a_label():
@@ -427,7 +448,7 @@ def test_an_empty_workload_is_an_error_not_a_nan_summary():
 
 
 def test_an_empty_table_is_an_error():
-    with pytest.raises(TraceError, match="holds no jobs"):
+    with pytest.raises(TraceError, match=r"<DataFrame>: the table holds no jobs"):
         dlsched.simulate(table(), ONE_NODE)
 
 

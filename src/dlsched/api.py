@@ -332,12 +332,14 @@ def _goodput_defaults(
 def _check_vcs(work: Workload, hardware: Cluster) -> None:
     """Every job's `vc` names a VC of the cluster, when the cluster declares VCs: a typo or
     a case mismatch would otherwise run the job on the shared pool, silently. A job
-    without a VC runs on the shared pool; on a cluster without VCs the column is a label."""
+    without a VC (None or empty) runs on the shared pool; on a cluster without VCs the
+    column is a label."""
     if not hardware.vcs or "vc" not in work.jobs.columns:
         return
     names = [vc.name for vc in hardware.vcs]
     column = work.jobs["vc"]
-    unknown = np.flatnonzero((column.notna() & ~column.isin(names)).to_numpy())
+    named = column.notna() & (column.astype(str).str.strip() != "")  # "": no VC, as None
+    unknown = np.flatnonzero((named & ~column.isin(names)).to_numpy())
     if not len(unknown):
         return
     i = int(unknown[0])
@@ -347,9 +349,10 @@ def _check_vcs(work: Workload, hardware: Cluster) -> None:
     shown = ", ".join(repr(name) for name in names[:10]) + (", ..." if len(names) > 10 else "")
     row = int(work.jobs["source_row"].iloc[i]) if "source_row" in work.jobs.columns else None
     more = f" ({len(unknown) - 1} more jobs name unknown VCs)" if len(unknown) > 1 else ""
+    where = hardware.source if hardware.source not in ("", "<dict>") else hardware.name
     raise TraceError(
         f"job {_plain(work.jobs['job_id'].iloc[i])!r} names VC {vc!r}, which cluster "
-        f"{hardware.source or hardware.name!r} does not declare{hint}; its VCs: {shown}"
+        f"{where!r} does not declare{hint}; its VCs: {shown}"
         f"{more}. Fix the job's vc, leave it empty for the shared pool, or add the VC to "
         "the cluster",
         path=str(work.provenance.get("source", "<Workload>")),
@@ -391,6 +394,8 @@ def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> 
     if isinstance(workload, Workload):
         return workload if workload.is_checked() else _revalidated(workload)
     if isinstance(workload, pd.DataFrame):
+        if not len(workload):
+            raise TraceError("the table holds no jobs: a run needs one", path="<DataFrame>")
         return validate_jobs(workload, "<DataFrame>", lenient=False, fmt="canonical")
     if isinstance(workload, (str, Path, os.PathLike)):
         return load_trace(workload)
