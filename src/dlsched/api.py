@@ -338,8 +338,9 @@ def _check_vcs(work: Workload, hardware: Cluster) -> None:
         return
     names = [vc.name for vc in hardware.vcs]
     column = work.jobs["vc"]
-    named = column.notna() & (column.astype(str).str.strip() != "")  # "": no VC, as None
-    unknown = np.flatnonzero((named & ~column.isin(names)).to_numpy())
+    unknown = np.flatnonzero((column.notna() & ~column.isin(names)).to_numpy())
+    if len(unknown):  # "" is no VC, as None is
+        unknown = unknown[column.iloc[unknown].astype(str).str.strip().to_numpy() != ""]
     if not len(unknown):
         return
     i = int(unknown[0])
