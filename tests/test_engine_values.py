@@ -185,6 +185,8 @@ def test_a_truth_answering_inf_for_the_reference_rate_is_refused():
 
 
 class BadEstimate(OracleEstimator):
+    """An estimator that answers NaN for every rate."""
+
     name = "bad-estimate"
 
     def throughput(self, job, gpu_type, n_gpus=None, n_nodes=None):
@@ -198,6 +200,8 @@ def test_an_estimator_answering_nan_is_a_scheduling_error():
 
 
 class Returning(BasePolicy):
+    """A policy whose `schedule()` returns `answer` as it is."""
+
     name = "returning"
 
     def __init__(self, answer: object) -> None:
@@ -276,6 +280,7 @@ def test_the_estimator_spec_refuses_non_finite_noise(spec):
 
 @pytest.mark.parametrize("sigma", [math.nan, math.inf, -0.1])
 def test_a_noisy_estimator_refuses_non_finite_noise(sigma):
+    """NoisyEstimator itself refuses NaN, infinite and negative noise."""
     with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
         NoisyEstimator(sigma)
 
@@ -297,6 +302,7 @@ def test_an_overhead_model_refuses_non_finite_seconds(kwargs):
 
 
 def test_simulate_refuses_an_infinite_restart_overhead():
+    """`restart_overhead_s=inf` through the API is refused by the overhead model."""
     with pytest.raises(ValueError, match="restart_s must be a finite number"):
         dlsched.simulate(three_jobs(), ONE_NODE, restart_overhead_s=math.inf)
 
@@ -419,6 +425,8 @@ def test_mixed_gpu_seconds_add_up_over_stints():
 
 # ---- 5. round_s ----------------------------------------------------------------------------
 class Rounds(BasePolicy):
+    """FIFO placement with rounds of `round_s`."""
+
     name = "rounds"
 
     def __init__(self, round_s: object) -> None:
@@ -436,6 +444,7 @@ def test_a_round_length_that_is_not_positive_and_finite_is_a_config_error(round_
 
 
 def test_round_s_none_is_event_driven():
+    """`round_s = None` runs without rounds, as before."""
     result = dlsched.simulate(three_jobs(), ONE_NODE, Rounds(None))
     assert result.summary()["makespan"] == 16.0
 
@@ -448,6 +457,7 @@ def test_an_empty_workload_is_an_error_not_a_nan_summary():
 
 
 def test_an_empty_table_is_an_error():
+    """An empty DataFrame is one TraceError saying it holds no jobs."""
     with pytest.raises(TraceError, match=r"<DataFrame>: the table holds no jobs"):
         dlsched.simulate(table(), ONE_NODE)
 
@@ -460,11 +470,13 @@ def test_a_cluster_given_as_a_dict_runs():
 
 
 def test_a_cluster_dict_with_a_mistake_is_a_config_error():
+    """A dict cluster is validated as a cluster file is (unknown keys named)."""
     with pytest.raises(ConfigError, match="gpus_per_nod"):
         dlsched.simulate(three_jobs(), {"nodes": [{"gpu_type": "V100", "gpus_per_nod": 4}]})
 
 
 def test_a_cluster_of_another_kind_is_a_type_error():
+    """A cluster that is neither a Cluster, a path, a name nor a dict is a TypeError."""
     with pytest.raises(TypeError, match="cluster must be a Cluster"):
         dlsched.simulate(three_jobs(), 42)  # type: ignore[arg-type]
 
