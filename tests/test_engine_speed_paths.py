@@ -338,8 +338,8 @@ def _after(view: ClusterView, alloc: object) -> tuple:
 
 
 # (job index, GPUs): the general path accepts each of these (ids 0-3 own, 4-7 free V100,
-# 8-11 spare K80, 12-15 free K80)
-_ACCEPTED = [(0, (5,)), (1, (12, 6)), (2, (1, 3)), (3, (9,)), (4, (4, 7, 13, 14))]
+# 8-11 spare K80, 12-15 free K80; one GPU type per job: a mixed gang is refused)
+_ACCEPTED = [(0, (5,)), (1, (7, 6)), (2, (1, 3)), (3, (9,)), (4, (12, 15, 13, 14))]
 
 
 def test_assigning_free_gpus_to_a_waiting_job_changes_what_the_general_path_changes() -> None:
@@ -362,10 +362,12 @@ def test_assigning_free_gpus_to_a_waiting_job_changes_what_the_general_path_chan
         (0, (-1,)),  # no such GPU
         (0, (0,)),  # VC "own"'s node
         (2, (4, 5)),  # not its VC's nodes
-        (0, (4,)),  # held (taken first below)
+        (0, (12,)),  # held (taken first below)
         (0, [5]),  # a list
         (0, (np.int64(5),)),  # not a Python int
         (0, (True,)),  # a bool
+        (0, (5.0,)),  # a float
+        (1, (12, 6)),  # a K80 and a V100: two GPU types
     ],
 )
 def test_assigning_gpus_the_general_path_refuses_or_converts_gives_its_answer(
@@ -376,7 +378,7 @@ def test_assigning_gpus_the_general_path_refuses_or_converts_gives_its_answer(
     outcomes = []
     for by_id in (False, True):
         view, states, alloc = _open_alloc()
-        alloc[states[4]] = (4, 12, 13, 14)  # type: ignore[index]
+        alloc[states[4]] = (12, 13, 14, 15)  # type: ignore[index]
         job = states[index].job_id if by_id else states[index]
         try:
             alloc[job] = gpus  # type: ignore[index]

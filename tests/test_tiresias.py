@@ -351,7 +351,7 @@ def test_admitting_into_free_gpus_first_gives_the_walk_s_answer(name, knob):
             "submit_time": np.cumsum(rng.exponential(120.0, n)).round(),
             "num_gpus": rng.choice([1, 1, 1, 2, 4, 8], n),
             "duration": (60 * 10 ** rng.uniform(0.5, 2, n)).round(),
-            "vc": rng.choice(["a", "b"], n),
+            "vc": rng.choice(np.array(["a", None], dtype=object), n),  # None: the shared pool
         }
     )
     cluster = Cluster.from_dict(

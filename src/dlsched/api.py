@@ -19,7 +19,7 @@ from dlsched.cluster import Cluster, load_cluster
 from dlsched.engine.progress import ProgressSink
 from dlsched.engine.simulator import Simulator, no_full_collections
 from dlsched.engine.specs import build_specs
-from dlsched.errors import ConfigError
+from dlsched.errors import ConfigError, TraceError, did_you_mean
 from dlsched.metrics import SimulationResult, build_result
 from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
@@ -30,7 +30,7 @@ from dlsched.traces import Workload, load_trace, validate_jobs
 
 def simulate(
     workload: Workload | str | os.PathLike[str] | pd.DataFrame,
-    cluster: Cluster | str | os.PathLike[str],
+    cluster: Cluster | str | os.PathLike[str] | dict[str, Any],
     policy: str | Any = "fifo",
     throughput: str | ThroughputModel = "duration",
     estimator: str | OracleEstimator = "oracle",
@@ -47,6 +47,15 @@ def simulate(
 ) -> SimulationResult:
     """Replay `workload` on `cluster` under `policy` and return the result.
 
+    - `workload`: a `Workload` (from `load_trace`; its job table is validated again when it
+      was changed since it was loaded), a trace path, or a DataFrame in the canonical
+      schema (validated as a trace file is). A workload without jobs is a `TraceError`.
+    - `cluster`: a `Cluster`, a cluster file, a bundled cluster's name
+      (`dlsched.cluster.load_cluster`), or a dict in the cluster file's form
+      (`Cluster.from_dict`, e.g. ``{"gpu_types": {"V100": {}}, "nodes": [{"gpu_type":
+      "V100", "count": 2, "gpus_per_node": 4}]}``). When the cluster declares VCs, every
+      job's `vc` must name one of them (a `TraceError` names the row and the VC); on a
+      cluster without VCs the column is only a label.
     - `policy`: a registered name (`dlsched.policies.names()`) or a policy instance;
       `**policy_params` go to the named policy's constructor. An instance may be passed to
       any number of runs: the engine calls its `start(view)` at the beginning of each.
@@ -64,9 +73,10 @@ def simulate(
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
       overrides it. With neither, a policy's `default_overheads` (if it has one) apply.
-    - `seed`: the run's seed. One `numpy.random.SeedSequence(seed)` spawns independent
-      streams for the estimator's noise, the policy's random choices (`view.rng`) and
-      run-time transforms; the same inputs and seed give identical results.
+    - `seed`: the run's seed, a whole number >= 0 (numpy integers too). One
+      `numpy.random.SeedSequence(seed)` spawns independent streams for the estimator's
+      noise, the policy's random choices (`view.rng`) and run-time transforms; the same
+      inputs and seed give identical results.
     - `audit`: check every engine invariant after each scheduling call (slow; default from
       the environment variable `DLSCHED_AUDIT`).
     - `max_time_s`: stop at this simulated time. Jobs not finished by then (and jobs left
@@ -102,8 +112,10 @@ def simulate(
         raise ValueError(
             f"progress must be True, False or None (or a callable sink), not {progress!r}"
         )
+    seed = _checked_seed(seed)
     work = _as_workload(workload)
-    hardware = cluster if isinstance(cluster, Cluster) else load_cluster(os.fspath(cluster))
+    hardware = _as_cluster(cluster)
+    _check_vcs(work, hardware)
     if isinstance(policy, str):
         chosen = policies.get(policy, **policy_params)
     else:
@@ -232,6 +244,14 @@ def _replay(
     stuck = n_jobs - len(unschedulable) - len(sim.declined) - sim.finished
     if sim.halted is not None:
         result.meta["halted"] = sim.halted
+    if not stuck and not sim.finished:  # every job unschedulable (a lenient workload)
+        warnings.warn(
+            f"none of the {n_jobs} jobs could run: all are unschedulable (their reasons are "
+            "in result.meta['unschedulable']); the summary's JCT, queueing, makespan and "
+            "utilization figures are NaN",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     if stuck:
         why = (
             f"the run ended early ({sim.halted['message']})"
@@ -309,20 +329,133 @@ def _goodput_defaults(
     return work, truth, goodput_estimator_for(estimator)
 
 
+def _check_vcs(work: Workload, hardware: Cluster) -> None:
+    """Every job's `vc` names a VC of the cluster, when the cluster declares VCs: a typo or
+    a case mismatch would otherwise run the job on the shared pool, silently. A job
+    without a VC (None or empty) runs on the shared pool; on a cluster without VCs the
+    column is a label."""
+    if not hardware.vcs or "vc" not in work.jobs.columns:
+        return
+    names = [vc.name for vc in hardware.vcs]
+    column = work.jobs["vc"]
+    unknown = np.flatnonzero((column.notna() & ~column.isin(names)).to_numpy())
+    if len(unknown):  # "" is no VC, as None is
+        unknown = unknown[column.iloc[unknown].astype(str).str.strip().to_numpy() != ""]
+    if not len(unknown):
+        return
+    i = int(unknown[0])
+    vc = column.iloc[i]
+    same_but_case = [name for name in names if name.lower() == str(vc).lower()]
+    hint = f" (did you mean {same_but_case[0]!r}?)" if same_but_case else did_you_mean(vc, names)
+    shown = ", ".join(repr(name) for name in names[:10]) + (", ..." if len(names) > 10 else "")
+    row = int(work.jobs["source_row"].iloc[i]) if "source_row" in work.jobs.columns else None
+    more = f" ({len(unknown) - 1} more jobs name unknown VCs)" if len(unknown) > 1 else ""
+    where = hardware.source if hardware.source not in ("", "<dict>") else hardware.name
+    raise TraceError(
+        f"job {_plain(work.jobs['job_id'].iloc[i])!r} names VC {vc!r}, which cluster "
+        f"{where!r} does not declare{hint}; its VCs: {shown}"
+        f"{more}. Fix the job's vc, leave it empty for the shared pool, or add the VC to "
+        "the cluster",
+        path=str(work.provenance.get("source", "<Workload>")),
+        row=row,
+        field="vc",
+    )
+
+
+def _checked_seed(seed: object) -> int:
+    """The seed as an int: a whole number >= 0 (a numpy integer too), never a bool, a float
+    or a text (``SeedSequence`` would refuse some of them with a raw traceback, and "3" and
+    3 must not be two seeds)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed >= 0:
+            return int(seed)
+    raise ConfigError(f"seed must be a whole number >= 0 (an int), got {seed!r}")
+
+
+def _as_cluster(cluster: Cluster | str | os.PathLike[str] | dict[str, Any]) -> Cluster:
+    """A cluster as given, from its parsed YAML form (`Cluster.from_dict`), or loaded from a
+    file or a bundled name (`load_cluster`)."""
+    if isinstance(cluster, Cluster):
+        return cluster
+    if isinstance(cluster, dict):
+        return Cluster.from_dict(cluster)
+    if isinstance(cluster, (str, os.PathLike)):
+        return load_cluster(os.fspath(cluster))
+    raise TypeError(
+        "cluster must be a Cluster, a cluster file, a bundled cluster's name or a dict in "
+        f"the cluster file's form, got {type(cluster).__name__}"
+    )
+
+
 def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
 def _as_workload(workload: Workload | str | os.PathLike[str] | pd.DataFrame) -> Workload:
     if isinstance(workload, Workload):
-        return workload
+        return workload if workload.is_checked() else _revalidated(workload)
     if isinstance(workload, pd.DataFrame):
+        if not len(workload):
+            raise TraceError("the table holds no jobs: a run needs one", path="<DataFrame>")
         return validate_jobs(workload, "<DataFrame>", lenient=False, fmt="canonical")
     if isinstance(workload, (str, Path, os.PathLike)):
         return load_trace(workload)
     raise TypeError(
         f"workload must be a Workload, a trace path or a DataFrame, got {type(workload).__name__}"
     )
+
+
+def _revalidated(work: Workload) -> Workload:
+    """`work` with its job table validated again (`validate_jobs`, as at loading): the table
+    was edited since it was checked, or the workload was built by hand or by a transform.
+
+    A table that validation leaves as it is marks `work` checked, so the next run with it
+    pays only the fingerprint; one that validation changes (rows out of order, say) runs as
+    the validated copy, with `work`'s provenance."""
+    source = str(work.provenance.get("source", "<Workload>"))
+    if not len(work.jobs):
+        raise TraceError(
+            f"the workload holds no jobs ({_transforms(work)}): a run needs at least one job",
+            path=source,
+        )
+    try:
+        checked = validate_jobs(
+            work.jobs,
+            source,
+            lenient=False,
+            fmt=str(work.provenance.get("format", "canonical")),
+        )
+    except TraceError as exc:
+        job = _job_at_row(work.jobs, exc.row)
+        raise TraceError(
+            f"{job}{exc.reason} (the workload's job table was changed after it was loaded "
+            "and validated: fix the edit, or load the trace again)",
+            path=exc.path,
+            row=exc.row,
+            field=exc.field,
+        ) from None
+    if checked.fingerprint() == work.fingerprint():
+        work.mark_checked()
+        return work
+    return Workload(checked.jobs, work.provenance)
+
+
+def _transforms(work: Workload) -> str:
+    """What made the workload, for a message: its transforms or its source."""
+    names = [str(t.get("name", "?")) for t in work.provenance.get("transforms") or []]
+    if names:
+        return "after the transforms " + ", ".join(names)
+    return f"from {work.provenance.get('source', 'a table built by hand')}"
+
+
+def _job_at_row(jobs: pd.DataFrame, row: int | None) -> str:
+    """``"job <id>: "`` for the job at file row `row`, or nothing when none is (only) there."""
+    if row is None or "source_row" not in jobs.columns or "job_id" not in jobs.columns:
+        return ""
+    at = np.flatnonzero(jobs["source_row"].to_numpy() == row)
+    if len(at) != 1:
+        return ""
+    return f"job {_plain(jobs['job_id'].iloc[at[0]])!r}: "
 
 
 def _prepare_events_file(

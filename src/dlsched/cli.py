@@ -138,10 +138,16 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         type=_estimator,
         help="oracle, noisy, noisy:<sigma>, learned or learned:<prior> (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="the run's seed, a whole number >= 0 (default: 0)",
+    )
     parser.add_argument(
         "--restart-overhead",
-        type=float,
+        type=_finite_float(minimum=0.0),
         default=0.0,
         metavar="SECONDS",
         help="cost of resuming a preempted job (default: 0)",
@@ -392,6 +398,25 @@ def _add_allow_import(parser: argparse.ArgumentParser, what: str = "policies") -
         help=f"let {what} be import paths (package.module:Class): this runs code from "
         "those modules. Without it, only registered names are accepted",
     )
+
+
+def _finite_float(minimum: float | None = None) -> Callable[[str], float]:
+    """An argparse type: a finite number (>= `minimum` when given). NaN is never a value a
+    flag means, and no flag of dlsched's means infinity; argparse names the flag."""
+
+    def parse(text: str) -> float:
+        bound = "" if minimum is None else f" >= {minimum:g}"
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a finite number{bound}, got {text!r}"
+            ) from None
+        if not math.isfinite(value) or (minimum is not None and value < minimum):
+            raise argparse.ArgumentTypeError(f"expected a finite number{bound}, got {text!r}")
+        return value
+
+    return parse
 
 
 def _non_negative_int(text: str) -> int:

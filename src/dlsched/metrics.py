@@ -75,7 +75,13 @@ class SimulationResult:
         ``jobs_declined``, ``avg_jct_accepted``, ``avg_jct_best_effort`` and, with
         deadlines, ``deadline_jobs`` and ``deadline_satisfactory_ratio``
         (`admission_summary`). A declined job counts in ``jobs_total``, in no JCT, and as a
-        missed deadline."""
+        missed deadline.
+
+        Averages, percentiles, ``makespan`` and ``utilization`` are over the finished jobs:
+        where none finished (``jobs_completed`` 0: every job unschedulable or stopped by
+        ``max_time_s``, or a `job_window` without finished jobs) they are NaN, and
+        `simulate` warned of it. The keys are the same in every summary. A workload without
+        jobs never gets here: `simulate` refuses it (`TraceError`)."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)

@@ -11,10 +11,20 @@ entry-point group).
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 from dlsched.jobs import JobSpec
 from dlsched.registry import Registry
+
+
+def _seconds(value: object) -> bool:
+    """Whether `value` is a finite number >= 0 (not a bool, not a text)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return False
+    seconds = float(value)
+    return math.isfinite(seconds) and seconds >= 0
 
 
 @dataclass(frozen=True)
@@ -36,20 +46,26 @@ class OverheadModel:
     first_start_as_restart: bool = False
 
     def __post_init__(self) -> None:
+        # Finite seconds only: an infinite overhead holds a job's GPUs forever without
+        # progress, and NaN would order its completion anywhere.
         for name in ("restart_s", "migration_s", "first_start_s", "rescale_s"):
             value = getattr(self, name)
-            if value is not None and not value >= 0:
-                raise ValueError(f"overhead {name} must be >= 0 seconds, got {value!r}")
+            if value is not None and not _seconds(value):
+                raise ValueError(
+                    f"overhead {name} must be a finite number of seconds >= 0, got {value!r}"
+                )
         tiers = tuple((int(n), float(s)) for n, s in self.restart_by_gpus)
-        if any(s < 0 for _, s in tiers) or [n for n, _ in tiers] != sorted({n for n, _ in tiers}):
+        if not all(_seconds(s) for _, s in tiers) or [n for n, _ in tiers] != sorted(
+            {n for n, _ in tiers}
+        ):
             raise ValueError(
-                "restart_by_gpus must be (GPUs, seconds >= 0) tiers with strictly "
+                "restart_by_gpus must be (GPUs, finite seconds >= 0) tiers with strictly "
                 f"increasing GPU counts, got {self.restart_by_gpus!r}"
             )
         models = tuple((str(m).strip().lower(), float(s)) for m, s in self.restart_by_model)
-        if any(s < 0 for _, s in models):
+        if not all(_seconds(s) for _, s in models):
             raise ValueError(
-                f"restart_by_model seconds must be >= 0, got {self.restart_by_model!r}"
+                f"restart_by_model seconds must be finite and >= 0, got {self.restart_by_model!r}"
             )
         object.__setattr__(self, "restart_by_gpus", tiers)
         object.__setattr__(self, "restart_by_model", models)

@@ -21,8 +21,10 @@ its CPU and memory on that node and no GPU (`dlsched.engine.ledger`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from dlsched.engine.admission import DECLINED
 from dlsched.engine.ledger import FREE, WHOLE
@@ -150,6 +152,7 @@ class Allocation(MutableMapping):
                     not (ledger.owning_vcs or spec.gpu_constraint is not None)
                     or ledger.misplaced(gpus, spec.vc, spec.gpu_constraint) is None
                 )
+                and (n == 1 or ledger.mixed_types or ledger.types_of(gpus) is None)
             ):
                 self._take_free(job, spec, gpus)
                 return
@@ -198,7 +201,7 @@ class Allocation(MutableMapping):
         memory_mib: int | None = None,
     ) -> None:
         state = self._state(job)
-        gpus = tuple(map(int, gpus))
+        gpus = _gpu_ids(state, gpus)
         spec = state.spec
         n = len(gpus)
         if spec.min_gpus is None and spec.max_gpus is None:
@@ -221,6 +224,14 @@ class Allocation(MutableMapping):
             )
         current = self._changed.get(state, state.gpus)
         ledger = self._ledger
+        if n > 1 and not ledger.mixed_types:
+            mixed = ledger.types_of(gpus)
+            if mixed is not None:  # it would run at its slowest type, booked as the first
+                raise SchedulingError(
+                    f"job {state.job_id!r} was given GPUs of more than one type ({mixed}): "
+                    "a job runs on one GPU type, unless its policy declares "
+                    "`mixed_gpu_types = True` (then it runs at its slowest type's rate)"
+                )
         override = cpu_milli is not None or memory_mib is not None
         if current == gpus:
             if override and ledger.tracks_resources:
@@ -342,7 +353,10 @@ class Allocation(MutableMapping):
 
     def replace_all(self, answer: Mapping[object, tuple[int, ...]]) -> None:
         """Make `answer` the whole allocation: free what changes first, then assign."""
-        desired = {self._state(job): tuple(int(g) for g in gpus) for job, gpus in answer.items()}
+        desired = {}
+        for job, gpus in answer.items():
+            state = self._state(job)
+            desired[state] = _gpu_ids(state, gpus)
         holders = list(self._jobs.running.values()) + list(self._changed)
         for state in holders:
             current = self._current(state)
@@ -376,3 +390,22 @@ class Allocation(MutableMapping):
         if len(out) > 1:
             out.sort(key=lambda change: change[0].spec.index)
         return out
+
+
+def _gpu_ids(state: JobState, gpus: object) -> tuple[int, ...]:
+    """`gpus` as a tuple of ints, or a `SchedulingError`: a float, a text or a bool is not a
+    GPU id (``int()`` would truncate 2.7 to GPU 2 and read "3" as GPU 3, silently)."""
+    if type(gpus) is tuple and all(type(g) is int for g in gpus):
+        return gpus
+    ids = (
+        tuple(gpus)
+        if isinstance(gpus, Iterable) and not isinstance(gpus, (str, bytes, Mapping))
+        else None
+    )
+    if ids is None or not all(
+        isinstance(g, (int, np.integer)) and not isinstance(g, (bool, np.bool_)) for g in ids
+    ):
+        raise SchedulingError(
+            f"job {state.job_id!r} was given {gpus!r}: give a tuple of integer GPU ids"
+        )
+    return tuple(int(g) for g in ids)

@@ -29,6 +29,7 @@ for them unchanged.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
 from collections.abc import Mapping
 
 from dlsched.cluster import Cluster
@@ -101,6 +102,9 @@ class Ledger:
         # GPUs (fractions as fractions) the jobs of each VC with a quota hold
         self.vc_used: dict[str, float] = {}
         self.owning_vcs = {vc.name for vc in cluster.vcs if vc.node_indices}
+        # Whether one job may hold GPUs of several types (the policy's `mixed_gpu_types`,
+        # set by the engine): else `Allocation` refuses such a gang (`types_of`).
+        self.mixed_types = False
         # A VC's quota caps the GPUs its jobs hold at once, wherever they run.
         self.vc_quota: dict[str, int] = {
             vc.name: vc.quota_gpus for vc in cluster.vcs if vc.quota_gpus is not None
@@ -163,6 +167,21 @@ class Ledger:
                     "constraint"
                 )
         return None
+
+    def types_of(self, gpus: tuple[int, ...]) -> str | None:
+        """``"2 x V100, 2 x K80"`` when `gpus` span more than one GPU type, else None (ids
+        out of range too: the ledger's own checks name them)."""
+        gpu_type = self.gpu_type
+        if min(gpus) < 0:
+            return None
+        try:
+            first = gpu_type[gpus[0]]
+            if all(gpu_type[g] == first for g in gpus):
+                return None
+            counts = Counter(gpu_type[g] for g in gpus)
+        except IndexError:
+            return None
+        return ", ".join(f"{n} x {self.cluster.display_name(t)}" for t, n in sorted(counts.items()))
 
     def describe(self, gpu: int) -> str:
         """An id as messages name it: ``GPU 3``, or ``host slot of node 1`` past the GPU ids."""

@@ -27,7 +27,8 @@ import math
 import threading
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from heapq import heappop, heappush
@@ -40,6 +41,7 @@ from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
 from dlsched.engine.admission import ACCEPT, DECLINE, DECLINED, admission_hook, checked
+from dlsched.engine.allocation import Allocation
 from dlsched.engine.ledger import PACKED, WHOLE, Ledger, Pool
 from dlsched.engine.progress import Progress, ProgressSink
 from dlsched.engine.recorder import (
@@ -65,7 +67,7 @@ from dlsched.jobs import FINISHED, PENDING, RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
-from dlsched.perf.rates import JobRates
+from dlsched.perf.rates import JobRates, checked_rate
 
 #: Where an instant's scheduling call runs: after that instant's events of SimPy priority
 #: URGENT (0) and NORMAL (1), before those of a lower priority (`_LAST`).
@@ -155,6 +157,27 @@ def _hook(policy: object, name: str) -> Callable[[JobState], None] | None:
     return method
 
 
+def round_length(policy: object) -> float | None:
+    """The policy's `round_s` as seconds, or None (event-driven); anything else but a
+    positive, finite number of seconds is a `ConfigError` (0 once turned rounds off
+    silently)."""
+    round_s = getattr(policy, "round_s", None)
+    if round_s is None:
+        return None
+    if (
+        isinstance(round_s, bool)
+        or not isinstance(round_s, (int, float, np.integer, np.floating))
+        or not 0 < round_s < math.inf
+    ):
+        name = getattr(policy, "name", type(policy).__name__)
+        raise ConfigError(
+            f"policy {name!r}: round_s must be a positive, finite number of seconds (the "
+            f"length of its scheduling rounds), or None for an event-driven policy; got "
+            f"{round_s!r}"
+        )
+    return float(round_s)
+
+
 class Simulator:
     """Replays job specs on a cluster under a policy. Use `dlsched.simulate` for the API."""
 
@@ -201,6 +224,11 @@ class Simulator:
             for column in (states.start, states.finish, states.attained, states.held)
         ) + (memoryview(states.last_run), memoryview(states._type))
         self.ledger = Ledger(cluster)
+        # A policy that means to place one job across GPU types says so; else such a gang
+        # is refused (it would run at its slowest type, silently).
+        self.ledger.mixed_types = self._mixed_types = (
+            getattr(policy, "mixed_gpu_types", False) is True
+        )
         if (
             getattr(policy, "accounts_resources", True) is False
             and self.ledger.tracks_resources
@@ -421,11 +449,9 @@ class Simulator:
         self._early_skips = self._skip_blocked and self._woken is None and self._auditor is None
         # The arrivals begin at once, before anything else at time 0 (as a process would).
         self._at(0.0, URGENT, self._arrive_first, 0)
-        round_s = getattr(self.policy, "round_s", None)
-        if round_s:
-            if not round_s > 0:
-                raise ValueError(f"policy round_s must be > 0 seconds, got {round_s!r}")
-            env.process(self._rounds(float(round_s)))
+        round_s = round_length(self.policy)
+        if round_s is not None:
+            env.process(self._rounds(round_s))
         if self.max_time_s is not None:
             self._at(self.max_time_s, _LAST, self._time_up, 0)
         if self._show_progress is not False:
@@ -668,8 +694,19 @@ class Simulator:
 
     def wake_at(self, when: float) -> None:
         """Ask for a scheduling call at `when` (a policy's timer: a demotion, a promotion)."""
-        if when <= self.clock.now or when in self._wakeups:
-            return
+        try:
+            if when <= self.clock.now or when in self._wakeups:
+                return
+            if not when < math.inf:  # NaN (would reorder the event queue) or infinity
+                if when == math.inf:
+                    return  # never: nothing to plan
+                raise TypeError
+        except TypeError:  # not a number
+            name = getattr(self.policy, "name", type(self.policy).__name__)
+            raise SchedulingError(
+                f"policy {name!r} asked for a wake-up at {when!r} (view.wake_at): give a "
+                "simulated time in seconds, a finite number"
+            ) from None
         self._wakeups.add(when)
         self._at(when - self.env._now, NORMAL, self._wake, when)
 
@@ -749,7 +786,7 @@ class Simulator:
             self._on_round(view)
         answer = policy.schedule(view)  # type: ignore[attr-defined]
         if answer is not None and answer is not alloc:
-            alloc.replace_all(answer)
+            self._replace_all(alloc, answer)
         self.scheduler_wall_s += _perf_counter() - wall
         view._alloc = None
         clock.is_round = False
@@ -801,6 +838,21 @@ class Simulator:
                     f"the policy made {STALL_CALLS} scheduling calls in a row with nothing "
                     "running and started nothing",
                 )
+
+    def _replace_all(self, alloc: Allocation, answer: object) -> None:
+        """Make the policy's own answer (not `view.allocation()`) the allocation, or raise a
+        `SchedulingError` naming the policy when it is not job → GPU ids."""
+        name = getattr(self.policy, "name", type(self.policy).__name__)
+        if not isinstance(answer, Mapping):
+            raise SchedulingError(
+                f"policy {name!r}: schedule() returned {type(answer).__name__} {answer!r:.80}; "
+                "return view.allocation() (or None), or a mapping of job id to a tuple of "
+                "GPU ids"
+            )
+        try:
+            alloc.replace_all(answer)
+        except SchedulingError as exc:
+            raise SchedulingError(f"policy {name!r}, schedule(): {exc}") from None
 
     def _write_due_row(self) -> None:
         """Write the timeline row a finish left due (`_row_due`), if any: the free GPUs have
@@ -995,6 +1047,7 @@ class Simulator:
                 "measures pairs (e.g. 'gavel') with policies that pack"
             )
         rate, until = rate_from(state.spec.model, *where, state.steps_done)
+        rate = checked_rate(rate, self.truth, state.job_id, state.spec.model, *where[:2])
         self._until[index] = until
         return rate
 
@@ -1040,6 +1093,9 @@ class Simulator:
         rate_from = self._rate_from
         assert rate_from is not None  # only planned when the truth has it
         rate, until = rate_from(state.spec.model, *self._where[index], state.steps_done)
+        rate = checked_rate(
+            rate, self.truth, state.job_id, state.spec.model, *self._where[index][:2]
+        )
         if not rate > 0:
             raise SchedulingError(
                 f"job {state.job_id!r} reached work {state.steps_done:g}, from which its "
@@ -1069,11 +1125,29 @@ class Simulator:
         state.credited_at = now
         held = now - state.held_since
         gpu_s = state.gpu_share * held
-        # GPU ids and host slots; before `attained_service_s`, which it reads
-        state.credit_gpu_seconds(self.ledger.gpu_type[state.gpus[0]], gpu_s)
+        if self._mixed_types:
+            self._credit_by_type(state, state.gpus, gpu_s)
+        else:  # GPU ids and host slots; before `attained_service_s`, which it reads
+            state.credit_gpu_seconds(self.ledger.gpu_type[state.gpus[0]], gpu_s)
         state.attained_service_s += gpu_s
         state.held_s += held
         return held
+
+    def _credit_by_type(self, state: JobState, gpus: tuple[int, ...], gpu_s: float) -> None:
+        """`credit_gpu_seconds` for a policy that may place a job across GPU types
+        (`mixed_gpu_types`): each type of `gpus` gets its share of `gpu_s`."""
+        gpu_type = self.ledger.gpu_type
+        first = gpu_type[gpus[0]]
+        if all(gpu_type[g] == first for g in gpus):
+            state.credit_gpu_seconds(first, gpu_s)
+            return
+        held = state._gpu_seconds_by_type
+        if not isinstance(held, dict):  # before this stint: none, or all on one type
+            held = {} if held is None else {held: state.attained_service_s}
+            state._gpu_seconds_by_type = held
+        per_gpu = gpu_s / len(gpus)
+        for t, n in sorted(Counter(gpu_type[g] for g in gpus).items()):
+            held[t] = held.get(t, 0.0) + per_gpu * n
 
     def _partners(self, spec: JobSpec, gpus: tuple[int, ...]) -> tuple[tuple[str | None, int], ...]:
         """(model, GPUs) of the whole-GPU jobs packed on the same GPUs, sorted."""
@@ -1184,7 +1258,10 @@ class Simulator:
         # `state.credit_gpu_seconds(gpu_type, gpu_s)`, inlined for a job's only type
         by_type = state._gpu_seconds_by_type
         one_type = by_type is None or by_type == gpu_type
-        if one_type:
+        if self._mixed_types:
+            self._credit_by_type(state, gpus, gpu_s)
+            one_type = state._gpu_seconds_by_type.__class__ is str  # (not when split)
+        elif one_type:
             state._gpu_seconds_by_type = gpu_type
         else:
             state.credit_gpu_seconds(gpu_type, gpu_s)

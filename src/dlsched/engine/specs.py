@@ -29,7 +29,7 @@ from dlsched.engine.ledger import Ledger
 from dlsched.errors import TraceError, UnknownModelError
 from dlsched.jobs import JobSpec
 from dlsched.perf.base import ThroughputModel
-from dlsched.perf.rates import JobRates
+from dlsched.perf.rates import JobRates, checked_rate
 from dlsched.traces import Workload
 
 _DURATION_PREFIX = "duration_"
@@ -248,7 +248,9 @@ def build_specs(
             if rate is None:
                 try:
                     nodes = -(-n // per_node[ref]) if ref in per_node else 1
-                    rate = truth.throughput(model, ref, n, nodes)
+                    rate = checked_rate(
+                        truth.throughput(model, ref, n, nodes), truth, job_id, model, ref, n
+                    )
                 except UnknownModelError as exc:
                     rate = (str(exc), exc.field)
                 ref_rate[key] = rate

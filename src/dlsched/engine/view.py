@@ -34,6 +34,7 @@ from dlsched.errors import ConfigError, SchedulingError, UnknownModelError
 from dlsched.jobs import RUNNING, JobSpec, JobState
 from dlsched.overheads import OverheadModel
 from dlsched.perf.estimator import OracleEstimator
+from dlsched.perf.rates import checked_rate
 
 
 class ClusterView:
@@ -100,7 +101,8 @@ class ClusterView:
 
     def wake_at(self, when: float) -> None:
         """Ask for a scheduling call at simulated time `when`, even if nothing else happens
-        then (Tiresias' demotions and promotions). Times not in the future are ignored."""
+        then (Tiresias' demotions and promotions). Times not in the future, and infinity
+        (never), are ignored; NaN or anything but a number is a `SchedulingError`."""
         self._wake(when)
 
     def allocation(self) -> Allocation:
@@ -202,11 +204,16 @@ class ClusterView:
                 fewest = job.gpu_range[0]  # an elastic job may run on fewer than it asked
                 if capacity.get(self.pool(job, gpu_type), 0) < fewest:
                     continue
+                n_gpus = min(job.num_gpus, max(fewest, capacity.get(self.pool(job, gpu_type), 0)))
                 try:
-                    rate = self.estimator.throughput(
-                        job,
+                    rate = checked_rate(
+                        self.estimator.throughput(job, gpu_type, n_gpus),
+                        self.estimator,
+                        job.job_id,
+                        job.model,
                         gpu_type,
-                        min(job.num_gpus, max(fewest, capacity.get(self.pool(job, gpu_type), 0))),
+                        n_gpus,
+                        "estimated rate",
                     )
                 except UnknownModelError:
                     rate = 0.0

@@ -111,7 +111,9 @@ def _noisy(spec: str, arg: str) -> OracleEstimator:
     try:
         return NoisyEstimator(float(arg)) if arg else NoisyEstimator()
     except ValueError:
-        raise ValueError(f"estimator {spec!r}: the sigma after ':' must be a number >= 0") from None
+        raise ValueError(
+            f"estimator {spec!r}: the sigma after ':' must be a finite number >= 0"
+        ) from None
 
 
 def _learned(spec: str, arg: str) -> OracleEstimator:
@@ -154,7 +156,7 @@ def _goodput_estimator(spec: str, arg: str) -> OracleEstimator:
             pass
     raise ValueError(
         f"estimator {spec!r}: after 'goodput:' give 'oracle', 'learned' or 'noisy[:<sigma>]' "
-        "(sigma a number >= 0)"
+        "(sigma a finite number >= 0)"
     )
 
 

@@ -8,6 +8,7 @@ but wrong picture — the way to measure how much a policy loses when its model 
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 
@@ -133,8 +134,16 @@ class NoisyEstimator(OracleEstimator):
 
     def __init__(self, sigma: float = 0.5, sigma_throughput: float = 0.0) -> None:
         super().__init__()
-        if sigma < 0 or sigma_throughput < 0:
-            raise ValueError("noise sigmas must be >= 0")
+        for name, value in (("sigma", sigma), ("sigma_throughput", sigma_throughput)):
+            # NaN noise would make every estimate NaN; infinite noise every estimate 0 or inf
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float, np.integer, np.floating))
+                or not 0 <= value < math.inf
+            ):
+                raise ValueError(
+                    f"noisy estimator: {name} must be a finite number >= 0, got {value!r}"
+                )
         self.sigma = sigma
         self.sigma_throughput = sigma_throughput
         self._work_factor = np.ones(0)

@@ -8,7 +8,11 @@ measured on fall back to the throughput model.
 
 from __future__ import annotations
 
-from dlsched.errors import UnknownModelError
+import math
+
+import numpy as np
+
+from dlsched.errors import SchedulingError, UnknownModelError
 from dlsched.jobs import JobSpec
 from dlsched.perf.base import ThroughputModel
 
@@ -45,5 +49,38 @@ class JobRates:
                 )
             except UnknownModelError:
                 rate = 0.0
+            else:
+                rate = checked_rate(rate, self.truth, job.job_id, job.model, gpu_type, n_gpus)
             self._cache[key] = rate
         return rate
+
+
+def checked_rate(
+    rate: object,
+    source: object,
+    job_id: object,
+    model: str | None,
+    gpu_type: str,
+    n_gpus: int,
+    what: str = "rate",
+) -> float:
+    """`rate` as a float when it is a finite number >= 0, else a `SchedulingError` naming
+    the model that gave it (`source`), the job, the GPU type and the GPU count.
+
+    Called once per answer the engine caches, not per event: an infinite rate would finish
+    jobs in no time, NaN would order the event queue at random, a negative one would undo
+    work, and a text or None would fail far from its cause."""
+    if type(rate) is float and 0.0 <= rate < math.inf:
+        return rate
+    if (
+        isinstance(rate, (int, float, np.integer, np.floating))
+        and not isinstance(rate, (bool, np.bool_))
+        and 0 <= rate < math.inf
+    ):
+        return float(rate)
+    name = getattr(source, "name", None) or type(source).__name__
+    raise SchedulingError(
+        f"{name!r} gave job {job_id!r} (model {model!r}) the {what} {rate!r} on "
+        f"{n_gpus} x {gpu_type}: a throughput must be a finite number of steps/s >= 0 "
+        "(0: the job cannot run there)"
+    )

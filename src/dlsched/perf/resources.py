@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dlsched.perf.base import ThroughputModel
-from dlsched.perf.rates import JobRates
+from dlsched.perf.rates import JobRates, checked_rate
 
 if TYPE_CHECKING:
     from dlsched.engine.ledger import Ledger
@@ -66,9 +66,17 @@ class ResourceRates(JobRates):
         key = (job.model, cpu, mem, n_gpus)
         factor = self._factors.get(key)
         if factor is None:
-            factor = self._factors[key] = self._factor(
+            factor = self._factors[key] = checked_rate(
+                self._factor(
+                    job.model,
+                    None if cpu is None else cpu / 1000 / n_gpus,
+                    None if mem is None else mem / 1024 / n_gpus,
+                ),
+                self.truth,
+                job.job_id,
                 job.model,
-                None if cpu is None else cpu / 1000 / n_gpus,
-                None if mem is None else mem / 1024 / n_gpus,
+                gpu_type,
+                n_gpus,
+                "resource factor",
             )
         return base * factor

@@ -685,7 +685,9 @@ def validate_jobs(
             "not in the trace: implied by each job's model; a throughput "
             "model that knows when the model converges must supply it"
         )
-    return Workload(jobs, provenance)
+    workload = Workload(jobs, provenance)
+    workload.mark_checked()  # `simulate` validates a table edited since again
+    return workload
 
 
 def _no_jobs(rows: int, skipped: list[dict[str, Any]], excluded: Mapping[str, int]) -> str:
