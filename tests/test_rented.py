@@ -322,3 +322,13 @@ def test_cost_per_job_is_nan_when_no_job_completes():
     with pytest.warns(RuntimeWarning, match="never finished"):
         result = dlsched.simulate(TRACE, cluster_of(), "fifo", max_time_s=10.0)
     assert math.isnan(result.summary()["cost_per_job"])
+
+
+def test_a_policy_that_skips_quiet_calls_hears_of_new_nodes():
+    """Tiresias answers "nothing moved" without looking unless a job arrived or finished;
+    an instance becoming present is news it hears (`on_nodes_changed`), so every job runs
+    and the bill is FIFO's."""
+    result = dlsched.simulate(TRACE, cluster_of(), "tiresias", audit=True)
+    summary = result.summary()
+    assert summary["jobs_completed"] == 3
+    assert summary["rented_cost"] == pytest.approx(12.342, abs=1e-9)

@@ -40,12 +40,13 @@ PRESENT = "present"
 
 @dataclass
 class Interval:
-    """One acquisition of a node: when it was acquired, became present and was released
-    (None while held), and the seconds it was held with no job on it (start-up included)."""
+    """One acquisition of a node: when it was acquired, became present (None if it was
+    released while still starting) and was released (None while held), and the seconds it
+    was held with no job on it (start-up included)."""
 
     node: int
     acquired_s: float
-    ready_s: float
+    ready_s: float | None
     released_s: float | None = None
     idle_s: float = 0.0
 
@@ -138,6 +139,8 @@ class Availability:
         self._close_idle(node, now)
         interval = self._open.pop(node)
         interval.released_s = now
+        if state == STARTING:
+            interval.ready_s = None  # it never became present
         del self._idle_since[node]
 
     def release_all(self, now: float) -> None:

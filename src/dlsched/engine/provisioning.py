@@ -83,9 +83,20 @@ def provision(sim: Simulator) -> None:
         for node in absent:
             _acquire(sim, node, now)
         left = available(sim)
+    if answer.release or answer.acquire:
+        tell_policy(sim)
     if answer.wake_at is not None and answer.wake_at > now:
         _wake_at(sim, answer.wake_at)
     sim._booting = bool(availability.nodes_in("starting"))
+
+
+def tell_policy(sim: Simulator) -> None:
+    """Call the policy's optional ``on_nodes_changed(view)``: nodes came or went. A policy
+    that skips calls while "nothing moved" since its last one (Tiresias) must hear of it,
+    as it hears of arrivals and finishes."""
+    hook = getattr(sim.policy, "on_nodes_changed", None)
+    if hook is not None:
+        hook(sim.view)
 
 
 def _acquire(sim: Simulator, node: int, now: float) -> None:
@@ -127,6 +138,7 @@ class _Timers:
         availability.observe(sim.clock.now)
         sim._booting = bool(availability.nodes_in("starting"))
         sim._requested = True  # a node came: the policy may use it
+        tell_policy(sim)
 
     def wake(self, entry: tuple) -> None:
         """A provisioner's wake-up (`Provision.wake_at`)."""
