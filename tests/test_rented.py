@@ -332,3 +332,37 @@ def test_a_policy_that_skips_quiet_calls_hears_of_new_nodes():
     summary = result.summary()
     assert summary["jobs_completed"] == 3
     assert summary["rented_cost"] == pytest.approx(12.342, abs=1e-9)
+
+
+class _Looker:
+    """A policy that records what the view says of the rented node at its first call."""
+
+    name = "looker"
+    round_s = None
+
+    def __init__(self) -> None:
+        self.seen: list[tuple] = []
+
+    def schedule(self, view):
+        job = next(iter(view.pending.values()), None)
+        self.seen.append(
+            (
+                view.now,
+                view.free_gpus(),
+                view.free_gpus_on_node(1),
+                view.node_present(1),
+                None if job is None else view.place(job, n_gpus=2, strategy="spread"),
+            )
+        )
+        return None
+
+
+def test_the_view_and_the_placement_helpers_agree_that_an_absent_node_is_not_there():
+    """At time 0 the rented nodes are absent: no free GPUs on them, not present, and a
+    placement of 2 GPUs fits only the private node (GPUs 0 and 1)."""
+    looker = _Looker()
+    with pytest.warns(RuntimeWarning):  # the looker never starts anything
+        dlsched.simulate(TRACE, cluster_of(), looker, provisioner="static", audit=True)
+    now, free, on_node, present, placed = looker.seen[0]
+    assert (now, free, on_node, present) == (0.0, 2, (), False)
+    assert placed == (0, 1)

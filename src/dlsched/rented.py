@@ -22,6 +22,19 @@ Billing runs from acquisition (start-up included: clouds bill a booting instance
 release. ``second`` (the default) bills the exact held time pro rata, as the per-second
 billing of the large clouds does (their one-minute minimum is left out); ``hour`` bills
 every started hour whole, as older on-demand pricing did.
+
+>>> from dlsched.cluster import Cluster
+>>> burst = Cluster.from_dict({
+...     "name": "burst",
+...     "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}],
+...     "instance_types": {"p3.8xlarge": {"gpu_type": "V100", "gpus": 4,
+...                                       "price_per_hour": 12.24, "startup_s": 120}},
+...     "limits": {"p3.8xlarge": 2},
+... })
+>>> [node.name for node in burst.nodes]
+['v100-g0-0', 'rent-p3.8xlarge-0', 'rent-p3.8xlarge-1']
+>>> burst.rented.bill(1800, 12.24), burst.rented.node_type
+(6.12, {1: 'p3.8xlarge', 2: 'p3.8xlarge'})
 """
 
 from __future__ import annotations
