@@ -366,3 +366,23 @@ def test_the_view_and_the_placement_helpers_agree_that_an_absent_node_is_not_the
     now, free, on_node, present, placed = looker.seen[0]
     assert (now, free, on_node, present) == (0.0, 2, (), False)
     assert placed == (0, 1)
+
+
+def test_rounds_go_on_while_an_instance_starts():
+    """Max-min fairness time-slices two 1-GPU jobs on the one instance by rounds; a round
+    that falls while the instance boots (nothing runs yet) must not end the round ticks."""
+    only_rented = Cluster.from_dict(
+        {
+            "name": "r",
+            "instance_types": {
+                "s": {"gpu_type": "V100", "gpus": 1, "price_per_hour": 1.0, "startup_s": 1000}
+            },
+            "limits": 1,
+        }
+    )
+    jobs = pd.DataFrame(
+        {"job_id": [1, 2], "submit_time": [0, 0], "num_gpus": [1, 1], "duration": [2000, 2000]}
+    )
+    result = dlsched.simulate(jobs, only_rented, "max_min_fairness", audit=True)
+    assert result.jobs["preemptions"].sum() > 0  # the jobs took turns
+    assert result.summary()["rented_cost"] == pytest.approx(5000 / 3600)

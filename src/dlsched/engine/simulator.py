@@ -649,7 +649,12 @@ class Simulator:
             clock.now = max(clock.now, target)
             if self.arrivals_done and not jobs.active:
                 return
-            if self.arrivals_done and not jobs.running and not self._last_call_changed:
+            if (
+                self.arrivals_done
+                and not jobs.running
+                and not self._last_call_changed
+                and not self._booting  # (an instance that is starting will change that)
+            ):
                 return  # nothing runs and the policy keeps declining: it never will
             clock.is_round = True
             self._request_schedule()

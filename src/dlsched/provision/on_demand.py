@@ -58,8 +58,8 @@ class OnDemand:
                 release.append(node)
             elif wake_at is None or due < wake_at:
                 wake_at = due
-        queue = view.queue()
-        acquire = self._for_head(view, queue[0]) if queue else {}
+        head = view.head()
+        acquire = self._for_head(view, head) if head is not None else {}
         if acquire:
             # an instance about to be released would serve the head: keep it instead
             release = [n for n in release if view.instance_of(n).name not in acquire]

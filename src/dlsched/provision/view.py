@@ -58,6 +58,14 @@ class ProvisionView:
         specs.sort(key=lambda s: (s.submit_time, s.index))
         return specs
 
+    def head(self) -> JobSpec | None:
+        """The earliest submitted waiting job (ties by job index), or None."""
+        return min(
+            (state.spec for state in self._jobs.pending.values()),
+            key=lambda s: (s.submit_time, s.index),
+            default=None,
+        )
+
     def free_gpus(self, gpu_type: str) -> int:
         """Free GPUs of a type on present nodes."""
         return self._ledger.free_by_type.get(type_key(gpu_type), 0)
