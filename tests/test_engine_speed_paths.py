@@ -129,7 +129,7 @@ def test_waiting_pools_of_a_runs_job_answer_as_the_general_path() -> None:
 def test_spec_maker_makes_the_spec_the_dataclass_makes() -> None:
     """`spec_maker()` builds a `JobSpec` equal to, and hashing as, the dataclass's own."""
     fields = (3, "j", 1.5, 2, 40.0, "resnet", "u", "vc", None, 2.0, "v100", 9.0, 7, 500)
-    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048)
+    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048, "bert-ft")
     made, plain = spec_maker()(*fields), JobSpec(*fields)
     assert type(made) is JobSpec
     assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
@@ -147,7 +147,7 @@ def test_spec_maker_falls_back_to_the_slot_descriptors_when_its_twin_does_not_fi
 
     monkeypatch.setattr(specs, "type", unfit, raising=False)
     fields = (3, "j", 1.5, 2, 40.0, "resnet", "u", "vc", None, 2.0, "v100", 9.0, 7, 500)
-    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048)
+    fields += (("v100",), (("v100", 9.0),), "Pass", 1, 4, 1500, 2048, "bert-ft")
     made = specs.spec_maker()(*fields)
     assert type(made) is JobSpec and made == JobSpec(*fields)
 

@@ -82,6 +82,21 @@ def test_one_instance_serves_two_identical_runs(name):
     assert first.jobs.equals(fresh.jobs)
 
 
+@pytest.mark.parametrize("name", policies.names(aliases=False))
+def test_a_run_cut_short_leaves_nothing_for_the_next(name):
+    """A run stopped halfway (queues still full) and then a whole run on the same instance:
+    the whole run equals a fresh instance's. Per-run state belongs in `start(view)`; a
+    policy that builds its queues in `__init__` passes two whole runs (they end empty) but
+    not this."""
+    policy = policies.get(name, **NEEDS.get(name, {}))
+    one_gpu = name in ONE_GPU
+    _run(policy, one_gpu=one_gpu, max_time_s=1500.0)
+    again = _run(policy, one_gpu=one_gpu)
+    fresh = _run(policies.get(name, **NEEDS.get(name, {})), one_gpu=one_gpu)
+    assert again.jobs.equals(fresh.jobs)
+    assert again.events.equals(fresh.events)
+
+
 class _Spy(BasePolicy):
     """Walks what the view exposes at every call and remembers it."""
 

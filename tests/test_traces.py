@@ -243,7 +243,10 @@ def test_unknown_format_name_lists_known_names():
     """Asking for a format that does not exist lists the ones that do."""
     with pytest.raises(
         TraceError,
-        match="known formats: auto, alibaba-gpu-2023, alibaba-pai-2020, canonical, chronus, gavel",
+        match=(
+            "known formats: auto, alibaba-gpu-2023, alibaba-pai-2020, canonical, chronus, "
+            "elasticflow, gavel"
+        ),
     ):
         load_trace(TRACES / "philly_day.csv", format="philly-json")
     assert set(LOADERS) == {
@@ -258,6 +261,8 @@ def test_unknown_format_name_lists_known_names():
         "sia-pollux",
         "chronus",
         "hydra",
+        "itp",
+        "elasticflow",
     }
 
 

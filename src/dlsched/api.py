@@ -244,7 +244,7 @@ def _replay(
     result.meta["sim_wall_s"] = time.perf_counter() - wall
     if events is not None:
         result.meta["events_written"] = len(sim.recorder)
-    stuck = n_jobs - len(unschedulable) - sim.finished
+    stuck = n_jobs - len(unschedulable) - len(sim.declined) - sim.finished
     if sim.halted is not None:
         result.meta["halted"] = sim.halted
     if stuck:

@@ -39,11 +39,17 @@ def type_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class GpuType:
-    """One GPU type: its display name and optional memory and hourly price."""
+    """One GPU type: its display name and optional memory and hourly price.
+
+    `active_w`, `idle_w`, `off_w`: its power draw (watts) busy, idle and powered off, when
+    the cluster file gives them (`dlsched.energy` has vendors' figures for the others)."""
 
     name: str
     memory_gb: float | None = None
     cost_per_hour: float | None = None
+    active_w: float | None = None
+    idle_w: float | None = None
+    off_w: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Node:
     gpu_ids: tuple[int, ...]
     cpus: float | None = None
     memory_gb: float | None = None
+    node_w: float | None = None  # base power of the machine without its GPUs (watts)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ class Cluster:
     description: str = ""
     source: str = "<dict>"
     vcs: tuple[VirtualCluster, ...] = ()
+    # the file's `energy:` section (`price_per_kwh`, `carbon_g_per_kwh`; each optional), or
+    # None when it has none: then runs report no energy figures (`dlsched.energy`)
+    energy: Mapping[str, float] | None = None
     rented: RentedCapacity | None = None  # instance types to rent (`dlsched.rented`)
     gpu_node: tuple[int, ...] = field(init=False, repr=False)
     gpu_type_of: tuple[str, ...] = field(init=False, repr=False)
@@ -160,11 +170,13 @@ _TOP_KEYS = (
     "racks",
     "nodes",
     "vcs",
+    "energy",
     "instance_types",
     "limits",
     "billing",
 )
-_GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour")
+_GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour", "active_w", "idle_w", "off_w")
+_ENERGY_KEYS = ("price_per_kwh", "carbon_g_per_kwh")
 _RACK_KEYS = ("name", "nodes")
 _GROUP_KEYS = (
     "gpu_type",
@@ -175,6 +187,7 @@ _GROUP_KEYS = (
     "memory_gb",
     "cpus",
     "host_memory_gb",
+    "node_w",
 )
 _VC_KEYS = ("name", "nodes", "gpu_type", "gpus")
 
@@ -273,8 +286,8 @@ def _parse(data: Any, source: str) -> Cluster:
 
     # Validate every group and the total size before building anything, so that an absurd
     # count is refused instead of exhausting memory.
-    # (prefix, type key, count, GPUs per node, rack, cpus, host memory GB)
-    plans: list[tuple[str, str, int, int, str, float | None, float | None]] = []
+    # (prefix, type key, count, GPUs per node, rack, cpus, host memory GB, node watts)
+    plans: list[tuple[str, str, int, int, str, float | None, float | None, float | None]] = []
     prefix_where: dict[str, str] = {}
     total_gpus = 0
     # g, the index over all groups, is in the default node-name prefix that VCs may name.
@@ -335,20 +348,25 @@ def _parse(data: Any, source: str) -> Cluster:
         host_memory = _opt_capacity(
             group.get("host_memory_gb"), source, f"{key}.host_memory_gb", "GB"
         )
-        plans.append((prefix, tkey, count, per_node, rack_name, cpus, host_memory))
+        node_w = _opt_capacity(group.get("node_w"), source, f"{key}.node_w", "watts")
+        plans.append((prefix, tkey, count, per_node, rack_name, cpus, host_memory, node_w))
 
     nodes: list[Node] = []
     next_gpu = 0
     node_type: dict[int, str] = {}
     rented_names = list(rented.instance_types) if rented is not None else []
-    for g, (prefix, tkey, count, per_node, rack_name, cpus, host_memory) in enumerate(plans):
+    for g, (prefix, tkey, count, per_node, rack_name, cpus, host_memory, node_w) in enumerate(
+        plans
+    ):
         for i in range(count):
             if g >= fixed_groups:
                 node_type[len(nodes)] = rented_names[g - fixed_groups]
             gpu_ids = tuple(range(next_gpu, next_gpu + per_node))
             next_gpu += per_node
             nodes.append(
-                Node(len(nodes), f"{prefix}-{i}", rack_name, tkey, gpu_ids, cpus, host_memory)
+                Node(
+                    len(nodes), f"{prefix}-{i}", rack_name, tkey, gpu_ids, cpus, host_memory, node_w
+                )
             )
 
     used = {n.gpu_type for n in nodes}
@@ -363,15 +381,21 @@ def _parse(data: Any, source: str) -> Cluster:
                 "vcs",
                 f"node {nodes[owned[0]].name!r} is rented; a VC may own fixed nodes only",
             )
-    return Cluster(
+    cluster = Cluster(
         name=name,
         gpu_types=types,
         nodes=tuple(nodes),
         description=str(data.get("description", "")),
         source=source,
         vcs=vcs,
+        energy=_parse_energy(data.get("energy", None), "energy" in data, source),
         rented=rented,
     )
+    if cluster.energy is not None:  # every GPU type needs watts: refused now, not after a run
+        from dlsched.energy import type_power
+
+        type_power(cluster)
+    return cluster
 
 
 def _parse_gpu_types(declared: Any, source: str) -> dict[str, GpuType]:
@@ -406,8 +430,41 @@ def _parse_gpu_types(declared: Any, source: str) -> dict[str, GpuType]:
             _opt_positive(
                 props.get("cost_per_hour"), source, f"{key}.cost_per_hour", allow_zero=True
             ),
+            _opt_positive(props.get("active_w"), source, f"{key}.active_w"),
+            _opt_capacity(props.get("idle_w"), source, f"{key}.idle_w", "watts"),
+            _opt_capacity(props.get("off_w"), source, f"{key}.off_w", "watts"),
         )
+        power = types[tkey]
+        if power.active_w is not None and power.idle_w is not None:
+            if power.idle_w > power.active_w:
+                raise _fail(
+                    source,
+                    f"{key}.idle_w",
+                    f"{power.idle_w:g} W is more than active_w {power.active_w:g} W; "
+                    "a GPU draws less idle than busy",
+                )
     return types
+
+
+def _parse_energy(raw: Any, given: bool, source: str) -> dict[str, float] | None:
+    """`energy: {price_per_kwh, carbon_g_per_kwh}` (each optional, >= 0); None if absent."""
+    if not given:
+        return None
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        raise _fail(
+            source,
+            "energy",
+            f"must be a mapping like {{price_per_kwh: 0.12, carbon_g_per_kwh: 400}}, "
+            f"got {_a_kind(raw)}",
+        )
+    _check_mapping_keys(source, "energy", raw, _ENERGY_KEYS)
+    out: dict[str, float] = {}
+    for name, unit in (("price_per_kwh", "money per kWh"), ("carbon_g_per_kwh", "g CO2 per kWh")):
+        value = _opt_capacity(raw.get(name), source, f"energy.{name}", unit)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 def _parse_vcs(raw: Any, nodes: list[Node], source: str) -> tuple[VirtualCluster, ...]:

@@ -40,6 +40,7 @@ class JobSpec:
     max_gpus: int | None = None
     cpu_milli: int = 0  # the job's whole CPU demand, thousandths of a core (0 = none)
     memory_mib: int = 0  # the job's whole host-memory demand, MiB (0 = none)
+    name: str | None = None  # the job's name as traced (history-based predictors match it)
 
     @property
     def elastic(self) -> bool:

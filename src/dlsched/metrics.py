@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlsched.engine.admission import ACCEPT, BEST_EFFORT, DECISIONS, DECLINED
 from dlsched.engine.recorder import text_column
 from dlsched.jobs import FINISHED
 
@@ -30,7 +31,9 @@ class SimulationResult:
 
     - `jobs`: one row per job (`job_id, submit_time, start_time, finish_time, jct,
       queueing_delay, num_gpus, gpu_seconds, preemptions, migrations, ...`), with
-      `status` = finished / unfinished / unschedulable and deadline columns when present.
+      `status` = finished / unfinished / unschedulable / declined and deadline columns when
+      present; where the policy decides admission (`dlsched.engine.admission`), also
+      `admission` (accept / best_effort / decline) and `admission_reason`.
     - `events`: the typed event log (submit, start, restart, preempt, migrate, finish).
     - `timeline`: busy GPUs per type after every change (`time` + one column per type).
     - `meta`: the run's configuration and counters.
@@ -65,7 +68,14 @@ class SimulationResult:
         queueing, makespan and job counts; they hold 0 GPU-seconds, so they add nothing to
         the GPU-seconds of ``utilization``, but they can lengthen the makespan over which
         ``utilization`` and ``gpu_busy_utilization`` are averaged (select
-        ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone)."""
+        ``jobs[jobs["num_gpus"] > 0]`` for the GPU jobs alone).
+
+        Admission (`dlsched.engine.admission`; the same keys for every policy, one without
+        an `admit` hook accepting every job): ``jobs_accepted``, ``jobs_best_effort``,
+        ``jobs_declined``, ``avg_jct_accepted``, ``avg_jct_best_effort`` and, with
+        deadlines, ``deadline_jobs`` and ``deadline_satisfactory_ratio``
+        (`admission_summary`). A declined job counts in ``jobs_total``, in no JCT, and as a
+        missed deadline."""
         jobs = self.jobs if job_window is None else self.jobs.iloc[job_window[0] : job_window[1]]
         done = jobs[jobs["status"] == FINISHED]
         jct = done["jct"].to_numpy(dtype=float)
@@ -116,7 +126,14 @@ class SimulationResult:
         # Where the cluster declares CPU cores or host memory: each resource's time-mean and
         # peak utilisation over the whole run (`dlsched.utilisation`; not restricted to
         # `job_window`).
+        out.update(admission_summary(jobs))
         out.update(self.meta.get("resource_utilization") or {})
+        # With a predicting estimator (`dlsched.perf.predicting`): its error over the run
+        # (``prediction_*``; not restricted to `job_window`).
+        out.update(self.meta.get("prediction") or {})
+        # Where the cluster file has an `energy:` section (`dlsched.energy`): energy, mean
+        # power, energy per job, cost and CO2 over the whole run (not `job_window`).
+        out.update(self.meta.get("energy") or {})
         if reference is not None:
             out["mean_ftf_rho"] = _mean(
                 finish_time_fairness(self, reference, job_window).to_numpy(dtype=float)
@@ -247,6 +264,49 @@ def finish_time_fairness(
     return (mine.loc[both] / ref.loc[both]).rename("ftf_rho")
 
 
+def admission_summary(jobs: pd.DataFrame) -> dict[str, Any]:
+    """The admission keys of `SimulationResult.summary`, the same for every policy: a policy
+    without an `admit` hook accepts every job that can run (no ``admission`` column).
+
+    - ``jobs_accepted`` / ``jobs_best_effort`` / ``jobs_declined``: the jobs by decision
+      (jobs unschedulable at load are in none of them);
+    - ``avg_jct_accepted`` / ``avg_jct_best_effort``: the mean JCT of the finished jobs of
+      each class (NaN when none finished);
+    - with deadlines, ``deadline_jobs`` (jobs submitted with one) and
+      ``deadline_satisfactory_ratio``: ElasticFlow's ratio (ASPLOS '23, §6; its artifact's
+      ``log_final_result``: accepted ÷ (accepted + declined), where a job finished after its
+      deadline counts as declined), i.e. the deadline jobs that finished by their submitted
+      deadline ÷ every deadline job submitted, declined, best-effort and unfinished ones
+      counting as missed unless they finished in time. It equals ``deadline_satisfaction``
+      (which already counted a job that never finished as missed); it is named as the papers
+      name it, beside the counts of the decisions behind it."""
+    status = jobs["status"]
+    declined = (status == DECLINED).to_numpy(dtype=bool)
+    unschedulable = (status == "unschedulable").to_numpy(dtype=bool)
+    if "admission" in jobs.columns:
+        admission = jobs["admission"]
+        best_effort = (admission == BEST_EFFORT).fillna(False).to_numpy(dtype=bool)
+        accepted = (admission == ACCEPT).fillna(False).to_numpy(dtype=bool)
+    else:
+        best_effort = np.zeros(len(jobs), dtype=bool)
+        accepted = ~unschedulable & ~declined
+    finished = (status == FINISHED).to_numpy(dtype=bool)
+    jct = jobs["jct"].to_numpy(dtype=float)
+    out: dict[str, Any] = {
+        "jobs_accepted": int(accepted.sum()),
+        "jobs_best_effort": int(best_effort.sum()),
+        "jobs_declined": int(declined.sum()),
+        "avg_jct_accepted": _mean(jct[accepted & finished]),
+        "avg_jct_best_effort": _mean(jct[best_effort & finished]),
+    }
+    if "deadline" in jobs.columns and jobs["deadline"].notna().any():
+        with_deadline = jobs[jobs["deadline"].notna()]
+        met = with_deadline["deadline_met"].fillna(False).astype(bool)
+        out["deadline_jobs"] = int(len(with_deadline))
+        out["deadline_satisfactory_ratio"] = float(met.mean())
+    return out
+
+
 def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else math.nan
 
@@ -304,10 +364,16 @@ def build_result(
     retime = getattr(sim.policy, "reported_times", None)
     start = outcome["start_time"] if retime is None else retime(outcome["start_time"])
     finish = outcome["finish_time"] if retime is None else retime(outcome["finish_time"], ends=True)
-    # 0 finished, 1 unfinished, 2 unschedulable
+    # 0 finished, 1 unfinished, 2 unschedulable, 3 declined (`dlsched.engine.admission`)
     status = (~outcome["finished"]).astype(np.int64)
     if unschedulable:
         status[np.fromiter(unschedulable, np.int64, len(unschedulable))] = 2
+    declined = getattr(sim, "declined", None)
+    if declined:
+        status[np.fromiter(declined, np.int64, len(declined))] = 3
+    admissions: dict[int, tuple[str, str]] | None = (
+        sim.admissions if getattr(sim, "_admit", None) is not None else None
+    )
     jobs = pd.DataFrame(
         {
             "job_id": job_ids,
@@ -322,7 +388,7 @@ def build_result(
             "migrations": outcome["migrations"],
             "restarts": outcome["restarts"],
             "rescales": outcome["rescales"],
-            "status": text_column(status, (FINISHED, "unfinished", "unschedulable")),
+            "status": text_column(status, (FINISHED, "unfinished", "unschedulable", DECLINED)),
             "model": models,
             "total_steps": total_steps,
             # the time each job waited without GPUs: its JCT less the wall time it held GPUs
@@ -345,6 +411,15 @@ def build_result(
             [None if np.isnan(d) else bool(f <= d) for d, f in zip(deadlines, finish, strict=True)],
             dtype="boolean",
         )
+    if admissions is not None:
+        # the policy's decision on each job (none for jobs unschedulable at load)
+        codes = np.full(n, -1, dtype=np.int64)
+        reasons: list[str | None] = [None] * n
+        for index, (decision, reason) in admissions.items():
+            codes[index] = DECISIONS.index(decision)
+            reasons[index] = reason
+        jobs["admission"] = text_column(codes, DECISIONS)
+        jobs["admission_reason"] = pd.Series(reasons, dtype=jobs["status"].dtype)
     if cpu is not None and memory is not None:
         # A run with CPU/memory demands carries them, so its tables alone say what each job
         # held (`dlsched.utilisation`), wherever the trace has gone since.
@@ -380,6 +455,14 @@ def build_result(
                     stacklevel=2,
                 )
     result = SimulationResult(jobs=jobs, events=events, timeline=timeline, meta=meta)
+    if cluster.energy is not None:  # the cluster file has an `energy:` section
+        from dlsched.energy import energy_sources, energy_summary
+
+        meta["energy"] = energy_summary(result, cluster)
+        meta["energy_sources"] = energy_sources(cluster)
+    figures = getattr(sim.estimator, "figures", None)  # a predicting estimator's errors
+    if figures is not None:
+        meta["prediction"] = figures()
     if cluster.declares_cpus or cluster.declares_memory:
         from dlsched.utilisation import utilisation_summary
 

@@ -123,6 +123,10 @@ PRESETS: Registry[OverheadModel] = Registry(
 for _name, _model in _BUILTIN_PRESETS.items():
     PRESETS.add(_name, _model)
 del _name, _model
+# The ElasticFlow artifact's per-GPU-count costs (its own subclass, `dlsched.elasticflow_overheads`,
+# which cites the artifact's lines): under 256 GPUs, and from 256 GPUs on.
+PRESETS.add_lazy("elasticflow", "dlsched.elasticflow_overheads:ELASTICFLOW")
+PRESETS.add_lazy("elasticflow-256", "dlsched.elasticflow_overheads:ELASTICFLOW_256")
 
 
 def make_overheads(spec: OverheadModel | str | None, restart_s: float = 0.0) -> OverheadModel:

@@ -26,6 +26,10 @@ their ``peak_*`` and ``gpu_busy_utilization`` / ``peak_gpu_utilization`` (see
 read from the run's workload (rebuilt from its stored config: the trace must still be where,
 and what, it was). A GPU-only experiment's report is what it was.
 
+When runs have energy figures (their cluster file has an ``energy:`` section,
+`dlsched.energy`), ``power.png`` plots the cluster's power draw over time, one panel per
+policy variant, and the summary tables carry ``energy_kwh``, ``mean_power_w`` and the rest.
+
 "Load" is the arrival-rate scale (``workload.arrival_rate_scale``) when it is swept, else
 the first numeric sweep axis; other sweep axes split a policy into variants
 ("srtf, estimator.sigma=0.5").
@@ -66,6 +70,7 @@ PLOTS = (
 )
 DEADLINE_PLOT = "deadline_satisfaction.png"
 RESOURCE_PLOT = "resource_utilization.png"
+POWER_PLOT = "power.png"
 _MD_METRICS = (
     ("avg_jct", "avg JCT (s)"),
     ("p95_jct", "p95 JCT (s)"),
@@ -357,9 +362,12 @@ def write_report(
             "policy_bars.png": lambda: _plot_bars(data),
             DEADLINE_PLOT: lambda: _plot_deadlines(data),
             RESOURCE_PLOT: lambda: _plot_resources(data),
+            POWER_PLOT: lambda: _plot_power(data),
         }
         if data.resources:
             plots.append(RESOURCE_PLOT)
+        if _has_energy(data):
+            plots.append(POWER_PLOT)
         for name in plots:
             written += _save(figures[name](), root / name, chosen, dpi)
     shown = [_shown_name(name, chosen) for name in plots] if not data.done.empty else []
@@ -1040,6 +1048,57 @@ def _plot_resources(data: ReportData) -> Figure:
         f"({_load_label(data)} = {_short(top)}, first replicate)"
     )
     _legend(fig, axes)
+    return fig
+
+
+def _has_energy(data: ReportData) -> bool:
+    """Whether any finished run has energy figures (`dlsched.energy`)."""
+    return "energy_kwh" in data.done.columns and bool(data.done["energy_kwh"].notna().any())
+
+
+def _plot_power(data: ReportData) -> Figure:
+    """Cluster power over time (`dlsched.energy.power_series`): one panel per policy
+    variant with energy figures, at the highest load and the first replicate."""
+    from dlsched.energy import power_series
+
+    done = data.done[data.done["energy_kwh"].notna()]
+    loads = sorted(dict.fromkeys(done["load"]), key=lambda v: (isinstance(v, str), v))
+    top = loads[-1]
+    picks: list[pd.Series] = []
+    for variant in data.variants:
+        mine = done[(done["variant"] == variant) & (done["load"] == top)]
+        if not mine.empty and len(picks) < _MAX_PANELS:
+            picks.append(mine.sort_values("replicate").iloc[0])
+    series = []
+    for row in picks:
+        key = row["key"]
+        config = _stored(
+            data.store.run_dir(key) / "config.json", partial(data.store.run_config, key)
+        )
+        result = _stored(data.store.run_dir(key), partial(data.store.load_run, key))
+        series.append(power_series(result.timeline, Cluster.from_dict(config["cluster"])))
+    fig, axes = _figure(len(picks), width=6.4 if len(picks) == 1 else 4.6)
+    unit, scale = time_unit([float(s["time"].max()) for s in series if len(s)] or [1.0])
+    peak = max((float(s["power_w"].max()) for s in series if len(s)), default=1.0)
+    kilo = peak >= 10_000  # kW on the axis once the numbers grow long
+    for ax, row, power in zip(axes, picks, series, strict=True):
+        ax.step(
+            power["time"] / scale,
+            power["power_w"] / (1000.0 if kilo else 1.0),
+            where="post",
+            label="cluster power",
+        )
+        ax.set_ylim(0, 1.05 * peak / (1000.0 if kilo else 1.0))
+        ax.set_xlabel(f"time ({unit})")
+        ax.set_ylabel("power (kW)" if kilo else "power (W)")
+        ax.set_title(
+            f"{short_label(str(row['variant']))}: {row['energy_kwh']:.3g} kWh", fontsize=10
+        )
+        ax.grid(alpha=0.3)
+    fig.suptitle(
+        f"{data.manifest['name']}: cluster power over time\n"
+        f"({_load_label(data)} = {_short(top)}, first replicate)"
+    )
     return fig
 
 

@@ -225,6 +225,20 @@ def load_text(text: str, source: str) -> Any:
         raise ConfigError(f"{source}: not valid YAML: {problem(exc)}; fix the syntax") from None
 
 
+def _read_at_most(handle: Any, limit: int, chunk: int = 1 << 16) -> bytes:
+    """At most `limit` bytes of `handle`, read in chunks: ``read(limit)`` would allocate a
+    `limit`-byte buffer for every file, however small."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        part = handle.read(min(chunk, left))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
 def read_text(path: str | os.PathLike[str], what: str = "YAML file") -> str:
     """The text of YAML file `path`: a regular file of at most `MAX_BYTES`, UTF-8.
 
@@ -251,7 +265,7 @@ def read_text(path: str | os.PathLike[str], what: str = "YAML file") -> str:
         with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise ConfigError(f"{path}: the {what} is not a regular file; name a YAML file")
-            raw = handle.read(MAX_BYTES + 1)
+            raw = _read_at_most(handle, MAX_BYTES + 1)
     except OSError as exc:
         raise ConfigError(
             f"{path}: cannot read the {what} ({exc.strerror or exc}); check the path"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING
 
+from dlsched.engine.admission import DECLINED
 from dlsched.engine.ledger import FREE, WHOLE
 from dlsched.errors import SchedulingError
 from dlsched.jobs import FINISHED, PENDING, JobSpec, JobState
@@ -31,6 +32,13 @@ from dlsched.jobs import FINISHED, PENDING, JobSpec, JobState
 if TYPE_CHECKING:
     from dlsched.engine.ledger import Ledger
     from dlsched.engine.state import Clock, JobIndex
+
+
+def _declined(state: JobState) -> str:
+    return (
+        f"job {state.job_id!r} was declined at admission (`admit`): a declined job never "
+        "runs; leave it out of the allocation"
+    )
 
 
 class Allocation(MutableMapping):
@@ -59,6 +67,8 @@ class Allocation(MutableMapping):
         if type(job) is JobState:  # the common case first
             if job.status == FINISHED:
                 raise SchedulingError(f"job {job.job_id!r} has already finished")
+            if job.status == DECLINED:
+                raise SchedulingError(_declined(job))
             return job
         if isinstance(job, JobState):
             state = job
@@ -71,6 +81,8 @@ class Allocation(MutableMapping):
             state = found
         if state.status == FINISHED:
             raise SchedulingError(f"job {state.job_id!r} has already finished")
+        if state.status == DECLINED:
+            raise SchedulingError(_declined(state))
         return state
 
     def _current(self, state: JobState) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dlsched.engine.admission import DECLINED
 from dlsched.engine.ledger import ABSENT, FREE, PACKED, SHARED, Pool
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 
@@ -124,6 +125,8 @@ class Auditor:
         for job_id, state in sim.jobs.pending.items():
             if state.status != PENDING or state.gpus:
                 self._fail(f"pending job {job_id!r} is {state.status} with GPUs {state.gpus}")
+        if sim.declined:
+            self._check_declined()
         free_by_type = {t: 0 for t in ledger.capacity}
         free_by_pool = {p: 0 for p in ledger.pool_capacity}
         # each pool's buckets as they should be: nodes by their count of free GPUs (>= 1)
@@ -167,6 +170,21 @@ class Auditor:
         # a count over every job's state: that is O(jobs) per call, quadratic in a run.)
         if len(self.finished_ids) != sim.finished:
             self._fail(f"finished count is off: {sim.finished}, {len(self.finished_ids)} seen")
+
+    def _check_declined(self) -> None:
+        """A job the policy declined at admission (`dlsched.engine.admission`) is never
+        queued and never holds a GPU: not in the running or pending sets, owner of no GPU."""
+        sim = self.sim
+        declined = sim.declined
+        for state in (*sim.jobs.running.values(), *sim.jobs.pending.values()):
+            if state.spec.index in declined or state.status == DECLINED:
+                self._fail(
+                    f"declined job {state.job_id!r} is {state.status} with GPUs {state.gpus}: "
+                    "a job declined at admission never runs"
+                )
+        held = declined.intersection(sim.ledger.owner)
+        if held:
+            self._fail(f"declined jobs (indices {sorted(held)}) own GPUs in the ledger")
 
     def _check_resources(self) -> None:
         """CPU and memory: only running jobs hold any, on nodes of their GPUs (a job without

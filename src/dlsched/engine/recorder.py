@@ -46,9 +46,15 @@ EVENT_KINDS = (
     "rerate",
     "preempt",
     "finish",
+    # a policy's admission decision, right after the submit (`dlsched.engine.admission`;
+    # only where the policy has an `admit` hook)
+    "admit",
+    "best_effort",
+    "decline",
 )
 #: Codes of the kinds in `Recorder.kinds`.
 SUBMIT, UNSCHEDULABLE, START, RESTART, MIGRATE, RESCALE, RERATE, PREEMPT, FINISH = range(9)
+ADMIT, BEST_EFFORT, DECLINE = range(9, 12)
 KIND_CODE = {kind: code for code, kind in enumerate(EVENT_KINDS)}
 
 
@@ -247,7 +253,7 @@ class Recorder:
         for i in range(n):
             kind, spec = self.kinds[i], specs[self.jobs[i]]
             gpus = self.gpu_sets[self.gpu_codes[i]]
-            n_gpus = spec.num_gpus if kind <= UNSCHEDULABLE else len(gpus)
+            n_gpus = spec.num_gpus if kind <= UNSCHEDULABLE or kind >= ADMIT else len(gpus)
             out.append(
                 Event(
                     self.times[i],
@@ -298,6 +304,7 @@ class Recorder:
         # (built in place: a log of millions of events is most of a long run's result)
         num_gpus = lengths[codes]  # GPUs held or given back, but what a submit asks for
         submitted = kinds <= UNSCHEDULABLE
+        submitted |= kinds >= ADMIT  # an admission decision is about what the job asks for
         num_gpus[submitted] = asked[jobs[submitted]]
         del submitted
         placed = np.frombuffer(self.placed_at, dtype=np.int64)

@@ -29,6 +29,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from heapq import heappop, heappush
 from types import MethodType
 from typing import TYPE_CHECKING, Any
@@ -38,9 +39,12 @@ import simpy
 from simpy.events import NORMAL, URGENT, EventPriority
 
 from dlsched.cluster import Cluster
+from dlsched.engine.admission import ACCEPT, DECLINE, DECLINED, admission_hook, checked
 from dlsched.engine.ledger import PACKED, WHOLE, Ledger, Pool
 from dlsched.engine.progress import Progress, ProgressSink
 from dlsched.engine.recorder import (
+    ADMIT,
+    BEST_EFFORT,
     FINISH,
     MIGRATE,
     PREEMPT,
@@ -53,6 +57,7 @@ from dlsched.engine.recorder import (
     Event,
     Recorder,
 )
+from dlsched.engine.recorder import DECLINE as DECLINE_EVENT
 from dlsched.engine.state import Clock, JobIndex, JobStates
 from dlsched.engine.view import ClusterView
 from dlsched.errors import ConfigError, SchedulingError
@@ -300,7 +305,17 @@ class Simulator:
         self._observe_clock = getattr(estimator, "advance", None)
         self._observe_stint = getattr(estimator, "on_stint", None)
         self._observe_stop = getattr(estimator, "on_stop", None)
+        # An estimator that learns from finished jobs (perf/predicting.py) is told of each one
+        # as it finishes, and reads the engine's clock when it predicts.
+        self._observe_finish = getattr(estimator, "on_finish", None)
+        if self._observe_finish is not None:
+            estimator.watch(self.clock)  # type: ignore[attr-defined]
         self._on_arrival = _hook(policy, "on_arrival")
+        # Admission control (`dlsched.engine.admission`): the policy's `admit`, or None (every
+        # job accepted, nothing recorded); its decisions by job index, and the declined jobs
+        self._admit = admission_hook(policy)
+        self.admissions: dict[int, tuple[str, str]] = {}
+        self.declined: set[int] = set()
         self._on_finish = _hook(policy, "on_finish")
         self._on_round = getattr(policy, "on_round", None)
         # A policy that declares it changes nothing while no waiting job fits the free GPUs
@@ -561,6 +576,7 @@ class Simulator:
             recorder.gpu_codes,
         )
         on_arrival = self._on_arrival
+        admit = self._admit
         pending, active, demand = jobs.pending, jobs.active, jobs.demand
         early = self._early_skips
         epoch_of = self.ledger.pool_epoch.__getitem__
@@ -594,6 +610,13 @@ class Simulator:
                 state = live[i]
                 if state is None:  # `self.states[i]`, inlined
                     state = live[i] = JobState(spec)
+                if admit is not None:
+                    # logs the submit and the decision; None: declined, never queued
+                    admitted = self._admission(state, now)
+                    if admitted is None:
+                        i += 1
+                        continue
+                    state = admitted
                 job_id = spec.job_id
                 pending[job_id] = state  # JobIndex.arrive, inlined for speed
                 active[job_id] = state
@@ -608,10 +631,11 @@ class Simulator:
                     demand[n_gpus] = 1
                 else:
                     demand[n_gpus] = count + 1
-                times.append(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
-                kinds.append(SUBMIT)
-                job_column.append(i)
-                gpu_codes.append(0)
+                if admit is None:
+                    times.append(now)  # `Recorder.add(now, SUBMIT, i, ())`, inlined
+                    kinds.append(SUBMIT)
+                    job_column.append(i)
+                    gpu_codes.append(0)
                 if on_arrival is not None:
                     on_arrival(state)
                 i += 1
@@ -638,6 +662,31 @@ class Simulator:
             if self._on_progress is not None:
                 self._on_progress(now)
         self.arrivals_done = True
+
+    def _admission(self, state: JobState, now: float) -> JobState | None:
+        """Ask the policy's `admit` about an arriving job; log its submit and the decision.
+        The state to queue (a best-effort job's, without its deadline), or None: declined."""
+        assert self._admit is not None
+        decision = checked(self._admit(state, self.view), self.policy, state)
+        index = state.spec.index
+        self.admissions[index] = (decision.decision, decision.reason)
+        recorder = self.recorder
+        recorder.add(now, SUBMIT, index, ())
+        if decision.decision == DECLINE:
+            recorder.add(now, DECLINE_EVENT, index, ())
+            state.status = DECLINED  # (the auditor checks it never holds GPUs)
+            self.declined.add(index)
+            self.states.live[index] = None  # never runs: nothing to keep
+            return None
+        if decision.decision == ACCEPT:
+            recorder.add(now, ADMIT, index, ())
+            return state
+        recorder.add(now, BEST_EFFORT, index, ())
+        if state.spec.deadline is None:
+            return state
+        # the policy sees the job without its deadline; the result keeps the submitted one
+        best_effort = self.states.live[index] = JobState(replace(state.spec, deadline=None))
+        return best_effort
 
     def _rounds(self, round_s: float) -> Any:
         env, clock, jobs = self.env, self.clock, self.jobs
@@ -1222,6 +1271,8 @@ class Simulator:
         recorder.gpu_codes.append(self._gpu_code_of[index])
         if self._on_finish is not None:
             self._on_finish(state)
+        if self._observe_finish is not None:
+            self._observe_finish(state)
         if certain:
             self._row_due = now
         else:

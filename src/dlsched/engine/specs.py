@@ -135,7 +135,9 @@ def build_specs(
 
     # Columns are converted whole (numpy, and each distinct text once), then one loop builds
     # the specs in row order, so the first job that can never run is the one reported.
-    texts = {name: _texts(df, name) for name in ("model", "user", "vc", "gpu_type", "status")}
+    texts = {
+        name: _texts(df, name) for name in ("model", "user", "vc", "gpu_type", "status", "name")
+    }
     constraints = _texts(df, "gpu_constraint")
     models, gpu_types = texts["model"], texts["gpu_type"]
     submits = _floats(df, "submit_time", math.nan)
@@ -286,6 +288,7 @@ def build_specs(
             most,
             cpu_milli,
             memory_mib,
+            texts["name"][index],
         )
         if reason is None:
             if per_type:

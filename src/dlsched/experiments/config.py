@@ -74,7 +74,7 @@ WORKLOAD_KEYS = (
     "arrival_rate_scale",
     "resample_per_seed",
 )
-ESTIMATOR_KEYS = ("name", "sigma", "sigma_throughput")
+ESTIMATOR_KEYS = ("name", "sigma", "sigma_throughput", "params")
 POLICY_KEYS = ("name", "label", "params")
 SWEEPABLE = (
     "cluster",
@@ -650,8 +650,8 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
-        if arg and name == "learned":  # learned:<prior>, checked by make_estimator below
-            spec["name"] = f"learned:{arg}"
+        if arg and name in ("learned", "predict"):  # learned:<prior>, predict:<predictor>,
+            spec["name"] = f"{name}:{arg}"  # checked by make_estimator below
         elif arg:
             if name != "noisy":
                 raise ctx.error(key, f"only the noisy estimator takes ':<sigma>', got {value!r}")
@@ -688,6 +688,8 @@ def _estimator_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, 
                 f"{key}.sigma_throughput",
             ),
         }
+    if name.startswith("predict") and "params" in spec:
+        return _predicting_spec(spec, ctx, key)
     extra = sorted(set(spec) - {"name"})
     if extra:
         raise ctx.error(
@@ -699,6 +701,26 @@ def _estimator_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, 
     except (TypeError, ValueError) as exc:
         raise ctx.error(key, str(exc)) from None
     return {"name": name}
+
+
+def _predicting_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, Any]:
+    """``{name: predict:<predictor>, params: {...}}``: a predictor with its parameters."""
+    from dlsched.perf.predicting import PredictingEstimator
+
+    extra = sorted(set(spec) - {"name", "params"})
+    if extra:
+        raise ctx.error(f"{key}.{extra[0]}", "a predicting estimator takes only name and params")
+    params = spec["params"]
+    if not isinstance(params, dict):
+        raise ctx.error(
+            f"{key}.params", f"must be a mapping of predictor parameters, got {params!r}"
+        )
+    try:
+        make_estimator(spec["name"])
+        PredictingEstimator(spec["name"].partition(":")[2] or "helios", **params)
+    except (TypeError, ValueError) as exc:
+        raise ctx.error(f"{key}.params", str(exc)) from None
+    return {"name": spec["name"], "params": dict(params)}
 
 
 def _policies(value: Any, ctx: _Context) -> list[PolicyChoice]:

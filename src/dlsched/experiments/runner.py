@@ -162,6 +162,10 @@ def build_estimator(spec: Mapping[str, Any]) -> OracleEstimator:
     """The estimator of a resolved run config."""
     if spec["name"] == "noisy":
         return NoisyEstimator(spec["sigma"], spec["sigma_throughput"])
+    if spec.get("params") is not None:  # a predictor with its parameters
+        from dlsched.perf.predicting import PredictingEstimator
+
+        return PredictingEstimator(spec["name"].partition(":")[2] or "helios", **spec["params"])
     return make_estimator(spec["name"])
 
 

@@ -87,6 +87,16 @@ def _synergy() -> ThroughputModel:
 THROUGHPUT_MODELS.add("synergy", _synergy)
 
 
+def _elasticflow() -> ThroughputModel:
+    from dlsched.perf.elasticflow import elasticflow_profile
+
+    return elasticflow_profile()
+
+
+# The ElasticFlow artifact's T4 and A100 iterations/s (perf/elasticflow.py), parsed once.
+THROUGHPUT_MODELS.add("elasticflow", functools.cache(_elasticflow))
+
+
 def _oracle(spec: str, arg: str) -> OracleEstimator:
     from dlsched.perf.estimator import OracleEstimator
 
@@ -151,6 +161,23 @@ def _goodput_estimator(spec: str, arg: str) -> OracleEstimator:
 ESTIMATORS.add("goodput", _goodput_estimator)
 
 
+def _predicting(spec: str, arg: str) -> OracleEstimator:
+    from dlsched import predict
+    from dlsched.perf.predicting import PredictingEstimator
+
+    name = arg or "helios"
+    if name not in predict.PREDICTORS:
+        raise ValueError(
+            f"estimator {spec!r}: unknown predictor {name!r}"
+            f"{did_you_mean(name, predict.PREDICTORS)}; after 'predict:' give one of "
+            f"{', '.join(predict.names())}"
+        )
+    return PredictingEstimator(name)
+
+
+ESTIMATORS.add("predict", _predicting)
+
+
 def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
     """A throughput model from its name (`duration`, `gavel`, `scaling`, or a plugin's) or
     as given."""
@@ -167,7 +194,8 @@ def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
 def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
     `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), `"goodput"`,
-    `"goodput:learned"`, `"goodput:noisy[:<sigma>]"` (for the goodput truth), a plugin's
+    `"goodput:learned"`, `"goodput:noisy[:<sigma>]"` (for the goodput truth),
+    `"predict:<predictor>"` (work from a duration predictor, `dlsched.predict`), a plugin's
     name (`ESTIMATORS`), or as given."""
     from dlsched.perf.estimator import OracleEstimator
 

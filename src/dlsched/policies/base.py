@@ -19,6 +19,14 @@ pools (`ClusterView.waiting_pools`) whose freed GPUs could let its next call do 
 or None. While none of them gets GPUs back, arrivals included, the engine skips its calls
 (strict FIFO: the blocked head decides, and an arrival joins behind it).
 
+A policy that decides admission defines `admit(job, view) -> Admission`
+(`dlsched.engine.admission`): the engine asks it about each job at its submit instant, before
+`on_arrival`, and the policy accepts the job, runs it as best-effort (its spec then has no
+deadline) or declines it (it is never queued, never given to `on_arrival` or `schedule`, and
+reported as ``declined``). A policy without `admit` accepts every job. `BasePolicy` has no
+default `admit` on purpose: a run whose policy has none keeps its tables as they were, without
+the ``admission`` column and events.
+
 A policy that asks for wake-ups (`ClusterView.wake_at`) may define `woken(view) -> bool`: at
 an instant where only its wake-ups are due (no arrival, completion or round since its last
 call) the engine asks it instead of calling `schedule`, and skips the call on False. It must
@@ -50,8 +58,8 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Policy(Protocol):
-    """What the engine calls. `start(view)` and the hooks `on_arrival(job)`,
-    `on_finish(job)`, `on_round(view)` are optional. `schedule` returns
+    """What the engine calls. `start(view)` and the hooks `admit(job, view)`,
+    `on_arrival(job)`, `on_finish(job)`, `on_round(view)` are optional. `schedule` returns
     `view.allocation()` after changing it, any mapping job id → GPU ids as the whole answer,
     or None for "no change"."""
 

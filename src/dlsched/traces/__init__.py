@@ -8,7 +8,8 @@ deadline assignment, ...) are in ``dlsched.traces.transforms``.
 Formats (``LOADERS`` keys): ``canonical`` (CSV/parquet), ``tiresias``, ``gavel``,
 ``philly`` (raw ``cluster_job_log`` JSON), ``philly-pollux``, ``alibaba-pai-2020`` (a
 directory of tables, or the job table), ``alibaba-gpu-2023`` (openb pods), ``helios``
-(``cluster_log.csv``), ``sia-pollux``, ``chronus``, ``hydra``.
+(``cluster_log.csv``), ``sia-pollux``, ``chronus``, ``hydra``, ``itp`` (Microsoft's raw ITP
+cluster tables, 2021), ``elasticflow`` (the ElasticFlow artifact's simulation traces).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ if TYPE_CHECKING:
         alibaba_pai,
         canonical,
         chronus,
+        elasticflow,
         gavel,
         helios,
         hydra,
+        itp,
         parsing,
         philly,
         philly_pollux,
@@ -82,6 +85,8 @@ _BUILTIN_FORMATS = {
     "sia-pollux": "sia_pollux",
     "chronus": "chronus",
     "hydra": "hydra",
+    "itp": "itp",
+    "elasticflow": "elasticflow",
 }
 
 LOADERS: Registry[Loader] = Registry("trace format", entry_point_group="dlsched.trace_formats")
@@ -129,16 +134,32 @@ def __dir__() -> list[str]:
 _GAVEL_SUFFIXES = (".trace", ".trace.gz")
 
 # CSV headers, checked in this order (the first match wins): (format, columns it must have,
-# columns it must not have). Chronus' header contains Tiresias', so it is checked first.
+# columns it must not have). Chronus' header contains Tiresias', so it is checked first;
+# ElasticFlow's has Tiresias' num_gpu and model_name, so it is checked before Tiresias too.
 _HEADERS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("canonical", frozenset({"job_id", "submit_time", "num_gpus"}), frozenset()),
     ("chronus", frozenset({"job_id", "num_gpu", "submit_time", "expect_time_list"}), frozenset()),
+    (
+        "elasticflow",
+        frozenset({"job_id", "num_gpu", "model_name", "batch_size", "iteration"}),
+        frozenset(),
+    ),
+    (
+        "elasticflow",
+        frozenset({"job_id", "num_gpu", "model_name", "batch_size", "num_iteration"}),
+        frozenset(),
+    ),
     ("tiresias", frozenset({"num_gpu", "model_name"}), frozenset({"expect_time_list"})),
     ("philly-pollux", frozenset({"timestamp", "duration", "num_gpus", "cluster"}), frozenset()),
     ("alibaba-gpu-2023", frozenset({"name", "num_gpu", "gpu_milli"}), frozenset()),
     ("helios", frozenset({"job_id", "vc", "gpu_num", "submit_time", "duration"}), frozenset()),
     ("sia-pollux", frozenset({"name", "time", "application", "num_replicas"}), frozenset()),
     ("hydra", frozenset({"job_name", "norm_job_submit_time", "ddl"}), frozenset()),
+    (
+        "itp",
+        frozenset({"job_id", "submission_time", "duration", "num_gpu"}),
+        frozenset({"model_name"}),
+    ),
 )
 
 

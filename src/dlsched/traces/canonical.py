@@ -52,7 +52,8 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         df = read_parquet_frame(path)
     else:
         header = read_csv_header(path)
-        text = [c for c in TEXT_COLUMNS if c in header]
+        # (and a job name, a passthrough history-based predictors match: `dlsched.predict`)
+        text = [c for c in (*TEXT_COLUMNS, "name") if c in header]
         df = read_csv_frame(path, text_columns=text, skipped=skipped)
     return validate_jobs(df, path, lenient=lenient, fmt=FORMAT, skipped=skipped or ())
 

@@ -11,7 +11,8 @@ Mapping: ``job_id``, ``user``, ``vc`` as traced; ``num_gpus`` = ``gpu_num``; ``s
 = seconds since the earliest loaded ``submit_time`` (``provenance["time_origin"]``);
 ``duration`` as traced; ``status`` = ``state``; ``cpu_milli`` = ``cpu_num`` × 1000 (the
 job's CPU request; the logs give no memory). Passthrough: ``cpu_num`` (kept as traced),
-``node_num``, ``queueing_delay`` (= ``queue``).
+``node_num``, ``queueing_delay`` (= ``queue``), ``name`` (= ``jobname``, in the logs of the
+authors' artifact, which history-based predictors match; `dlsched.predict.helios`).
 
 The logs are large (3.4 M jobs, more than half CPU-only), so the file is streamed in
 chunks and CPU-only jobs are dropped chunk by chunk. Excluded (``provenance["excluded"]``):
@@ -51,7 +52,7 @@ NEEDED: tuple[str, ...] = ("job_id", "vc", "gpu_num", "submit_time", "duration")
 CPU_ONLY = "CPU-only job (gpu_num 0)"
 NO_DURATION = "no duration (never ran)"
 ZERO_RUN = "zero run time (duration 0)"
-_TEXT = ("job_id", "user", "vc", "state", "submit_time", "start_time", "end_time")
+_TEXT = ("job_id", "user", "vc", "jobname", "state", "submit_time", "start_time", "end_time")
 
 
 def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
@@ -72,6 +73,8 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
         columns = {
             "job_id": part["job_id"],
             "user": part["user"] if "user" in part.columns else None,
+            # the HeliosArtifact's logs (and its Philly conversion) name jobs; HeliosData's don't
+            "name": part["jobname"] if "jobname" in part.columns else None,
             "vc": part["vc"],
             "num_gpus": part["gpu_num"],
             "submitted_ns": submitted,
@@ -90,7 +93,7 @@ def load(path: str | os.PathLike[str], *, lenient: bool = False) -> Workload:
     submit, origin = rebase(table.pop("submitted_ns").to_numpy(dtype=np.int64))
     bad_submit = table.pop("bad_submit").to_numpy(dtype=bool)
     table.insert(1, "submit_time", submit)
-    for column in ("user", "status", "cpu_num", "node_num", "queueing_delay"):
+    for column in ("user", "name", "status", "cpu_num", "node_num", "queueing_delay"):
         if table[column].isna().all():
             table.pop(column)
     if "cpu_num" in table.columns:
