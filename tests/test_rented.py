@@ -386,3 +386,9 @@ def test_rounds_go_on_while_an_instance_starts():
     result = dlsched.simulate(jobs, only_rented, "max_min_fairness", audit=True)
     assert result.jobs["preemptions"].sum() > 0  # the jobs took turns
     assert result.summary()["rented_cost"] == pytest.approx(5000 / 3600)
+
+
+def test_energy_figures_are_refused_on_a_rented_cluster():
+    """Energy accounting would count absent instances as idle GPUs: refused, naming the key."""
+    message = error_of(energy={})
+    assert "'energy'" in message and "instance_types" in message

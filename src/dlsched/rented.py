@@ -126,6 +126,15 @@ def parse_rented(data: Mapping[str, Any], source: str) -> RentedCapacity | None:
             "instance_types",
             "must be a mapping of instance name to {gpu_type, gpus, price_per_hour, ...}",
         )
+    if "energy" in data:
+        # `dlsched.energy` counts every GPU of the node table idle or busy for the whole run;
+        # absent instances would be billed idle watts. Refused until it reads availability.
+        raise _fail(
+            source,
+            "energy",
+            "cannot yet be combined with 'instance_types' (energy figures do not account for "
+            "instances that are absent); drop one of the two",
+        )
     types: dict[str, InstanceType] = {}
     for raw_name, props in declared.items():
         key = f"instance_types.{raw_name}"
