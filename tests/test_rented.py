@@ -213,22 +213,22 @@ def test_a_fixed_cluster_has_no_rented_keys_and_refuses_a_renting_provisioner():
 def test_known_answer_cost_of_a_burst_run():
     """FIFO, `on_demand` (idle release 600 s), per-second billing, worked by hand.
 
-    t=0: j1 takes the private node; j2 cannot start -> one `small` (cheapest) acquired,
-    present at 120. t=60: j3 arrives; the head is still j2, covered by the booting small.
-    t=120: j2 starts on the small; j3 (4 GPUs) cannot start, the small's limit is reached
-    -> one `big`, present at 420; j3 runs 420-1020. The big is idle from 1020, released at
-    1620; the small is idle from 1920 (j2 done), released at 2520; j1 ends at 3600.
+    t=0: j1 takes the private node; j2 waits -> one `small` (cheapest for 2 GPUs) acquired,
+    present at 120. t=60: j3 (4 GPUs) arrives; j2 is covered by the booting small, j3 is not
+    and the small's limit is reached -> one `big`, present at 360. t=120: j2 runs on the
+    small until 1920; t=360: j3 runs on the big until 960. The big is idle from 960,
+    released at 1560; the small is idle from 1920, released at 2520; j1 ends at 3600.
 
     small: held 0-2520 = 2520 s x $3.06/h / 3600 = $2.142; idle 120 + 600 = 720 s
-    big:   held 120-1620 = 1500 s x $24.48/h / 3600 = $10.20; idle 300 + 600 = 900 s
+    big:   held 60-1560 = 1500 s x $24.48/h / 3600 = $10.20; idle 300 + 600 = 900 s
     rented_cost = $12.342; rented_idle_s = 1620; cost_per_job = 12.342 / 3 = $4.114
     """
     result = dlsched.simulate(TRACE, cluster_of(), "fifo", audit=True)
     jobs = result.jobs.set_index("job_id")
-    assert jobs["start_time"].to_dict() == {1: 0.0, 2: 120.0, 3: 420.0}
+    assert jobs["start_time"].to_dict() == {1: 0.0, 2: 120.0, 3: 360.0}
     rows = result.meta["rented"]["instances"]
     held = [(r["name"], r["acquired_s"], r["released_s"]) for r in rows]
-    assert held == [("rent-small-0", 0.0, 2520.0), ("rent-big-0", 120.0, 1620.0)]
+    assert held == [("rent-small-0", 0.0, 2520.0), ("rent-big-0", 60.0, 1560.0)]
     summary = result.summary()
     assert round(summary["rented_cost"], 2) == 12.34
     assert summary["rented_cost"] == pytest.approx(12.342, abs=1e-9)
@@ -392,3 +392,10 @@ def test_energy_figures_are_refused_on_a_rented_cluster():
     """Energy accounting would count absent instances as idle GPUs: refused, naming the key."""
     message = error_of(energy={})
     assert "'energy'" in message and "instance_types" in message
+
+
+def test_a_strict_order_policy_blocked_on_a_large_job_is_served():
+    """QSSF starts j2 first and then blocks on j3 (4 GPUs, the least GPU-time): renting for
+    every waiting job, not just the earliest submitted, lets all three finish."""
+    result = dlsched.simulate(TRACE, cluster_of(), "qssf", audit=True)
+    assert result.summary()["jobs_completed"] == 3

@@ -1,15 +1,18 @@
-"""`on_demand`: rent for the head of the queue, give back what stays idle.
+"""`on_demand`: rent for the waiting jobs, give back what stays idle.
 
-At each scheduling point:
+At each scheduling point (after the policy's call, so it sees what could not start):
 
-- *Acquire*: when the job at the head of the queue (the earliest submitted waiting job)
-  cannot start — no GPU type it may use has as many GPUs free, counting instances still
-  starting, as it asks for — rent the cheapest way to cover the shortfall on one instance
-  type: ``ceil(shortfall / gpus per instance)`` instances of the type whose total hourly
-  price is lowest (ties: the type name), within the limits. Only the head is served, so
-  one job's demand is never rented twice while its instances boot; later jobs are served
-  when they reach the head. CPU and memory demands are not considered (a job that needs
-  more than an instance type's host resources may stay waiting).
+- *Acquire*: walk the waiting jobs in submit order (ties by job index), each taking its GPUs
+  from what is free or starting on some GPU type it may use; a job that finds too few
+  rents the cheapest way to cover its shortfall on one instance type:
+  ``ceil(shortfall / gpus per instance)`` instances of the type whose total hourly price is
+  lowest (ties: the type name), within the limits. This is the cluster autoscaler's rule
+  (scale up until every pending job fits), which any policy can use whatever order it
+  starts jobs in — a strict-order policy (QSSF, FIFO) blocked on a large job is served as
+  well as one that starts the head of the queue. Instances still starting count as
+  capacity, so no demand is rented twice while its instances boot. CPU, memory and
+  placement (one node or several) are not considered: a job that needs more host
+  resources than an instance has, or a policy that wants it on one node, may stay waiting.
 - *Release*: every present instance that has held no job for `idle_release_s` seconds.
   The default, 600 s, is the Kubernetes cluster autoscaler's ``--scale-down-unneeded-time``
   (10 minutes), the usual rule for giving back idle cloud nodes.
@@ -22,7 +25,6 @@ from __future__ import annotations
 import math
 
 from dlsched.cluster import type_key
-from dlsched.jobs import JobSpec
 from dlsched.provision.view import Provision, ProvisionView
 
 DEFAULT_IDLE_RELEASE_S = 600.0
@@ -58,42 +60,50 @@ class OnDemand:
                 release.append(node)
             elif wake_at is None or due < wake_at:
                 wake_at = due
-        head = view.head()
-        acquire = self._for_head(view, head) if head is not None else {}
+        acquire = self._for_queue(view)
         if acquire:
-            # an instance about to be released would serve the head: keep it instead
+            # an instance about to be released would serve a waiting job: keep it instead
             release = [n for n in release if view.instance_of(n).name not in acquire]
         return Provision(acquire, release, wake_at)
 
-    def _for_head(self, view: ProvisionView, head: JobSpec) -> dict[str, int]:
-        allowed = head.gpu_constraint
-        need = head.gpu_range[0] if head.num_gpus else 0
-        if need == 0:
-            return {}
-        best: tuple[float, str, int] | None = None
-        covered = False
-        for name in sorted(view.instance_types):
-            kind = view.instance_types[name]
+    def _for_queue(self, view: ProvisionView) -> dict[str, int]:
+        """Instances to rent so that every waiting job fits (see the module docstring)."""
+        have: dict[str, int] = {}  # GPU type key → GPUs free or starting, not yet promised
+        for kind in view.instance_types.values():
             key = type_key(kind.gpu_type)
-            if allowed is not None and key not in allowed:
+            have[key] = view.free_gpus(key) + view.starting_gpus(key)
+        for key in view._ledger.free_by_type:  # fixed-only types too
+            have.setdefault(key, view.free_gpus(key))
+        left = {name: view.can_acquire(name) for name in view.instance_types}
+        acquire: dict[str, int] = {}
+        for job in view.queue():
+            need = job.gpu_range[0] if job.num_gpus else 0
+            if need == 0:
                 continue
-            have = view.free_gpus(key) + view.starting_gpus(key)
-            if have >= need:
-                covered = True
-                break
-            count = math.ceil((need - have) / kind.gpus)
-            if count > view.can_acquire(name):
+            allowed = [
+                t for t in sorted(have) if job.gpu_constraint is None or t in job.gpu_constraint
+            ]
+            fits = next((t for t in allowed if have[t] >= need), None)
+            if fits is not None:
+                have[fits] -= need
                 continue
-            option = (count * kind.price_per_hour, name, count)
-            if best is None or option < best:
-                best = option
-        if covered or best is None or self._fits_fixed(view, head):
-            return {}
-        return {best[1]: best[2]}
-
-    @staticmethod
-    def _fits_fixed(view: ProvisionView, head: JobSpec) -> bool:
-        """Whether some allowed GPU type (fixed nodes included) has the head's GPUs free."""
-        need = head.gpu_range[0]
-        types = head.gpu_constraint or tuple(view._ledger.free_by_type)
-        return any(view.free_gpus(t) >= need for t in types)
+            best: tuple[float, str, int] | None = None
+            for name in sorted(view.instance_types):
+                kind = view.instance_types[name]
+                key = type_key(kind.gpu_type)
+                if key not in allowed:
+                    continue
+                count = math.ceil((need - have[key]) / kind.gpus)
+                if count > left[name]:
+                    continue
+                option = (count * kind.price_per_hour, name, count)
+                if best is None or option < best:
+                    best = option
+            if best is None:
+                continue  # the limits leave nothing that fits it: it waits for capacity
+            _, name, count = best
+            key = type_key(view.instance_types[name].gpu_type)
+            acquire[name] = acquire.get(name, 0) + count
+            left[name] -= count
+            have[key] += count * view.instance_types[name].gpus - need
+        return acquire
