@@ -25,6 +25,7 @@ from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
+from dlsched.provision.billing import rented_meta, resolve_provisioner
 from dlsched.traces import Workload, load_trace, validate_jobs
 
 
@@ -43,6 +44,7 @@ def simulate(
     max_time_s: float | None = None,
     progress: bool | None | ProgressSink = False,
     events: str | os.PathLike[str] | None = None,
+    provisioner: str | Any | None = None,
     **policy_params: Any,
 ) -> SimulationResult:
     """Replay `workload` on `cluster` under `policy` and return the result.
@@ -102,6 +104,13 @@ def simulate(
       columns need the whole run), and the CPU/memory figures of `summary()` are read
       back from the file.
 
+    - `provisioner`: on a cluster that rents instances (``instance_types``,
+      `dlsched.rented`), what acquires and releases them — a name in
+      `dlsched.provision.PROVISIONERS` (``"on_demand"``, the default there; ``"static"``
+      rents nothing) or an instance. The summary then has ``rented_cost``, ``rented_idle_s``
+      and ``cost_per_job`` (`dlsched.rented_metrics`). On a fixed cluster it must be None or
+      ``"static"``.
+
     A job that can never run (more GPUs than any one type has, or a model the throughput
     model cannot run anywhere) raises `TraceError` naming its file, row and field, unless the
     workload was loaded with `lenient=True`: then it is reported as `unschedulable`.
@@ -126,6 +135,7 @@ def simulate(
             )
         chosen = policy
     estimate = make_estimator(estimator)
+    renter = resolve_provisioner(provisioner, hardware)
     if _needs_goodput(work, throughput):
         work, truth, estimate = _goodput_defaults(work, hardware, chosen, throughput, estimate)
     else:
@@ -155,6 +165,7 @@ def simulate(
             policy_params,
             wall,
             events,
+            renter,
         )
 
 
@@ -174,6 +185,7 @@ def _replay(
     policy_params: dict[str, Any],
     wall: float,
     events: str | os.PathLike[str] | None = None,
+    renter: Any | None = None,
 ) -> SimulationResult:
     """`simulate` from the job specs to the result (no full GC collections meanwhile)."""
     specs, unschedulable = build_specs(work, hardware, truth, lenient)
@@ -191,6 +203,7 @@ def _replay(
         max_time_s=max_time_s,
         progress=progress,
         progress_desc=str(getattr(chosen, "name", type(chosen).__name__)),
+        provisioner=renter,
     )
     if events is not None:
         inputs = run_inputs(work, hardware)
@@ -233,6 +246,8 @@ def _replay(
         "scheduling_calls": sim.scheduling_calls,
         "scheduler_wall_s": sim.scheduler_wall_s,
     }
+    if sim.availability is not None:
+        meta["rented"] = rented_meta(sim, renter)
     n_jobs = len(specs)
     del specs  # `build_result` releases the run's job objects: hold none of them here
     if events is not None:  # before the result: its CPU/memory figures read the file back

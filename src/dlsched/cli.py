@@ -31,6 +31,7 @@ from dlsched.errors import DlschedError, did_you_mean
 from dlsched.experiments import EXECUTORS
 from dlsched.overheads import PRESETS
 from dlsched.perf import THROUGHPUT_MODELS, make_estimator
+from dlsched.provision import PROVISIONERS
 from dlsched.traces import LOADERS, load_trace
 
 if TYPE_CHECKING:
@@ -158,6 +159,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         type=_one_of("overhead preset", sorted(PRESETS)),
         help=f"a named overhead preset: {', '.join(sorted(PRESETS))} (overrides "
         "--restart-overhead)",
+    )
+    parser.add_argument(
+        "--provisioner",
+        default=None,
+        type=_one_of("provisioner", PROVISIONERS),
+        help=f"on a cluster that rents instances: {', '.join(PROVISIONERS)} (default: on_demand "
+        "there, none on a fixed cluster)",
     )
     parser.add_argument(
         "--progress",
@@ -498,6 +506,7 @@ def _simulate(
         overheads=args.overheads,
         progress=args.progress,
         events=getattr(args, "events", None),
+        provisioner=getattr(args, "provisioner", None),
     )
     # simulate() records the parameters only when it builds the policy itself.
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}

@@ -5,19 +5,24 @@ engine's ledger (`dlsched.engine.ledger`). GPU type names match case-insensitive
 spelling of the first occurrence in the cluster file is the one shown in results. A node
 group may declare its nodes' CPU cores (`cpus`) and host memory (`host_memory_gb`; a group's
 `memory_gb` is its GPUs' memory); the ledger then accounts jobs' CPU and memory demands.
+
+A cluster may also rent nodes (`instance_types`, `limits`, `billing`: `dlsched.rented`):
+each instance type's maximum count of nodes follows the fixed ones, and the engine starts
+them absent (`dlsched.engine.availability`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dlsched import safeyaml
 from dlsched.bundled import resolve_cluster
 from dlsched.errors import ConfigError, check_keys, did_you_mean
+from dlsched.rented import RentedCapacity, node_groups, parse_rented
 
 _TYPE_KEYS: dict[str, str] = {}  # name → key; GPU type names are few, lookups many
 
@@ -87,6 +92,7 @@ class Cluster:
     # the file's `energy:` section (`price_per_kwh`, `carbon_g_per_kwh`; each optional), or
     # None when it has none: then runs report no energy figures (`dlsched.energy`)
     energy: Mapping[str, float] | None = None
+    rented: RentedCapacity | None = None  # instance types to rent (`dlsched.rented`)
     gpu_node: tuple[int, ...] = field(init=False, repr=False)
     gpu_type_of: tuple[str, ...] = field(init=False, repr=False)
 
@@ -157,7 +163,18 @@ MAX_TOTAL_GPUS = 1_000_000
 MAX_GPUS_PER_NODE = 1024
 """The most GPUs one node may hold (``gpus_per_node``)."""
 
-_TOP_KEYS = ("name", "description", "gpu_types", "racks", "nodes", "vcs", "energy")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "gpu_types",
+    "racks",
+    "nodes",
+    "vcs",
+    "energy",
+    "instance_types",
+    "limits",
+    "billing",
+)
 _GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour", "active_w", "idle_w", "off_w")
 _ENERGY_KEYS = ("price_per_kwh", "carbon_g_per_kwh")
 _RACK_KEYS = ("name", "nodes")
@@ -254,8 +271,18 @@ def _parse(data: Any, source: str) -> Cluster:
         if not isinstance(data["nodes"], list):
             raise _fail(source, "nodes", "must be a list of {gpu_type, count, gpus_per_node}")
         groups.extend((f"nodes[{j}]", None, g) for j, g in enumerate(data["nodes"]))
+    rented = parse_rented(data, source)
+    fixed_groups = len(groups)
+    if rented is not None:  # each instance type's maximum count, after the fixed nodes
+        groups.extend(
+            (f"instance_types.{name}", None, g)
+            for name, g in zip(rented.instance_types, node_groups(rented), strict=True)
+        )
     if not groups:
-        raise ConfigError(f"{source}: no nodes: give a 'nodes' list (or 'racks' with nodes)")
+        raise ConfigError(
+            f"{source}: no nodes: give a 'nodes' list (or 'racks' with nodes, or "
+            "'instance_types' to rent)"
+        )
 
     # Validate every group and the total size before building anything, so that an absurd
     # count is refused instead of exhausting memory.
@@ -326,8 +353,14 @@ def _parse(data: Any, source: str) -> Cluster:
 
     nodes: list[Node] = []
     next_gpu = 0
-    for prefix, tkey, count, per_node, rack_name, cpus, host_memory, node_w in plans:
+    node_type: dict[int, str] = {}
+    rented_names = list(rented.instance_types) if rented is not None else []
+    for g, (prefix, tkey, count, per_node, rack_name, cpus, host_memory, node_w) in enumerate(
+        plans
+    ):
         for i in range(count):
+            if g >= fixed_groups:
+                node_type[len(nodes)] = rented_names[g - fixed_groups]
             gpu_ids = tuple(range(next_gpu, next_gpu + per_node))
             next_gpu += per_node
             nodes.append(
@@ -339,6 +372,15 @@ def _parse(data: Any, source: str) -> Cluster:
     used = {n.gpu_type for n in nodes}
     types = {k: v for k, v in types.items() if k in used}
     vcs = _parse_vcs(data.get("vcs"), nodes, source)
+    if rented is not None:
+        rented = replace(rented, node_type=node_type)
+        owned = sorted(i for vc in vcs for i in vc.node_indices if i in node_type)
+        if owned:
+            raise _fail(
+                source,
+                "vcs",
+                f"node {nodes[owned[0]].name!r} is rented; a VC may own fixed nodes only",
+            )
     cluster = Cluster(
         name=name,
         gpu_types=types,
@@ -347,6 +389,7 @@ def _parse(data: Any, source: str) -> Cluster:
         source=source,
         vcs=vcs,
         energy=_parse_energy(data.get("energy", None), "energy" in data, source),
+        rented=rented,
     )
     if cluster.energy is not None:  # every GPU type needs watts: refused now, not after a run
         from dlsched.energy import type_power

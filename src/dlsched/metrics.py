@@ -116,6 +116,11 @@ class SimulationResult:
                     for name, price in prices.items()
                 )
             )
+        # On a cluster that rents instances: what they cost (`dlsched.provision.billing`)
+        if self.meta.get("rented"):
+            from dlsched.provision.billing import rented_summary
+
+            out.update(rented_summary(self.meta, out["jobs_completed"]))
         if "deadline" in jobs.columns and jobs["deadline"].notna().any():
             with_deadline = jobs[jobs["deadline"].notna()]
             met = with_deadline["deadline_met"].fillna(False).astype(bool)

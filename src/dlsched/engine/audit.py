@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dlsched.engine.admission import DECLINED
-from dlsched.engine.ledger import FREE, PACKED, SHARED, Pool
+from dlsched.engine.ledger import ABSENT, FREE, PACKED, SHARED, Pool
 from dlsched.jobs import FINISHED, PENDING, RUNNING, JobState
 
 if TYPE_CHECKING:
@@ -63,7 +63,14 @@ class Auditor:
         vc_used: dict[str, float] = {}
         hosted: dict[int, int] = {}  # node → jobs without GPUs on it
         owning = {vc.name for vc in sim.cluster.vcs if vc.node_indices}
+        absent = ledger.absent_nodes  # (nodes not present: `engine.availability`)
+        nodes = sim.cluster.nodes
+        for node in absent:
+            for gpu in nodes[node].gpu_ids:
+                expected[gpu] = ABSENT
         for job_id, state in sim.jobs.running.items():
+            if absent and any(ledger.gpu_node[g] in absent for g in state.gpus):
+                self._fail(f"job {job_id!r} runs on a node that is not present: {state.gpus}")
             spec = state.spec
             if state.status != RUNNING or not state.gpus:
                 self._fail(f"job {job_id!r} is in the running set as {state.status}")
@@ -218,6 +225,10 @@ class Auditor:
                         f"node {node} ({sim.cluster.nodes[node].name}) is over-committed: "
                         f"jobs hold {taken} {unit} of {resource}, it has {cap}"
                     )
+                if node in ledger.absent_nodes:  # an absent node offers nothing
+                    if left:
+                        self._fail(f"absent node {node} has {left} {unit} of {resource} free")
+                    continue
                 if left != cap - taken:
                     self._fail(
                         f"node {node}'s free {resource} is {left} {unit}, its capacity less "

@@ -24,6 +24,13 @@ its allocation is that one id, it takes no GPU, only its demand on that node, an
 number of such jobs may share a node while its CPU and memory last. `gpu_node` and
 `gpu_type` cover the host slots too, so what reads a job's node or type from its ids works
 for them unchanged.
+
+A node may be *absent* (a rented instance not acquired, or still starting: see
+`dlsched.engine.availability`): `withdraw_node` marks its GPUs `ABSENT` and takes them out
+of every free index (free lists, buckets, free counts; its CPU and memory read 0 free), so
+no policy or placement helper sees them; `restore_node` puts them back. Capacities
+(`capacity`, `pool_capacity`) stay the hardware's maximum: they answer "could this job ever
+run here", and `absent_by_type` says how much of it is away now.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from dlsched.jobs import JobSpec
 FREE = -1
 SHARED = -2
 PACKED = -3
+ABSENT = -4  # the owner of a GPU whose node is absent (`Ledger.withdraw_node`)
 WHOLE = 1000
 MAX_PACKED = 2  # jobs per packed GPU: pairs, the only co-locations anyone measured
 UNLIMITED = 1 << 62
@@ -139,14 +147,75 @@ class Ledger:
         # node → number of jobs without GPUs on it (a node whose GPUs are all free may hold
         # some, and then not all its CPU and memory are free)
         self.hosting: dict[int, int] = {}
+        # GPUs of absent nodes per type (`withdraw_node`), and those nodes
+        self.absent_by_type: dict[str, int] = dict.fromkeys(self.capacity, 0)
+        self.absent_nodes: set[int] = set()
 
     @property
     def free_total(self) -> int:
         return sum(self.free_by_type.values())
 
     def busy_by_type(self) -> dict[str, int]:
-        """GPUs not free per type (a GPU shared by fractions counts as busy)."""
-        return {t: self.capacity[t] - f for t, f in self.free_by_type.items()}
+        """GPUs held by jobs per type (a GPU shared by fractions counts as busy; a GPU of an
+        absent node is neither free nor busy)."""
+        absent = self.absent_by_type
+        return {t: self.capacity[t] - f - absent[t] for t, f in self.free_by_type.items()}
+
+    # ---- absent nodes -------------------------------------------------------------------
+    def node_idle(self, node: int) -> bool:
+        """Whether no job holds anything on `node` (GPUs, a host slot, CPU or memory)."""
+        gpu_ids = self.cluster.nodes[node].gpu_ids
+        if len(self.node_free[node]) != len(gpu_ids) or node in self.hosting:
+            return False
+        return not any(node in held for held in self.reserved.values())
+
+    def withdraw_node(self, node: int) -> None:
+        """Make `node` absent: its GPUs leave every free index (see the module docstring).
+        A node on which a job holds anything is refused (`SchedulingError`)."""
+        if node in self.absent_nodes:
+            raise SchedulingError(f"node {node} is already absent")
+        if not self.node_idle(node):
+            raise SchedulingError(
+                f"node {node} ({self.cluster.nodes[node].name}) still runs jobs; only a node "
+                "that holds no job can be released or powered down"
+            )
+        gpu_ids = self.cluster.nodes[node].gpu_ids
+        pool = self.node_pool[node]
+        if gpu_ids:
+            self.buckets[pool][len(gpu_ids)].discard(node)
+        for gpu in gpu_ids:
+            self.owner[gpu] = ABSENT
+        self.node_free[node] = []
+        self.free_by_type[pool[0]] -= len(gpu_ids)
+        self.free_by_pool[pool] -= len(gpu_ids)
+        self.absent_by_type[pool[0]] += len(gpu_ids)
+        self.pool_epoch[pool] += 1
+        if self.cpu_free is not None:
+            self.cpu_free[node] = 0
+        if self.mem_free is not None:
+            self.mem_free[node] = 0
+        self.absent_nodes.add(node)
+
+    def restore_node(self, node: int) -> None:
+        """Make an absent node present again, all of it free."""
+        if node not in self.absent_nodes:
+            raise SchedulingError(f"node {node} is not absent")
+        self.absent_nodes.discard(node)
+        gpu_ids = self.cluster.nodes[node].gpu_ids
+        pool = self.node_pool[node]
+        for gpu in gpu_ids:
+            self.owner[gpu] = FREE
+        self.node_free[node] = list(gpu_ids)
+        if gpu_ids:
+            self.buckets[pool][len(gpu_ids)].add(node)
+        self.free_by_type[pool[0]] += len(gpu_ids)
+        self.free_by_pool[pool] += len(gpu_ids)
+        self.absent_by_type[pool[0]] -= len(gpu_ids)
+        self.pool_epoch[pool] += 1
+        if self.cpu_free is not None and self.cpu_capacity is not None:
+            self.cpu_free[node] = self.cpu_capacity[node]
+        if self.mem_free is not None and self.mem_capacity is not None:
+            self.mem_free[node] = self.mem_capacity[node]
 
     def misplaced(
         self, gpus: tuple[int, ...], vc: str | None, allowed_types: tuple[str, ...] | None
@@ -373,6 +442,17 @@ class Ledger:
         self.free_by_pool[pool] += 1
         self.pool_epoch[pool] += 1
 
+    def _taken(self, gpu: int) -> str:
+        """Why GPU `gpu` cannot be taken whole (it is not free)."""
+        if self.owner[gpu] == ABSENT:
+            node = self.gpu_node[gpu]
+            return (
+                f"GPU {gpu} is on node {node} ({self.cluster.nodes[node].name}), which is not "
+                "present (a rented instance not acquired or still starting, or a node powered "
+                "down)"
+            )
+        return f"GPU {gpu} is already held by job index {self.owner[gpu]}"
+
     def occupants(self, gpu: int) -> list[int]:
         """Indices of the jobs on a GPU (none on a host slot: its jobs share no GPU)."""
         if gpu >= self.host_base:
@@ -436,6 +516,8 @@ class Ledger:
         for gpu in gpus:
             if not 0 <= gpu < len(owner):
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {len(owner)})")
+            if owner[gpu] == ABSENT:
+                raise SchedulingError(self._taken(gpu))
             if pack and (milli != WHOLE or owner[gpu] < FREE or owner[gpu] == job_index):
                 raise SchedulingError(
                     f"GPU {gpu} cannot take job index {job_index} packed "
@@ -483,7 +565,7 @@ class Ledger:
             if not 0 <= gpu < n_gpus:
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {n_gpus})")
             if owner[gpu] != FREE:
-                raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
+                raise SchedulingError(self._taken(gpu))
             owner[gpu] = job_index
             node = self.gpu_node[gpu]
             free = self.node_free[node]
@@ -504,7 +586,7 @@ class Ledger:
             if not 0 <= gpu < n_gpus:
                 raise SchedulingError(f"GPU id {gpu} does not exist (cluster has {n_gpus})")
             if owner[gpu] != FREE:
-                raise SchedulingError(f"GPU {gpu} is already held by job index {owner[gpu]}")
+                raise SchedulingError(self._taken(gpu))
         gpu_node, node_free, node_pool = self.gpu_node, self.node_free, self.node_pool
         buckets, free_by_type, free_by_pool = self.buckets, self.free_by_type, self.free_by_pool
         epoch = self.pool_epoch

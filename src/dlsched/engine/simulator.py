@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from heapq import heappop, heappush
 from types import MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import simpy
@@ -68,6 +68,9 @@ from dlsched.overheads import OverheadModel
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
 from dlsched.perf.rates import JobRates, checked_rate
+
+if TYPE_CHECKING:
+    from dlsched.engine.availability import Availability
 
 #: Where an instant's scheduling call runs: after that instant's events of SimPy priority
 #: URGENT (0) and NORMAL (1), before those of a lower priority (`_LAST`).
@@ -196,6 +199,7 @@ class Simulator:
         max_time_s: float | None = None,
         progress: bool | None | ProgressSink = False,
         progress_desc: str | None = None,
+        provisioner: object | None = None,
     ) -> None:
         if max_time_s is not None and not max_time_s >= 0:
             raise ValueError(f"max_time_s must be >= 0 seconds, got {max_time_s!r}")
@@ -249,7 +253,25 @@ class Simulator:
             self._check_jobs_without_gpus(without_gpus, policy)
         self.jobs = JobIndex(self.states)
         self.clock = Clock()
-        self.recorder = Recorder(cluster, self.ledger.free_by_type, self.ledger)
+        # Nodes that come and go (rented instances: `dlsched.engine.availability`), or None
+        self.availability: Availability | None = None
+        self.provisioner = provisioner
+        self._booting = False  # some acquired node is still starting
+        self._provision_wakeups: set[float] = set()
+        free_for_timeline: Mapping[str, int] = self.ledger.free_by_type
+        if cluster.rented is not None:
+            from dlsched.engine.availability import Availability, FreeOrAbsent
+
+            node_type = cluster.rented.node_type or {}
+            kinds = cluster.rented.instance_types
+            self.availability = Availability(
+                self.ledger, {n: kinds[t].startup_s for n, t in node_type.items()}, True
+            )
+            free_for_timeline = FreeOrAbsent(self.ledger)
+            # the provisioner is called after each scheduling call, made or skipped, so that
+            # it sees what the policy could not start (`engine.provisioning`)
+            self._schedule = self._schedule_and_provision  # type: ignore[method-assign,assignment]
+        self.recorder = Recorder(cluster, free_for_timeline, self.ledger)  # type: ignore[arg-type]
         if without_gpus is not None:
             # a job without GPUs holds a host slot, logged as no GPUs (the empty set's code)
             for node in range(len(cluster.nodes)):
@@ -446,7 +468,15 @@ class Simulator:
         self._defer_rows = recorder._sink is None and recorder._resource_log is None
         # Not with a policy that answers wake-ups (`_wake_mark` reads whether a call was
         # asked for before) nor under the auditor (it checks after every call, skipped or not).
-        self._early_skips = self._skip_blocked and self._woken is None and self._auditor is None
+        self._early_skips = (
+            self._skip_blocked
+            and self._woken is None
+            and self._auditor is None
+            and self.availability is None  # a provisioner is called at every instant
+        )
+        provision_start = getattr(self.provisioner, "start", None)
+        if provision_start is not None:
+            provision_start(self.view)
         # The arrivals begin at once, before anything else at time 0 (as a process would).
         self._at(0.0, URGENT, self._arrive_first, 0)
         round_s = round_length(self.policy)
@@ -463,8 +493,10 @@ class Simulator:
             try:
                 self._loop()
                 self._write_due_row()
+                self._give_back_instances()
             except _Halt:
                 self._write_due_row()
+                self._give_back_instances()
             except BaseException:
                 # a call that raised may have taken GPUs it never started: a row from the
                 # ledger now would show them; the row is left out rather than wrong
@@ -474,6 +506,11 @@ class Simulator:
                 if self._progress is not None:
                     self._progress.close(self.jobs.finished, self.clock.now)
                     self._progress = None
+
+    def _give_back_instances(self) -> None:
+        """At the end of a run, release every node still held (`availability`)."""
+        if self.availability is not None:
+            self.availability.release_all(self.clock.now)
 
     def _loop(self) -> None:
         """`simpy.Environment.run()`, inlined (the same steps: pop the next event, set the
@@ -687,7 +724,12 @@ class Simulator:
             clock.now = max(clock.now, target)
             if self.arrivals_done and not jobs.active:
                 return
-            if self.arrivals_done and not jobs.running and not self._last_call_changed:
+            if (
+                self.arrivals_done
+                and not jobs.running
+                and not self._last_call_changed
+                and not self._booting  # (an instance that is starting will change that)
+            ):
                 return  # nothing runs and the policy keeps declining: it never will
             clock.is_round = True
             self._request_schedule()
@@ -808,6 +850,8 @@ class Simulator:
                 touched = {g for _, old_gpus, new_gpus in changes for g in (*old_gpus, *new_gpus)}
                 self._rerate_neighbours(touched, {state.spec.index for state, _, _ in changes})
             self._last_call_changed = True
+            if self.availability is not None:
+                self.availability.observe(clock.now)
             if self._row_due is not None:  # this call's row replaces it (`_write_due_row`)
                 self._row_due = None
                 self.recorder.write_row(clock.now)
@@ -828,7 +872,7 @@ class Simulator:
                 self._wait_sum = sum(map(self.ledger.pool_epoch.__getitem__, pools))
         if self._auditor is not None:
             self._auditor.after_schedule()
-        if changes or jobs.running:
+        if changes or jobs.running or self._booting:  # (an instance booting is progress)
             self._idle_calls = 0
         else:
             self._idle_calls += 1
@@ -853,6 +897,13 @@ class Simulator:
             alloc.replace_all(answer)
         except SchedulingError as exc:
             raise SchedulingError(f"policy {name!r}, schedule(): {exc}") from None
+
+    def _schedule_and_provision(self, event: object) -> None:
+        """`_schedule`, then the provisioner (on a cluster that rents: see `__init__`)."""
+        Simulator._schedule(self, event)
+        from dlsched.engine.provisioning import provision
+
+        provision(self)
 
     def _write_due_row(self) -> None:
         """Write the timeline row a finish left due (`_row_due`), if any: the free GPUs have
@@ -1284,6 +1335,10 @@ class Simulator:
         del jobs.running[job_id]
         del jobs.active[job_id]
         jobs.finished += 1
+        if self.availability is not None:
+            self.availability.observe(now)
+            if self.arrivals_done and not jobs.active:  # the last job: give back the rest
+                self.availability.release_all(now)
         index = spec.index
         recorder = self.recorder  # `Recorder.add(now, FINISH, index, gpus)`, inlined
         recorder.times.append(now)

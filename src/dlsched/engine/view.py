@@ -134,6 +134,11 @@ class ClusterView:
         """Free GPU ids of one node, sorted (within this call, after the policy's changes)."""
         return tuple(self._ledger.node_free[node])
 
+    def node_present(self, node: int) -> bool:
+        """Whether a node is there now (False for a rented instance not acquired or still
+        starting: `dlsched.engine.availability`); an absent node has no free GPU."""
+        return node not in self._ledger.absent_nodes
+
     def jobs_on_gpu(self, gpu: int) -> list[JobState]:
         """The jobs holding a GPU (two when packed, several with fractions), this call's changes
         included."""

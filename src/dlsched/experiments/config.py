@@ -60,6 +60,7 @@ TOP_KEYS = (
     "throughput",
     "estimator",
     "restart_overhead_s",
+    "provisioner",
     "policies",
     "seed",
     "seeds",
@@ -318,6 +319,8 @@ def parse_experiment(
             data.get("restart_overhead_s", 0.0), ctx, "restart_overhead_s"
         ),
     }
+    if "provisioner" in data:  # only when given: the run keys of other experiments stay
+        base["provisioner"] = _provisioner(data["provisioner"], ctx, "provisioner")
     choices = _policies(data["policies"], ctx)
     seed = data.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -1171,6 +1174,28 @@ def _non_finite(value: Any, key: str, depth: int = 0) -> tuple[str, float] | Non
         found = (_non_finite(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
         return next((f for f in found if f is not None), None)
     return None
+
+
+def _provisioner(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
+    """`provisioner: on_demand` or `{name: on_demand, <parameter>: value, ...}`, checked by
+    building it (`dlsched.provision.get`): ``{"name", "params"}``."""
+    from dlsched.provision import PROVISIONERS, get
+
+    params: dict[str, Any] = {}
+    if isinstance(value, dict):
+        params = {k: v for k, v in value.items() if k != "name"}
+        value = value.get("name")
+    if not isinstance(value, str) or value not in PROVISIONERS:
+        raise ctx.error(
+            key,
+            f"must be a provisioner name{did_you_mean(value, PROVISIONERS)}: "
+            f"{', '.join(PROVISIONERS)} (or a mapping with 'name' and its parameters)",
+        )
+    try:
+        get(value, **params)
+    except (TypeError, ValueError) as exc:
+        raise ctx.error(key, str(exc)) from None
+    return {"name": value, "params": params}
 
 
 def _non_negative(value: Any, ctx: _Context, key: str) -> float:

@@ -203,6 +203,12 @@ def simulate_config(
         if "estimator" in users
         else build_estimator(config["estimator"])
     )
+    provisioner = None
+    if config.get("provisioner"):  # (`experiments.config._provisioner`)
+        from dlsched.provision import get as get_provisioner
+
+        spec = config["provisioner"]
+        provisioner = get_provisioner(spec["name"], **spec["params"])
     result = simulate(
         workload,
         cluster,
@@ -213,6 +219,7 @@ def simulate_config(
         restart_overhead_s=config["restart_overhead_s"],
         on_progress=on_progress,
         progress=progress,
+        provisioner=provisioner,
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result

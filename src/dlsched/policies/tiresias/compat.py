@@ -73,6 +73,10 @@ class AuthorsTiresias(TiresiasBase):
         self._rank.pop(job, None)
         self._event = True
 
+    def on_nodes_changed(self, view: ClusterView) -> None:
+        """(Engine) nodes came or went (rented instances): the next call must look again."""
+        self._event = True
+
     def _strategy(self, view: ClusterView, job: JobState, gpu_type: str) -> str:
         if self.placement != "sensitive":
             return self.placement

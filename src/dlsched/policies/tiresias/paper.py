@@ -205,6 +205,10 @@ class Tiresias(TiresiasBase):
         self._first_since_top.pop(job, None)
         self._event = True
 
+    def on_nodes_changed(self, view: ClusterView) -> None:
+        """(Engine) nodes came or went (rented instances): the next call must look again."""
+        self._event = True
+
     def _strategy(self, view: ClusterView, job: JobState, gpu_type: str) -> str:
         if self.placement != "sensitive":
             return self.placement

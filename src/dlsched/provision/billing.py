@@ -1,0 +1,82 @@
+"""What renting cost in a run: the acquisition intervals priced, and the summary's keys.
+
+``rented_cost`` = Σ over acquisitions of the instance's bill for the time it was held, from
+acquisition (start-up included) until release (`RentedCapacity.bill`: pro rata per second
+by default, or every started hour whole with ``billing: hour``). ``rented_idle_s`` = Σ of
+the instance-seconds held with no job on the instance (start-up included). ``cost_per_job``
+= ``rented_cost`` / jobs completed (NaN when none completed); the fixed nodes' ``cost``
+(GPU-seconds × `gpu_types` prices) is not in it. These keys are whole-run figures, whatever
+`job_window` says, and appear only on clusters that declare ``instance_types``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from dlsched.cluster import Cluster
+from dlsched.errors import ConfigError
+from dlsched.provision import resolve
+
+if TYPE_CHECKING:
+    from dlsched.engine.simulator import Simulator
+
+SUMMARY_KEYS = ("rented_cost", "rented_idle_s", "cost_per_job")
+"""The summary keys of a run on a cluster that rents (a public contract: add, never rename)."""
+
+
+def resolve_provisioner(provisioner: Any, cluster: Cluster) -> Any:
+    """The run's provisioner (`dlsched.provision.resolve`); one that rents on a cluster with
+    nothing to rent is a `ConfigError`."""
+    rents = cluster.rented is not None
+    if not rents and provisioner is not None:
+        name = provisioner if isinstance(provisioner, str) else getattr(provisioner, "name", "")
+        if name == "static":
+            return None
+        raise ConfigError(
+            f"provisioner {name or provisioner!r} rents instances, but cluster "
+            f"{cluster.name!r} ({cluster.source}) declares no 'instance_types'; add some to "
+            "the cluster file or leave the provisioner out"
+        )
+    return resolve(provisioner, rents)
+
+
+def rented_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:
+    """The run's rented instances for `result.meta["rented"]`: each acquisition with its
+    instance type, price and bill, and the totals."""
+    rented = sim.cluster.rented
+    availability = sim.availability
+    assert rented is not None and availability is not None and rented.node_type is not None
+    names = {n.index: n.name for n in sim.cluster.nodes}
+    rows = availability.report(names)
+    cost = idle = 0.0
+    for row in rows:
+        kind = rented.instance_types[rented.node_type[row["node"]]]
+        held = (row["released_s"] if row["released_s"] is not None else sim.clock.now) - row[
+            "acquired_s"
+        ]
+        row["instance_type"] = kind.name
+        row["price_per_hour"] = kind.price_per_hour
+        row["cost"] = rented.bill(held, kind.price_per_hour)
+        cost += row["cost"]
+        idle += row["idle_s"]
+    return {
+        "provisioner": repr(provisioner),
+        "billing": rented.billing,
+        "instances": rows,
+        "cost": cost,
+        "idle_s": idle,
+    }
+
+
+def rented_summary(meta: dict[str, Any], jobs_completed: int) -> dict[str, float]:
+    """The summary's rented keys from `meta["rented"]` (empty without it)."""
+    rented = meta.get("rented")
+    if not rented:
+        return {}
+    cost = float(rented["cost"])
+    return {
+        "rented_cost": cost,
+        "rented_idle_s": float(rented["idle_s"]),
+        "cost_per_job": cost / jobs_completed if jobs_completed else math.nan,
+    }
