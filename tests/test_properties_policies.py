@@ -83,7 +83,9 @@ CASES: dict[str, Case] = {
     "gavel_gandiva": Case(packs=True),
     # Fewer generations keep Pollux's search affordable here.
     "pollux": Case(params={"generations": 20}),
-    "sia": Case(),
+    # Sia chooses among its artifact's configurations (1, 2, 4 … GPUs below a node, then
+    # whole nodes): a rigid gang of another size (5 GPUs where nodes hold 2) never runs.
+    "sia": Case(may_leave_unfinished="a rigid gang of a size that is no Sia configuration"),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:
     # tests/test_tiresias_placement.py).
