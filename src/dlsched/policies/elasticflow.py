@@ -1,0 +1,476 @@
+"""ElasticFlow: deadline admission by minimum satisfactory share, elastic allocation by marginal
+return (Gu et al., "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep
+Learning", ASPLOS '23), registered as `elasticflow`.
+
+Where the paper is silent this follows its artifact, ``pkusys/ElasticFlow`` (Apache-2.0),
+``ElasticFlow/scheduler/scheduler.py``: ``ef_sim_jobs_access_control`` (the ``ef-accessctrl``
+of the figures), ``estimate_all_jobs``, ``ef_sim_allocation``, ``allocate_free_gpus`` /
+``get_marginal``, and ``models.py`` ``get_max_gpu``.
+
+Faithful:
+
+- **Time in slots** of `slot_s` (60 s in Figure 8(a), the artifact's ``--scheduling_slot``),
+  counted from the planning instant with a partial last slot up to each deadline
+  (``utils.align_to_time_slot``). The policy re-plans every admitted job at every slot tick.
+- **Minimum satisfactory share** (``ef_sim_allocation``): jobs are planned in deadline order
+  (``estimate_all_jobs`` sorts by ``ddl``) against the GPUs the jobs before them left free in
+  each future slot. For a job, the GPU levels it can run on (powers of two, as the profiles) are
+  tried smallest first; with quota q the slots are filled *backwards from the deadline*, each
+  with the largest level ≤ min(q, free), until the job's remaining iterations fit. The first q
+  that fits is its share; the plan is then laid out *forwards* as the artifact does, with the
+  next smaller level before the earliest slot the backward pass used and q from it on, until
+  the work is done. A job that fits with no q is infeasible.
+- **Admission** (``ef_sim_jobs_access_control``): an arriving deadline job is accepted when the
+  plan of every admitted unfinished job plus it meets every deadline; otherwise it is declined
+  (`unmet="best_effort"` runs it without its deadline instead). A job without a deadline is a
+  best-effort job: always accepted, planned after the deadline jobs with share 0.
+- **Leftover GPUs** after the shares of slot 0 go, one level step at a time, to the job with the
+  best marginal return that still fits (``allocate_free_gpus``), best-effort jobs included.
+- **Scaling bounds**: a job runs on 1 … max GPUs, where max is its elastic bound (``max_gpus``;
+  make the trace elastic with ``make_elastic`` / the ``elastic`` transform), the largest count
+  its throughput curve has a rate for, and, with `reading="literal"`, the artifact's per-model
+  cap (``models.get_max_gpu``: e.g. NCF 1, YOLOv3 4, BERT and CIFAR-10 16 GPUs on T4).
+- **Overheads**: the ``elasticflow`` preset (``utils.estimate_overhead``) when `simulate` is
+  given none (`dlsched.elasticflow_overheads`).
+
+`reading`, where paper and artifact disagree:
+
+- ``"literal"`` (the default, the artifact): the marginal return of a job is
+  ``marginal_gputime`` — the change in GPU-time of finishing its remaining work one level up,
+  per GPU added, largest first, and a job holding no GPU first of all (``get_marginal`` gives it
+  ``sys.maxsize``); a new job is declined when *any* admitted job's deadline fails in the
+  joint plan (even one that was already failing without it); the per-model caps above apply.
+  Simplified: the GPU-time is that of running the remaining work on a constant count,
+  ``W × (n/r(n))``, where the artifact re-plans the job's whole future (``ef_sim_allocation``
+  with ``assign_gpu=True``) and differences the plans' GPU-time.
+- ``"paper"`` (§4): the marginal return is the throughput gained per GPU added, relative to
+  the job's remaining work (``(r(n') − r(n)) / (n' − n) / W``: the fraction of the job sped up
+  per GPU, comparable across models); a job is declined only when adding it makes a deadline
+  fail that did not fail without it; no per-model caps.
+
+Topology-aware placement (the paper's buddy allocation; the artifact's
+``cluster.elastic_placement``, jobs placed from the largest count down): every count is a power
+of two, and counts are placed in decreasing order — a count of at least a node's size on whole
+nodes (``consolidated``), a smaller one on the fullest node that holds it (``best_fit``). On
+nodes whose size is a power of two this never fragments, which is what buddy allocation buys. A
+job whose count does not change keeps its GPUs; when the changed ones cannot be placed around
+them, every job is re-placed from scratch in that order (the artifact re-places every job at
+every event; here an unchanged count costs no move).
+
+Simplified: one GPU type (the cluster's largest pool; the artifact's clusters have one); a slot
+tick is the only scheduling point (arrivals are admitted at once, but run from the next tick;
+GPUs a finished job frees wait for it — the artifact moves events closer than a slot onto the
+slot); the plan does not reserve overheads (the artifact does not either, it charges them after
+planning); several jobs arriving at one instant are admitted one by one, where the artifact
+admits or declines the batch together.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Sequence
+
+from dlsched.engine.admission import Admission
+from dlsched.engine.view import ClusterView
+from dlsched.jobs import JobState
+from dlsched.overheads import make_overheads
+from dlsched.policies.base import BasePolicy
+from dlsched.policies.goodput.common import Ticker
+from dlsched.policies.registry import register
+
+SLOT_S = 60.0  # artifact scheduler.py --scheduling_slot default, run_fig8a.sh
+READINGS = ("literal", "paper")
+UNMET = ("decline", "best_effort")
+_MODEL = re.compile(r"^(?P<name>.+) \(batch size (?P<batch>\d+)\)$")
+
+
+def artifact_max_gpus(model: str, gpu_type: str) -> int | None:
+    """The artifact's per-model cap on a job's GPUs (``models.py`` ``get_max_gpu``), for a model
+    named as the ``elasticflow`` loader names it ("<name> (batch size <b>)"); None for others."""
+    match = _MODEL.match(model)
+    if match is None:
+        return None
+    name, batch = match["name"], int(match["batch"])
+    if gpu_type.upper() == "T4":
+        if name in ("bert", "cifar10"):
+            return 16
+        if name == "deepspeech2" and batch == 320:
+            return 32
+        if name == "yolov3":
+            return 4
+        if name == "ncf":
+            return 1
+        return 64
+    caps = {
+        ("gpt2", 128): 16,
+        ("gpt2", 256): 32,
+        ("bert", 64): 8,
+        ("inception3", 64): 16,
+        ("inception3", 128): 32,
+        ("resnet50", 64): 32,
+        ("vgg16", 64): 32,
+    }
+    if name == "deepspeech2":
+        return batch
+    if name == "bert":
+        return caps.get((name, batch), 16)
+    return caps.get((name, batch), min(batch, 64))
+
+
+def largest_level(levels: Sequence[int], limit: int) -> int:
+    """The largest of the ascending `levels` that is at most `limit`, or 0."""
+    best = 0
+    for level in levels:
+        if level > limit:
+            break
+        best = level
+    return best
+
+
+class Timeline:
+    """Free GPUs per future slot, piecewise constant: segment i covers slots
+    ``bounds[i] … bounds[i+1]`` (the last one runs on for ever). Kept as segments, not slots,
+    because deadlines lie up to 12 days (17,000 slots) ahead in Figure 8(a)'s trace (the
+    artifact's ``future_free_gpus`` is the same idea, keyed by event time)."""
+
+    def __init__(self, total: int) -> None:
+        self.bounds = [0]
+        self.free = [total]
+
+    def split(self, k: int) -> None:
+        """Make slot `k` start a segment."""
+        i = bisect.bisect_right(self.bounds, k) - 1
+        if self.bounds[i] != k:
+            self.bounds.insert(i + 1, k)
+            self.free.insert(i + 1, self.free[i])
+
+    def segments(self, end: int | None) -> list[tuple[int, int, int]]:
+        """(first slot, end slot, free GPUs) up to slot `end` (a boundary), or all (the last
+        one's end then -1, for ever)."""
+        out = []
+        for i, a in enumerate(self.bounds):
+            if end is not None and a >= end:
+                break
+            b = self.bounds[i + 1] if i + 1 < len(self.bounds) else -1
+            out.append((a, b, self.free[i]))
+        return out
+
+    def take(self, a: int, b: int, n: int) -> None:
+        """Hold `n` GPUs over slots `a` … `b`."""
+        self.split(a)
+        self.split(b)
+        i = bisect.bisect_left(self.bounds, a)
+        while i < len(self.bounds) and self.bounds[i] < b:
+            self.free[i] -= n
+            i += 1
+
+
+@register("elasticflow")
+class ElasticFlow(BasePolicy):
+    """ElasticFlow (ASPLOS '23): admission by minimum satisfactory share, leftover GPUs by
+    marginal return, re-planned every slot, buddy placement (module docstring)."""
+
+    name = "elasticflow"
+    #: with no overheads given, `simulate` charges the artifact's ``estimate_overhead``
+    default_overheads = make_overheads("elasticflow")
+
+    def __init__(
+        self, slot_s: float = SLOT_S, reading: str = "literal", unmet: str = "decline"
+    ) -> None:
+        super().__init__()
+        if not (isinstance(slot_s, (int, float)) and slot_s > 0 and math.isfinite(slot_s)):
+            raise ValueError(
+                f"elasticflow: slot_s must be a positive number of seconds, got {slot_s!r}"
+            )
+        if reading not in READINGS:
+            raise ValueError(f"elasticflow: reading must be one of {READINGS}, got {reading!r}")
+        if unmet not in UNMET:
+            raise ValueError(f"elasticflow: unmet must be one of {UNMET}, got {unmet!r}")
+        self.slot_s = float(slot_s)
+        self.reading = reading
+        self.unmet = unmet
+        self.round_s = self.slot_s
+
+    def __repr__(self) -> str:
+        return (
+            f"ElasticFlow(slot_s={self.slot_s:g}, reading={self.reading!r}, unmet={self.unmet!r})"
+        )
+
+    # -- per-run state -------------------------------------------------------------------
+
+    def start(self, view: ClusterView) -> None:
+        """Pick the planning GPU type and clear the job lists."""
+        capacity = view.cluster.capacity_by_type()
+        self._type_key = max(sorted(capacity), key=lambda k: capacity[k])
+        self._gpu_type = view.cluster.gpu_types[self._type_key].name
+        self._total = capacity[self._type_key]
+        self._per_node = view.cluster.max_gpus_per_node(self._gpu_type) or 1
+        self._ticker = Ticker(self.slot_s)
+        self._jobs: list[JobState] = []  # accepted, unfinished, in admission order
+        self._known: set[JobState] = set()
+        self._levels: dict[object, tuple[int, ...]] = {}
+        self._rates: dict[tuple[object, int], float] = {}
+
+    def admit(self, job: JobState, view: ClusterView) -> Admission:
+        """Accept a deadline job when the joint plan meets every deadline (module docstring)."""
+        if job.spec.deadline is None:
+            self._add(job)
+            return Admission.accept("best-effort: no deadline")
+        deadline_jobs = [j for j in self._jobs if j.spec.deadline is not None]
+        shares, failed = self.plan([*deadline_jobs, job], view)
+        if job in failed:
+            levels = self.levels(job, view)
+            top = levels[-1] if levels else 0
+            reason = (
+                f"its deadline cannot be met: even {top} GPUs from the free ones in each "
+                f"{self.slot_s:g} s slot after the admitted jobs' plans finish too late"
+            )
+        elif failed and (self.reading == "literal" or failed - self.plan(deadline_jobs, view)[1]):
+            reason = f"admitting it makes {len(failed)} admitted job(s) miss their deadlines"
+        else:
+            self._add(job)
+            return Admission.accept(f"minimum satisfactory share {shares[job]} GPUs now")
+        if self.unmet == "best_effort":
+            self._add(job)
+            return Admission.best_effort(reason)
+        return Admission.decline(reason)
+
+    def _add(self, job: JobState) -> None:
+        if job not in self._known:
+            self._known.add(job)
+            self._jobs.append(job)
+
+    def on_arrival(self, job: JobState) -> None:
+        self._add(job)
+
+    def on_finish(self, job: JobState) -> None:
+        if job in self._known:
+            self._known.discard(job)
+            self._jobs.remove(job)
+
+    # -- throughput curve ----------------------------------------------------------------
+
+    def rate(self, job: JobState, n_gpus: int, view: ClusterView) -> float:
+        """Estimated iterations/s of `job` on `n_gpus` GPUs of the planning type (0 for 0)."""
+        if n_gpus == 0:
+            return 0.0
+        key = (job.spec.index, n_gpus)
+        rate = self._rates.get(key)
+        if rate is None:
+            rate = self._rates[key] = float(
+                view.estimator.throughput(job.spec, self._type_key, n_gpus)
+            )
+        return rate
+
+    def levels(self, job: JobState, view: ClusterView) -> tuple[int, ...]:
+        """The GPU counts the job may run on, ascending: powers of two within its bounds (its
+        request alone when rigid) that its curve has a rate for."""
+        spec = job.spec
+        levels = self._levels.get(spec.index)
+        if levels is None:
+            low, high = spec.gpu_range
+            high = min(high, self._total)
+            if self.reading == "literal":
+                cap = artifact_max_gpus(spec.model or "", self._gpu_type)
+                if cap is not None:
+                    high = min(high, max(cap, low))
+            if spec.elastic:
+                counts = [1 << i for i in range(high.bit_length()) if low <= 1 << i <= high]
+            else:
+                counts = [spec.num_gpus] if spec.num_gpus <= self._total else []
+            levels = tuple(n for n in counts if self.rate(job, n, view) > 0)
+            self._levels[spec.index] = levels
+        return levels
+
+    # -- planning --------------------------------------------------------------------------
+
+    def plan(
+        self, jobs: Sequence[JobState], view: ClusterView
+    ) -> tuple[dict[JobState, int], set[JobState]]:
+        """Plan the deadline `jobs` in deadline order on the future slots: each job's GPUs in
+        the current slot, and the jobs whose deadlines fail."""
+        now, slot = view.now, self.slot_s
+        free = Timeline(self._total)
+        shares: dict[JobState, int] = {}
+        failed: set[JobState] = set()
+        order = sorted(jobs, key=lambda j: (j.spec.deadline, j.spec.index))
+        for job in order:
+            deadline = float(job.spec.deadline)  # type: ignore[arg-type]
+            work = view.estimator.remaining_steps(job, now)
+            if work <= 0:
+                shares[job] = 0
+                continue
+            slots = max(0, math.ceil((deadline - now) / slot - 1e-9))
+            last_s = deadline - now - (slots - 1) * slot if slots else 0.0
+            pieces = self._minimum_share(job, work, free, slots, last_s, view)
+            if pieces is None:
+                failed.add(job)
+                pieces = self._as_fast_as_possible(job, work, free, view)
+            for a, b, n in pieces:
+                free.take(a, b, n)
+            shares[job] = pieces[0][2] if pieces and pieces[0][0] == 0 else 0
+        return shares, failed
+
+    def _minimum_share(
+        self,
+        job: JobState,
+        work: float,
+        free: Timeline,
+        slots: int,
+        last_s: float,
+        view: ClusterView,
+    ) -> list[tuple[int, int, int]] | None:
+        """The artifact's plan for the smallest quota that meets the deadline (module
+        docstring): (first slot, end slot, GPUs) pieces; None when no quota does."""
+        if slots == 0:
+            return None
+        levels = self.levels(job, view)
+        slot = self.slot_s
+        free.split(slots - 1)  # the partial last slot is a segment of its own
+        free.split(slots)
+        previous = 0
+        for quota in levels:
+            done, point = 0.0, None
+            backward: list[tuple[int, int, int]] = []
+            for a, b, f in reversed(free.segments(slots)):
+                n = largest_level(levels, min(quota, f))
+                if n == 0:
+                    continue
+                r = self.rate(job, n, view)
+                per_slot = last_s * r if a == slots - 1 else slot * r
+                cap = per_slot * (b - a)
+                if done + cap >= work:
+                    point = b - max(1, math.ceil((work - done) / per_slot - 1e-12))
+                    backward.append((point, b, n))
+                    break
+                done += cap
+                backward.append((a, b, n))
+            if point is None:
+                previous = quota
+                continue
+            free.split(point)
+            pieces: list[tuple[int, int, int]] = []
+            left = work
+            for a, b, f in free.segments(slots):
+                n = largest_level(levels, min(previous if a < point else quota, f))
+                if n == 0:
+                    continue
+                r = self.rate(job, n, view)
+                per_slot = last_s * r if a == slots - 1 else slot * r
+                if per_slot * (b - a) >= left:
+                    pieces.append((a, a + max(1, math.ceil(left / per_slot - 1e-12)), n))
+                    left = 0.0
+                    break
+                left -= per_slot * (b - a)
+                pieces.append((a, b, n))
+            if left > 0:
+                # the smaller level before `point` left the job short later: the backward
+                # plan meets the deadline by construction
+                return sorted(backward)
+            return pieces
+        return None
+
+    def _as_fast_as_possible(
+        self, job: JobState, work: float, free: Timeline, view: ClusterView
+    ) -> list[tuple[int, int, int]]:
+        """A job that misses anyway runs on the most GPUs free in each slot until done (the
+        artifact gives it its largest quota up to and past the deadline)."""
+        levels = self.levels(job, view)
+        pieces: list[tuple[int, int, int]] = []
+        left = work
+        if not levels:
+            return pieces
+        for a, b, f in free.segments(None):
+            n = largest_level(levels, f)
+            if n == 0:
+                continue
+            per_slot = self.slot_s * self.rate(job, n, view)
+            if b < 0 or per_slot * (b - a) >= left:
+                pieces.append((a, a + max(1, math.ceil(left / per_slot - 1e-12)), n))
+                break
+            left -= per_slot * (b - a)
+            pieces.append((a, b, n))
+        return pieces
+
+    def marginal(self, job: JobState, n: int, nxt: int, view: ClusterView) -> float:
+        """The job's marginal return of going from `n` to `nxt` GPUs (module docstring)."""
+        work = max(view.estimator.remaining_steps(job, view.now), 1e-9)
+        r_n, r_next = self.rate(job, n, view), self.rate(job, nxt, view)
+        if self.reading == "paper":
+            return (r_next - r_n) / (nxt - n) / work
+        if n == 0:
+            return math.inf  # get_marginal: a job without GPUs first (sys.maxsize)
+        return work * (nxt / r_next - n / r_n) / (nxt - n)
+
+    def allocate_leftover(
+        self, jobs: Sequence[JobState], counts: dict[JobState, int], view: ClusterView
+    ) -> None:
+        """Give the GPUs the shares leave free, one level step at a time, to the job with the
+        largest marginal return that fits (``allocate_free_gpus``); changes `counts`."""
+        left = self._total - sum(counts.values())
+        while left > 0:
+            best: tuple[float, int, JobState, int] | None = None
+            for rank, job in enumerate(jobs):
+                n = counts.get(job, 0)
+                nxt = next((lv for lv in self.levels(job, view) if lv > n), None)
+                if nxt is None or nxt - n > left:
+                    continue
+                score = self.marginal(job, n, nxt, view)
+                if best is None or score > best[0] or (score == best[0] and rank < best[1]):
+                    best = (score, rank, job, nxt)
+            if best is None:
+                return
+            _, _, job, nxt = best
+            left -= nxt - counts.get(job, 0)
+            counts[job] = nxt
+
+    # -- the slot ----------------------------------------------------------------------------
+
+    def schedule(self, view: ClusterView):
+        if not self._ticker.due(view):
+            return None
+        deadline_jobs = [j for j in self._jobs if j.spec.deadline is not None]
+        counts, _ = self.plan(deadline_jobs, view)
+        order = sorted(deadline_jobs, key=lambda j: (j.spec.deadline, j.spec.index))
+        order += [j for j in self._jobs if j.spec.deadline is None]
+        self.allocate_leftover(order, counts, view)
+        self._place(view, {job: n for job, n in counts.items() if n > 0})
+        self._ticker.next(view)
+        return view.allocation()
+
+    def _place(self, view: ClusterView, counts: dict[JobState, int]) -> None:
+        """Buddy-style placement (module docstring)."""
+        alloc = view.allocation()
+        for job in list(view.running.values()):
+            if counts.get(job) != len(job.gpus):
+                del alloc[job]
+        moved = [job for job in counts if job not in alloc]
+        if not self._place_all(view, moved, counts, stop_at_failure=True):
+            for job in list(view.running.values()):
+                if job in alloc:
+                    del alloc[job]
+            self._place_all(view, list(counts), counts, stop_at_failure=False)
+
+    def _place_all(
+        self,
+        view: ClusterView,
+        jobs: list[JobState],
+        counts: dict[JobState, int],
+        stop_at_failure: bool,
+    ) -> bool:
+        """Place `jobs` on their `counts`, largest first; False when one did not fit."""
+        alloc = view.allocation()
+        ok = True
+        for job in sorted(jobs, key=lambda j: (-counts[j], j.spec.index)):
+            n = counts[job]
+            strategy = "consolidated" if n >= self._per_node else "best_fit"
+            gpus = view.place(job, gpu_type=self._type_key, strategy=strategy, n_gpus=n)
+            if gpus is None:
+                ok = False
+                if stop_at_failure:
+                    return False
+                continue  # cannot happen on power-of-two nodes; the job waits a slot
+            alloc[job] = gpus
+        return ok
