@@ -85,6 +85,10 @@ CASES: dict[str, Case] = {
     "pollux": Case(params={"generations": 20}),
     # Sia chooses among its artifact's configurations (1, 2, 4 … GPUs below a node, then
     # whole nodes): a rigid gang of another size (5 GPUs where nodes hold 2) never runs.
+    # ElasticFlow plans one homogeneous pool (its paper's and artifact's clusters): on the
+    # random clusters here (several GPU types, VCs, fractional jobs) a job may never be
+    # planned; its own tests pin Figure 8(a)'s setting.
+    "elasticflow": Case(may_leave_unfinished="a job its one-pool plan never places"),
     "sia": Case(may_leave_unfinished="a rigid gang of a size that is no Sia configuration"),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:
@@ -206,7 +210,13 @@ def check_lifecycle(
     unfinished only by a policy that may, and then with a RuntimeWarning."""
     table, events = result.jobs, result.events
     assert sorted(table["job_id"].map(str)) == sorted(jobs["job_id"].map(str))
-    assert set(table["status"]) <= {"finished", "unfinished"}
+    # "declined": refused at admission (a policy's `admit` hook), logged, never started
+    assert set(table["status"]) <= {"finished", "unfinished", "declined"}
+    declined = set(table.loc[table["status"] == "declined", "job_id"].map(str))
+    logged = set(events.loc[events["event"] == "decline", "job_id"].map(str))
+    assert declined == logged, "a job is declined without its decline event, or the reverse"
+    started = set(events.loc[events["event"] == "start", "job_id"].map(str))
+    assert not declined & started, "a declined job started"
     unfinished = table.loc[table["status"] == "unfinished", "job_id"]
     warned = [w for w in caught if issubclass(w.category, RuntimeWarning)]
     if len(unfinished):
