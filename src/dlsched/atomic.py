@@ -101,10 +101,11 @@ def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", os.fspath(folder))
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in `folder` durable (best effort: not every system opens folders)."""
+def fsync_path(path: PathLike) -> None:
+    """Flush a file, or a folder's renames, to disk (best effort: not every system opens
+    folders)."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -141,7 +142,7 @@ def atomic_file(
             os.unlink(temporary)
         _name_the_target(exc, target)
         raise
-    _fsync_folder(target.parent)
+    fsync_path(target.parent)
 
 
 def _name_the_target(exc: BaseException, target: Path, stage: Path | None = None) -> None:
@@ -277,7 +278,7 @@ def staged_files(
                 os.unlink(root / marker)
         for name in sorted(written, key=lambda n: n == marker):  # the marker last
             os.replace(stage / name, root / name)
-        _fsync_folder(root)
+        fsync_path(root)
     except BaseException as exc:
         _name_the_target(exc, root, stage)
         raise

@@ -67,7 +67,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from dlsched.atomic import TMP_PREFIX, open_in_place, write_parquet, write_text
+from dlsched.atomic import TMP_PREFIX, fsync_path, open_in_place, write_parquet, write_text
 from dlsched.errors import DlschedError
 from dlsched.metrics import SimulationResult
 
@@ -451,10 +451,10 @@ class ResultsStore:
     def write_manifest(self, manifest: Mapping[str, Any], text: str) -> None:
         """Record the grid (``experiment.json``) and the experiment file (``experiment.yaml``)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        _write_atomic(
+        write_text(
             self.root / "experiment.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"
         )
-        _write_atomic(self.root / "experiment.yaml", text)
+        write_text(self.root / "experiment.yaml", text)
 
     def write_run(
         self,
@@ -482,7 +482,7 @@ class ResultsStore:
             (tmp / "config.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
             files = {}
             for path in sorted(tmp.iterdir()):
-                _fsync(path)
+                fsync_path(path)
                 stat = path.stat()
                 files[path.name] = {
                     "size": stat.st_size,
@@ -495,8 +495,8 @@ class ResultsStore:
                 "files": files,
             }
             (tmp / RUN_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-            _fsync(tmp / RUN_MANIFEST)
-            _fsync(tmp)
+            fsync_path(tmp / RUN_MANIFEST)
+            fsync_path(tmp)
             if lease is not None:
                 self.check_lease(lease)
             if final.exists() and not self.is_finished(key):
@@ -506,7 +506,7 @@ class ResultsStore:
             except OSError:
                 if not self.is_finished(key):
                     raise
-            _fsync(self.runs_dir)
+            fsync_path(self.runs_dir)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -549,7 +549,7 @@ class ResultsStore:
             "traceback": traceback_text,
             "dlsched_version": __version__,
         }
-        _write_atomic(
+        write_text(
             self.failures_dir / f"{key}.json", json.dumps(record, indent=2, sort_keys=True) + "\n"
         )
 
@@ -919,10 +919,6 @@ def _remote_sha256(fs: Any, path: str, size: int, version: str) -> str:
     return digest.hexdigest()
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    write_text(path, text)  # (`dlsched.atomic`: its temporary names are `_TMP_PREFIX`'s)
-
-
 def _rewrite(handle: Any, text: str) -> None:
     """Replace the whole content of an open (``a+``) file by `text`, durably."""
     handle.seek(0)
@@ -944,17 +940,3 @@ def _file_sha256(path: str, inode: int, size: int, mtime_ns: int, ctime_ns: int)
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    """Flush a file or directory to disk (best effort where directories cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

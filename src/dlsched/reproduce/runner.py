@@ -140,10 +140,6 @@ def read_task(path: Path) -> dict[str, Any] | None:
     return record
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    write_text(path, text)  # (`dlsched.atomic`: fsync'd, never through a link)
-
-
 def _measure(measure: Measure, spec: Mapping[str, Any], shared: str) -> tuple[dict, float]:
     """Run one task (in a worker); its metrics and CPU seconds."""
     started = time.process_time()
@@ -241,7 +237,7 @@ def run_reproduction(
                 "cpu_s": cpu_s,
             }
             path = folder / "tasks" / task_file(reproduction.name, task, reproduction.revision)
-            _write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
+            write_text(path, json.dumps(record, indent=1, sort_keys=True))
             metrics[task.id] = result
             outcome.ran.append(task.id)
             outcome.cpu_s += cpu_s
