@@ -491,3 +491,30 @@ def test_a_run_where_no_job_could_run_warns_that_its_averages_are_nan():
     assert summary["jobs_completed"] == 0 and summary["jobs_unschedulable"] == 1
     assert math.isnan(summary["avg_jct"]) and math.isnan(summary["makespan"])
     assert set(summary) == set(dlsched.simulate(three_jobs(), ONE_NODE).summary())
+
+
+# ---- an estimator asked about a GPU type the cluster does not have ---------------------------
+class AsksAboutType(BasePolicy):
+    """Asks the estimator about `gpu_type`, then places nothing new."""
+
+    name = "asks-about-type"
+
+    def __init__(self, gpu_type: str) -> None:
+        self.gpu_type = gpu_type
+        self.rates: list[float] = []
+
+    def schedule(self, view):
+        for job in view.pending.values():
+            self.rates.append(view.estimator.throughput(job.spec, self.gpu_type))
+        return place_waiting(view)
+
+
+@pytest.mark.parametrize("estimator", ["oracle", "noisy"])
+def test_a_rate_on_a_type_the_cluster_lacks_is_an_error_not_zero(estimator):
+    """'V100' is the display name of the key 'v100': asked with it, the estimator used to
+    answer 0 ("cannot run there"), and a policy would silently treat every job as unplaceable."""
+    with pytest.raises(SchedulingError, match=r"'V100'.*did you mean 'v100'"):
+        dlsched.simulate(three_jobs(), ONE_NODE, policy=AsksAboutType("V100"), estimator=estimator)
+    policy = AsksAboutType("v100")
+    dlsched.simulate(three_jobs(), ONE_NODE, policy=policy, estimator=estimator)
+    assert policy.rates and all(rate > 0 for rate in policy.rates)

@@ -444,3 +444,31 @@ def test_a_seeded_transform_may_leave_out_its_seed(tmp_path):
         )
     )
     assert list(short.runs) == list(long.runs)
+
+
+def test_an_overhead_preset_by_name_reaches_the_run(tmp_path):
+    """`overheads: tiresias-sim` runs with that preset, not the flat default; other
+    experiments' run keys do not change (the key enters only when given)."""
+    from dlsched.overheads import PRESETS
+
+    plain = load_experiment(write_experiment(tmp_path / "a", seeds=1))
+    exp = load_experiment(write_experiment(tmp_path / "b", seeds=1, overheads="tiresias-sim"))
+    run = exp.runs[exp.points[0].key]
+    assert run.config["overheads"] == "tiresias-sim"
+    assert "overheads" not in plain.runs[plain.points[0].key].config
+    assert set(plain.runs).isdisjoint(exp.runs)
+    result = simulate_config(run.config)
+    assert result.meta["overheads"] == repr(PRESETS.get("tiresias-sim"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        ({"overheads": "tiresias_sim"}, r"overheads.*did you mean 'tiresias-sim'"),
+        ({"overheads": 30}, "must be an overhead preset name"),
+        ({"overheads": "pollux", "restart_overhead_s": 10}, "give one of them"),
+    ],
+)
+def test_a_bad_overhead_preset_is_a_config_error(tmp_path, extra, match):
+    with pytest.raises(ConfigError, match=match):
+        load_experiment(write_experiment(tmp_path, **extra))

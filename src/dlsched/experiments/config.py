@@ -60,6 +60,7 @@ TOP_KEYS = (
     "throughput",
     "estimator",
     "restart_overhead_s",
+    "overheads",
     "provisioner",
     "policies",
     "seed",
@@ -319,6 +320,14 @@ def parse_experiment(
             data.get("restart_overhead_s", 0.0), ctx, "restart_overhead_s"
         ),
     }
+    if "overheads" in data:  # only when given, like the provisioner
+        if "restart_overhead_s" in data:
+            raise ctx.error(
+                "overheads",
+                "and 'restart_overhead_s' are both given; a preset sets the restart cost "
+                "itself, so give one of them",
+            )
+        base["overheads"] = _overheads(data["overheads"], ctx, "overheads")
     if "provisioner" in data:  # only when given: the run keys of other experiments stay
         base["provisioner"] = _provisioner(data["provisioner"], ctx, "provisioner")
     choices = _policies(data["policies"], ctx)
@@ -1174,6 +1183,18 @@ def _non_finite(value: Any, key: str, depth: int = 0) -> tuple[str, float] | Non
         found = (_non_finite(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
         return next((f for f in found if f is not None), None)
     return None
+
+
+def _overheads(value: Any, ctx: _Context, key: str) -> str:
+    """`overheads: elasticflow`: a preset of `dlsched.overheads.PRESETS` by name."""
+    from dlsched.overheads import PRESETS
+
+    if not isinstance(value, str) or value not in PRESETS:
+        raise ctx.error(
+            key,
+            f"must be an overhead preset name{did_you_mean(value, PRESETS)}: {', '.join(PRESETS)}",
+        )
+    return value
 
 
 def _provisioner(value: Any, ctx: _Context, key: str) -> dict[str, Any]:

@@ -217,6 +217,7 @@ def simulate_config(
         estimator=estimator,
         seed=config["seed"],
         restart_overhead_s=config["restart_overhead_s"],
+        overheads=config.get("overheads"),
         on_progress=on_progress,
         progress=progress,
         provisioner=provisioner,

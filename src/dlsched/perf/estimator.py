@@ -16,6 +16,7 @@ import numpy as np
 
 from dlsched.cluster import Cluster
 from dlsched.engine.ledger import slot_tables
+from dlsched.errors import SchedulingError, did_you_mean
 from dlsched.jobs import RUNNING, JobSpec, JobState
 from dlsched.perf.rates import JobRates
 
@@ -27,6 +28,7 @@ class OracleEstimator:
 
     def __init__(self) -> None:
         self._types: tuple[str, ...] = ()
+        self._type_set: frozenset[str] = frozenset()
         self._nodes_for: dict[tuple[str, int], int] = {}
         self._best: dict[object, tuple[str, float]] = {}
 
@@ -40,11 +42,23 @@ class OracleEstimator:
         # without GPUs, `dlsched.engine.ledger`), which the cluster's tuples do not cover
         self._id_node, self._id_type = slot_tables(cluster)
         self._types = tuple(sorted(cluster.gpu_types))
+        self._type_set = frozenset(self._types)
         self._per_node = {t: cluster.max_gpus_per_node(t) for t in self._types}
         self._best = {}
 
     def _true_throughput(self, job: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int) -> float:
         return self._rates.rate(job, gpu_type, n_gpus, n_nodes)
+
+    def _check_type(self, gpu_type: str) -> None:
+        # A rate of 0 means "cannot run there"; a type the cluster does not have (a display
+        # name such as 'T4' for the key 't4', a typo) would read as that, silently.
+        if gpu_type not in self._type_set:
+            hint = did_you_mean(str(gpu_type).lower(), self._types)
+            raise SchedulingError(
+                f"estimator asked about GPU type {gpu_type!r}, which the cluster does not have "
+                f"(it has {', '.join(self._types)}){hint}; "
+                "use the cluster's type keys (view.cluster.gpu_types)"
+            )
 
     def _consolidated_nodes(self, gpu_type: str, n_gpus: int) -> int:
         per_node = self._per_node.get(gpu_type, n_gpus) or n_gpus
@@ -54,6 +68,8 @@ class OracleEstimator:
         self, job: JobSpec, gpu_type: str, n_gpus: int | None = None, n_nodes: int | None = None
     ) -> float:
         """Estimated steps/s of `job` on `n_gpus` (default: its request) GPUs of `gpu_type`."""
+        if gpu_type not in self._type_set:
+            self._check_type(gpu_type)
         n = job.num_gpus if n_gpus is None else n_gpus
         nodes = self._consolidated_nodes(gpu_type, n) if n_nodes is None else n_nodes
         return self._true_throughput(job, gpu_type, n, nodes)
@@ -68,6 +84,8 @@ class OracleEstimator:
     ) -> float:
         """Estimated steps/s of `job` on `n_nodes` nodes packed with `partners` ((model,
         GPUs) sharing its GPUs); 0 when nobody measured the pair (it cannot be packed)."""
+        if gpu_type not in self._type_set:
+            self._check_type(gpu_type)
         return self._rates.rate(job, gpu_type, n_gpus, n_nodes, tuple(sorted(partners)))
 
     def consolidated_nodes(self, gpu_type: str, n_gpus: int) -> int:
