@@ -102,6 +102,23 @@ def test_time_slicing_without_switch_cost_when_the_user_says_so():
     assert finish_times(result) == pytest.approx({"A": 210.0, "B": 220.0, "C": 240.0})
 
 
+def test_a_resume_as_long_as_a_quantum_still_lets_jobs_advance():
+    """Resumes cost 60 s, a whole quantum: a job is suspended only once it has progressed
+    (it used to be suspended at the quantum its overhead filled, forever: a hang).
+      t=0:   A, B start (first starts are free).
+      t=60:  A (60 done) suspended, C starts.
+      t=120: B (120 done) suspended, A resumes: progress from 180.
+      t=180: C (120 done) suspended; A has had 60 s but no progress, so it stays. B resumes:
+             progress from 240.
+      t=240: A (120 done) suspended, C resumes: progress from 300; B has no progress yet.
+      B needs 40: done at 280, its GPU goes to A: progress from 340, 30 left, done 370.
+      C needs 30 from 300: done 330."""
+    work = jobs(("A", 0, 1, 150), ("B", 0, 1, 160), ("C", 0, 1, 150))
+    result = dlsched.simulate(work, cluster(), "gandiva", restart_overhead_s=60)
+    assert finish_times(result) == pytest.approx({"A": 370.0, "B": 280.0, "C": 330.0})
+    assert events(result, "preempt") == [(60.0, "A"), (120.0, "B"), (180.0, "C"), (240.0, "A")]
+
+
 def test_jobs_beyond_the_over_subscription_bound_queue():
     """One GPU, bound 2 jobs per GPU: A runs, B over-subscribes, C queues (100 s each).
     A and B alternate (B from 60 to 120; A resumes at 120, progress from 121, ends at 161).

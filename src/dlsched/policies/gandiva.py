@@ -42,7 +42,10 @@ Faithful:
 Simplified:
 - The time-slice clock is global: quanta end at multiples of `quantum_s` (the engine's
   round), not 60 s after each resume; a job resumed mid-quantum keeps its GPUs until it has
-  run a whole quantum.
+  run a whole quantum. A turn also needs progress: a job whose resume overhead lasts a whole
+  quantum or more keeps its GPUs until the first quantum end after its progress began (the
+  paper's suspend/resume takes well under a second; without this rule, jobs would be
+  suspended before they ever advanced and the run would never end).
 - Only jobs that fit on one server are over-subscribed, time-sliced and packed. Jobs larger
   than a server, jobs asking for a fraction of a GPU and spread jobs not yet consolidated run
   on free GPUs when they fit (fewest servers) and are never suspended; a queued job larger
@@ -761,13 +764,19 @@ class Gandiva(BasePolicy):
             since = run_since.get(resident)
             if since is None:
                 continue  # waiting
+            # A turn also needs progress: with a resume overhead of a quantum or more, a job
+            # suspended after a quantum of overhead alone would never advance (a livelock).
             partner = pair.get(resident) if pair else None
             if partner is None:
-                if now - since >= quantum:
+                if now - since >= quantum and resident.progress_from < now:
                     turns.append((since, resident.spec.index, (resident,)))
             elif resident.spec.index < partner.spec.index:  # each pair once
                 other = run_since[partner]
-                if now - max(since, other) >= quantum:
+                if (
+                    now - max(since, other) >= quantum
+                    and resident.progress_from < now
+                    and partner.progress_from < now
+                ):
                     turns.append((min(since, other), resident.spec.index, (resident, partner)))
         turns.sort()  # by (since, index): indices differ, so members are never compared
         return [turn[2] for turn in turns]
