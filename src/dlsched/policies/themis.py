@@ -39,7 +39,8 @@ fairness LP, which is what the artifact runs, is already `finish_time_fairness` 
   held + c_i·k; a rigid one, whose bundle cannot be split, keeps it with probability c_i
   (`view.rng`; c_i = 1, no contention, draws nothing). `hide=False` skips the hiding.
 - **Leftover allocation** (§4.1, work conservation): the GPUs no winner keeps go, worst ρ
-  first, to the jobs not offered, then to the hidden winners, each the most it can use.
+  first, to the jobs not offered, then to the offered ones (the hidden winners last), each
+  the most it can use.
 - **Deadlines**: Themis admits every job (no `admit` hook); a deadline is only reported
   (``deadline_satisfactory_ratio``).
 
@@ -61,7 +62,8 @@ finish-time fairness program, min max_j ρ_j over time fractions x_j ∈ [0, 1] 
 solver (`dlsched.policies.gavel.lp.finish_time_fairness`, Gavel's program as
 `finish_time_fairness_perf` solves it; the artifact calls cvxpy with ECOS, here ``solver``
 Clarabel by default, ECOS where installed, and HiGHS, with a RuntimeWarning, for a solve the
-interior-point solver fails numerically — the artifact runs on with ECOS' inaccurate x), with ρ_j as the artifact writes it:
+interior-point solver fails numerically — the artifact runs on with ECOS' inaccurate x),
+with ρ_j as the artifact writes it:
 numerator ``(t_event − submit) + R_j / (r_j(d_j)·x_j)``, denominator ``cum_j + R_j / a_j``
 where ``a_j = min(⌈G/n⌉ / d_j, 1)`` is the isolated *share* (``get_isolated_throughputs``
 returns the allocation, not the throughput, so the denominator is in steps, not seconds) and
@@ -286,7 +288,8 @@ class Themis(BasePolicy):
                     hidden.append(job)
             free -= target - counts[job]
             counts[job] = target
-        for job in [*rest, *hidden]:
+        losers = [job for job in offered if job not in hidden]
+        for job in [*rest, *losers, *hidden]:
             if free <= 0:
                 break
             more = [n for n in self.levels(job, view) if counts[job] < n <= counts[job] + free]
