@@ -248,6 +248,7 @@ class Chronus(BasePolicy):
         unmet: str = "best_effort",
         restart_s: float = RESTART_S,
         fill_accepted: bool | None = None,
+        spot_s: float | None = None,
     ) -> None:
         super().__init__()
         for field, value in (("lease_s", lease_s), ("time_limit_s", time_limit_s)):
@@ -275,6 +276,13 @@ class Chronus(BasePolicy):
             raise ValueError(f"chronus: reading must be one of {READINGS}, got {reading!r}")
         if unmet not in UNMET:
             raise ValueError(f"chronus: unmet must be one of {UNMET}, got {unmet!r}")
+        if spot_s is not None and not (
+            isinstance(spot_s, (int, float))
+            and not isinstance(spot_s, bool)
+            and spot_s > 0
+            and math.isfinite(spot_s)
+        ):
+            raise ValueError(f"chronus: spot_s must be a positive number or None, got {spot_s!r}")
         if fill_accepted is not None and not isinstance(fill_accepted, bool):
             raise ValueError(f"chronus: fill_accepted must be True, False or None, got {fill_accepted!r}")
         self.lease_s = float(lease_s)
@@ -285,6 +293,7 @@ class Chronus(BasePolicy):
         self.unmet = unmet
         self.restart_s = float(restart_s)
         self.fill_accepted = fill_accepted
+        self.spot_s = None if spot_s is None else float(spot_s)
         self.round_s = self.lease_s
 
     def __repr__(self) -> str:
@@ -292,7 +301,7 @@ class Chronus(BasePolicy):
             f"Chronus(lease_s={self.lease_s:g}, horizon={self.horizon!r}, "
             f"time_limit_s={self.time_limit_s:g}, objective={self.objective!r}, "
             f"reading={self.reading!r}, unmet={self.unmet!r}, restart_s={self.restart_s:g}, "
-            f"fill_accepted={self.fill_accepted!r})"
+            f"fill_accepted={self.fill_accepted!r}, spot_s={self.spot_s!r})"
         )
 
     # -- per-run state -------------------------------------------------------------------
@@ -304,6 +313,7 @@ class Chronus(BasePolicy):
         self._total = capacity[self._type_key]
         self._per_node = view.cluster.max_gpus_per_node(self._type_key) or 1
         self._ticker = Ticker(self.lease_s)
+        self._spot_ticker = None if self.spot_s is None else Ticker(self.spot_s)
         self._jobs: list[JobState] = []  # queued, unfinished, in arrival order
         self._known: set[JobState] = set()
         self._accepted: set[JobState] = set()  # admitted SLO jobs that hold their guarantee
@@ -474,7 +484,12 @@ class Chronus(BasePolicy):
     def schedule(self, view: ClusterView):
         alloc = view.allocation()
         changed = False
-        if self._ticker.due(view):
+        lease_end = self._ticker.due(view)
+        spot = self._spot_ticker
+        fill = spot is None or spot.due(view) or lease_end
+        if spot is not None and fill:
+            spot.next(view)
+        if lease_end:
             self._lease_index = round(view.now / self.lease_s)
             holders = self.plan_lease(view)
             self._lease_index += 1
@@ -490,7 +505,7 @@ class Chronus(BasePolicy):
                         alloc[job] = gpus
                         changed = True
             self._ticker.next(view)
-        free = view.free_gpus(self._type_key)
+        free = view.free_gpus(self._type_key) if fill else 0
         if free > 0:
             waiting = [j for j in self._jobs if j not in alloc and j.spec.num_gpus <= free]
             for job in self._spot_order(view, waiting):
