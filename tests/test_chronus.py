@@ -15,13 +15,15 @@ from dlsched.policies.chronus import (
     VALUE,
     Chronus,
     LeaseJob,
-    fit_latest,
     greedy_select,
     solve_program,
 )
 
 DATA = Path(__file__).parent / "data" / "elasticflow"
-ONE_NODE = {"gpu_types": {"V100": {}}, "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}]}
+ONE_NODE = {
+    "gpu_types": {"V100": {}},
+    "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4}],
+}
 
 
 def _three_jobs(deadline_c: float = 2500.0) -> pd.DataFrame:
@@ -126,7 +128,9 @@ def _brute_force(jobs: list[LeaseJob], capacity: int, sign: float) -> float:
         if any(u > capacity for u in used):
             continue
         value = sum(VALUE for p in pick if p is not None)
-        value += sign * sum(j.gpus for j, p in zip(jobs, pick, strict=True) if p and 0 in p) / capacity
+        value += (
+            sign * sum(j.gpus for j, p in zip(jobs, pick, strict=True) if p and 0 in p) / capacity
+        )
         best = max(best, value)
     return best
 
@@ -241,9 +245,10 @@ def test_same_inputs_give_identical_results():
         one = _run(df, reading=reading)
         two = _run(df, reading=reading)
         pd.testing.assert_frame_equal(one.jobs, two.jobs)
-        assert one.summary()["deadline_satisfactory_ratio"] == two.summary()[
-            "deadline_satisfactory_ratio"
-        ]
+        assert (
+            one.summary()["deadline_satisfactory_ratio"]
+            == two.summary()["deadline_satisfactory_ratio"]
+        )
 
 
 @pytest.mark.slow

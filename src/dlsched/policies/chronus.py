@@ -117,15 +117,14 @@ class LeaseJob:
     last: int
 
 
-def greedy_select(
-    jobs: Sequence[LeaseJob], capacity: Sequence[int]
-) -> list[list[int] | None]:
+def greedy_select(jobs: Sequence[LeaseJob], capacity: Sequence[int]) -> list[list[int] | None]:
     """The artifact's greedy selection (``batch_fast_job_selection``): per job the leases it
     gets (ascending) or None when dropped; `capacity` is the GPUs free per lease, as long as
     the latest `last` (changed by nobody: a copy is used)."""
     free = list(capacity)
     order = sorted(
-        range(len(jobs)), key=lambda i: (-jobs[i].gpus, jobs[i].last - jobs[i].need, -jobs[i].last, i)
+        range(len(jobs)),
+        key=lambda i: (-jobs[i].gpus, jobs[i].last - jobs[i].need, -jobs[i].last, i),
     )
     out: list[list[int] | None] = [None] * len(jobs)
     for i in order:
@@ -157,9 +156,9 @@ def solve_program(
     horizon: int | None,
     time_limit_s: float,
 ) -> tuple[list[list[int] | None], bool]:
-    """Solve the lease program with HiGHS (module docstring): per job its leases before the
-    horizon (ascending, plus one entry `horizon` per lease in the aggregated tail) or None when
-    not guaranteed, and whether HiGHS proved the optimum (False: the greedy fallback's answer).
+    """Solve the lease program with HiGHS (module docstring): per job its leases (ascending;
+    those past the horizon laid out from the tail's counts) or None when not guaranteed,
+    and whether HiGHS proved the optimum (False: the greedy fallback's answer).
     `sign` +1 maximises, −1 minimises the GPUs SLO jobs hold in lease 0."""
     n = len(jobs)
     if n == 0:
@@ -185,32 +184,29 @@ def solve_program(
         if len(x_index[i]) > 0:
             cost[x_index[i][0]] = -sign * j.gpus / capacity
         upper[y_col[i]] = max(0, j.last - h)
-    rows, cols, vals, lo, hi = [], [], [], [], []
-    r = 0
+    entries: list[tuple[int, int, float]] = []  # (row, column, coefficient)
+    lo: list[float] = []
+    hi: list[float] = []
     for i, j in enumerate(jobs):  # Σ x + y − need·s = 0
-        for c in x_index[i]:
-            rows.append(r), cols.append(c), vals.append(1.0)
-        rows.append(r), cols.append(y_col[i]), vals.append(1.0)
-        rows.append(r), cols.append(s_col[i]), vals.append(-float(j.need))
-        lo.append(0.0), hi.append(0.0)
-        r += 1
+        row = len(lo)
+        entries += [(row, c, 1.0) for c in x_index[i]]
+        entries += [(row, y_col[i], 1.0), (row, s_col[i], -float(j.need))]
+        lo.append(0.0)
+        hi.append(0.0)
     for t in range(h):  # lease capacity
-        used = False
-        for i, j in enumerate(jobs):
-            if t < len(x_index[i]):
-                rows.append(r), cols.append(x_index[i][t]), vals.append(float(j.gpus))
-                used = True
-        if used:
-            lo.append(-np.inf), hi.append(float(capacity))
-            r += 1
-    tails = sorted({j.last for j in jobs if j.last > h})
-    for m in tails:  # demand bound of the aggregated tail
-        for i, j in enumerate(jobs):
-            if h < j.last <= m:
-                rows.append(r), cols.append(y_col[i]), vals.append(float(j.gpus))
-        lo.append(-np.inf), hi.append(float(capacity * (m - h)))
-        r += 1
-    matrix = coo_matrix((vals, (rows, cols)), shape=(r, n_vars)).tocsr()
+        row = len(lo)
+        terms = [(row, x_index[i][t], float(j.gpus)) for i, j in enumerate(jobs) if t < j.last]
+        if terms:
+            entries += terms
+            lo.append(-np.inf)
+            hi.append(float(capacity))
+    for m in sorted({j.last for j in jobs if j.last > h}):  # demand bound of the tail
+        row = len(lo)
+        entries += [(row, y_col[i], float(j.gpus)) for i, j in enumerate(jobs) if h < j.last <= m]
+        lo.append(-np.inf)
+        hi.append(float(capacity * (m - h)))
+    rows, cols, vals = zip(*entries, strict=True)
+    matrix = coo_matrix((vals, (rows, cols)), shape=(len(lo), n_vars)).tocsr()
     result = milp(
         cost,
         constraints=LinearConstraint(matrix, lo, hi),
@@ -222,12 +218,25 @@ def solve_program(
         return greedy_select(jobs, [capacity] * last), False
     x = np.round(result.x).astype(int)
     out: list[list[int] | None] = []
+    tail_free = [capacity] * (last - h)
     for i in range(n):
         if x[s_col[i]] == 0:
             out.append(None)
             continue
-        leases = [t for t, c in enumerate(x_index[i]) if x[c] == 1]
-        out.append(leases + [h] * int(x[y_col[i]]))
+        out.append([t for t, c in enumerate(x_index[i]) if x[c] == 1])
+    # the tail's counts as leases: latest first with room, earliest deadline first (where the
+    # relaxation over-commits a lease, the latest leases regardless)
+    for i in sorted(range(n), key=lambda i: (jobs[i].last, i)):
+        leases = out[i]
+        count = int(x[y_col[i]])
+        if leases is None or count == 0:
+            continue
+        window = range(jobs[i].last - 1, h - 1, -1)
+        chosen = [t for t in window if tail_free[t - h] >= jobs[i].gpus][:count]
+        chosen += [t for t in window if t not in chosen][: count - len(chosen)]
+        for t in chosen:
+            tail_free[t - h] -= jobs[i].gpus
+        leases.extend(sorted(chosen))
     return out, True
 
 
@@ -269,7 +278,9 @@ class Chronus(BasePolicy):
         if horizon is not None and not (
             isinstance(horizon, int) and not isinstance(horizon, bool) and horizon >= 1
         ):
-            raise ValueError(f"chronus: horizon must be a whole number >= 1 or None, got {horizon!r}")
+            raise ValueError(
+                f"chronus: horizon must be a whole number >= 1 or None, got {horizon!r}"
+            )
         if objective not in OBJECTIVES:
             raise ValueError(f"chronus: objective must be one of {OBJECTIVES}, got {objective!r}")
         if reading not in READINGS:
@@ -284,7 +295,9 @@ class Chronus(BasePolicy):
         ):
             raise ValueError(f"chronus: spot_s must be a positive number or None, got {spot_s!r}")
         if fill_accepted is not None and not isinstance(fill_accepted, bool):
-            raise ValueError(f"chronus: fill_accepted must be True, False or None, got {fill_accepted!r}")
+            raise ValueError(
+                f"chronus: fill_accepted must be True, False or None, got {fill_accepted!r}"
+            )
         self.lease_s = float(lease_s)
         self.horizon = horizon
         self.time_limit_s = float(time_limit_s)
@@ -380,9 +393,7 @@ class Chronus(BasePolicy):
             others = list(self._accepted)
             others.sort(key=lambda j: j.spec.index)
             specs = [self.lease_job(j, view, first) for j in others] + [new]
-            solution, _ = solve_program(
-                specs, self._total, 1.0, self.horizon, self.time_limit_s
-            )
+            solution, _ = solve_program(specs, self._total, 1.0, self.horizon, self.time_limit_s)
             if any(s is None for s in solution):
                 return self._unmet(
                     job, "the lease program cannot guarantee it beside the admitted jobs"
@@ -440,9 +451,7 @@ class Chronus(BasePolicy):
             sign = 1.0
         else:
             sign = -1.0
-        solution, optimal = solve_program(
-            specs, self._total, sign, self.horizon, self.time_limit_s
-        )
+        solution, optimal = solve_program(specs, self._total, sign, self.horizon, self.time_limit_s)
         self._solves += 1
         if not optimal:
             self._fallbacks += 1
