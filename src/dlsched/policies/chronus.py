@@ -231,9 +231,15 @@ def solve_program(
         count = int(x[y_col[i]])
         if leases is None or count == 0:
             continue
-        window = range(jobs[i].last - 1, h - 1, -1)
-        chosen = [t for t in window if tail_free[t - h] >= jobs[i].gpus][:count]
-        chosen += [t for t in window if t not in chosen][: count - len(chosen)]
+        gpus, chosen, rest = jobs[i].gpus, [], []
+        for t in range(jobs[i].last - 1, h - 1, -1):
+            if tail_free[t - h] >= gpus:
+                chosen.append(t)
+                if len(chosen) == count:
+                    break
+            elif len(rest) < count:
+                rest.append(t)
+        chosen += rest[: count - len(chosen)]
         for t in chosen:
             tail_free[t - h] -= jobs[i].gpus
         leases.extend(sorted(chosen))
