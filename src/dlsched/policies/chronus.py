@@ -231,7 +231,9 @@ def solve_program(
         count = int(x[y_col[i]])
         if leases is None or count == 0:
             continue
-        gpus, chosen, rest = jobs[i].gpus, [], []
+        gpus = jobs[i].gpus
+        chosen: list[int] = []
+        rest: list[int] = []
         for t in range(jobs[i].last - 1, h - 1, -1):
             if tail_free[t - h] >= gpus:
                 chosen.append(t)
