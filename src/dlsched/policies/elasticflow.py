@@ -71,8 +71,9 @@ every event; here an unchanged count costs no move).
 
 Simplified: one GPU type (the cluster's largest pool; the artifact's clusters have one); a slot
 start is the only scheduling point (GPUs a finished job frees wait for it); the plan does not
-reserve overheads (the artifact does not either, it charges them after planning); several jobs arriving at one instant are admitted one by one, where the artifact
-admits or declines the batch together.
+reserve overheads (the artifact does not either, it charges them after planning); several jobs
+arriving at one instant are admitted one by one, where the artifact admits or declines the
+batch together.
 """
 
 from __future__ import annotations
