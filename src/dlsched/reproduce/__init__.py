@@ -63,6 +63,7 @@ CATALOGUE = (
     "fgd",
     "goodput",
     "synergy",
+    "elasticflow",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
