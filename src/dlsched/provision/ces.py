@@ -206,7 +206,10 @@ class CES:
             for key, pool in pools.items():
                 active = sum(1 for n in pool.nodes if view.node_busy(n))
                 if shortfall.get(key, 0) <= 0 and now >= pool.stable_until:
-                    release += self._power_down(view, pool, check, active, promised.get(key, 0))
+                    # (checks missed since the last call are made now, on what is now: a node
+                    # is powered down once)
+                    down = self._power_down(view, pool, check, active, promised.get(key, 0))
+                    release += [n for n in down if n not in release]
                 pool.active.append(active)
         return Provision(release=release, wake=wake, wake_at=self._checks * self.interval_s)
 
