@@ -172,6 +172,7 @@ class CES:
         self.min_idle_s = _check_number("min_idle_s", min_idle_s, minimum=0.0)
         self._pools: dict[Any, _Pool] | None = None
         self._checks = 0  # checks made so far (the next one's index)
+        self._per_day = max(1, round(86400.0 / self.interval_s))  # checks per day
 
     def __repr__(self) -> str:
         return (
@@ -204,7 +205,7 @@ class CES:
             check = self._checks
             self._checks += 1
             for key, pool in pools.items():
-                active = sum(1 for n in pool.nodes if view.node_busy(n))
+                active = view.busy_nodes(pool.nodes)
                 if shortfall.get(key, 0) <= 0 and now >= pool.stable_until:
                     # (checks missed since the last call are made now, on what is now: a node
                     # is powered down once)
@@ -293,9 +294,11 @@ class CES:
             if len(past) < self.history:
                 return []
             history_trend = sum(past[-self.history :]) / self.history - active
+            if history_trend < self.history_threshold or surplus < self.decrease_threshold:
+                return []  # (before the forecast, which costs more)
             forecast = [self._forecast(pool, check + k, active) for k in range(2 * self.horizon)]
             near = sum(forecast[: self.horizon]) / self.horizon
-            if history_trend < self.history_threshold or active - near < self.future_threshold:
+            if active - near < self.future_threshold:
                 return []
             if near < sum(forecast) / len(forecast):
                 return []  # demand is forecast to rise after the horizon: keep the nodes
@@ -313,14 +316,19 @@ class CES:
     def _forecast(self, pool: _Pool, check: int, current: int) -> float:
         """Demand forecast for a future check: the mean of the same time of day over the
         last `forecast_days` days seen, else `current` (persistence)."""
-        per_day = max(1, round(86400.0 / self.interval_s))
+        per_day = self._per_day
         seen = pool.active
-        values = [
-            seen[past]
-            for past in (check - d * per_day for d in range(1, self.forecast_days + 1))
-            if 0 <= past < len(seen)
-        ]
-        return sum(values) / len(values) if values else float(current)
+        total = 0.0
+        count = 0
+        past = check - per_day
+        for _ in range(self.forecast_days):
+            if past < 0:
+                break
+            if past < len(seen):
+                total += seen[past]
+                count += 1
+            past -= per_day
+        return total / count if count else float(current)
 
 
 def pool_buffer(buffer_nodes: int, pool_nodes: int, total_nodes: int) -> int:

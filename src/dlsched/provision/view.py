@@ -126,6 +126,12 @@ class ProvisionView:
             return False
         return not self._ledger.node_idle(node)
 
+    def busy_nodes(self, nodes: Sequence[int]) -> int:
+        """How many of `nodes` are present and hold a job (what `node_busy` says of each)."""
+        availability = self._availability
+        state, idle = availability.state, availability.idle_since
+        return sum(1 for n in nodes if state.get(n) == "present" and idle(n) is None)
+
     def off_at(self, node: int) -> float:
         """When a powered-down node's shut-down is over (-inf: never powered down); a node
         woken before then starts waking only then."""
