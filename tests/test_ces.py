@@ -121,9 +121,7 @@ def runs(draw: st.DrawFn) -> tuple[pd.DataFrame, Cluster, str, CES]:
         {
             "job_id": range(n),
             "submit_time": sorted(draw(st.lists(st.integers(0, 8000), min_size=n, max_size=n))),
-            "num_gpus": draw(
-                st.lists(st.integers(1, per_node * count), min_size=n, max_size=n)
-            ),
+            "num_gpus": draw(st.lists(st.integers(1, per_node * count), min_size=n, max_size=n)),
             "duration": draw(st.lists(st.integers(1, 3000), min_size=n, max_size=n)),
         }
     )
