@@ -136,8 +136,8 @@ def _register() -> None:
             plan=plan,
             measure=measure,
             quick_subset="one week of Philly submissions",
-            cost_quick="~15 CPU s (2 runs)",
-            cost_full="~2 CPU min (4 runs)",
+            cost_quick="~6 CPU s (2 runs)",
+            cost_full="~1 CPU min (4 runs)",
             summary="Helios CES (SC '21): energy saved vs queueing added, Philly",
             notes=(
                 "Missing: Helios' per-job logs and the artifact's node series "
