@@ -25,7 +25,7 @@ from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.perf import make_estimator, make_throughput
 from dlsched.perf.base import ThroughputModel
 from dlsched.perf.estimator import OracleEstimator
-from dlsched.provision.billing import rented_meta, resolve_provisioner
+from dlsched.provision.billing import power_meta, rented_meta, resolve_provisioner
 from dlsched.traces import Workload, load_trace, validate_jobs
 
 
@@ -247,7 +247,10 @@ def _replay(
         "scheduler_wall_s": sim.scheduler_wall_s,
     }
     if sim.availability is not None:
-        meta["rented"] = rented_meta(sim, renter)
+        if hardware.rented is not None:
+            meta["rented"] = rented_meta(sim, renter)
+        else:  # a power manager's node power states (`dlsched.energy.power_state_figures`)
+            meta["power_states"] = power_meta(sim, renter)
     n_jobs = len(specs)
     del specs  # `build_result` releases the run's job objects: hold none of them here
     if events is not None:  # before the result: its CPU/memory figures read the file back

@@ -164,8 +164,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--provisioner",
         default=None,
         type=_one_of("provisioner", PROVISIONERS),
-        help=f"on a cluster that rents instances: {', '.join(PROVISIONERS)} (default: on_demand "
-        "there, none on a fixed cluster)",
+        help=f"{', '.join(PROVISIONERS)}: on a cluster that rents instances (default: on_demand "
+        "there, none on a fixed cluster); ces powers a fixed cluster's idle nodes down (its "
+        "file needs an 'energy' section)",
     )
     parser.add_argument(
         "--progress",

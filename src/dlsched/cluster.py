@@ -89,8 +89,9 @@ class Cluster:
     description: str = ""
     source: str = "<dict>"
     vcs: tuple[VirtualCluster, ...] = ()
-    # the file's `energy:` section (`price_per_kwh`, `carbon_g_per_kwh`; each optional), or
-    # None when it has none: then runs report no energy figures (`dlsched.energy`)
+    # the file's `energy:` section (`price_per_kwh`, `carbon_g_per_kwh`, and the node power
+    # transitions `wake_s`, `sleep_s`; each optional), or None when it has none: then runs
+    # report no energy figures (`dlsched.energy`)
     energy: Mapping[str, float] | None = None
     rented: RentedCapacity | None = None  # instance types to rent (`dlsched.rented`)
     gpu_node: tuple[int, ...] = field(init=False, repr=False)
@@ -176,7 +177,10 @@ _TOP_KEYS = (
     "billing",
 )
 _GPU_TYPE_KEYS = ("memory_gb", "cost_per_hour", "active_w", "idle_w", "off_w")
-_ENERGY_KEYS = ("price_per_kwh", "carbon_g_per_kwh")
+_ENERGY_KEYS = ("price_per_kwh", "carbon_g_per_kwh", "wake_s", "sleep_s")
+MAX_TRANSITION_S = 86400.0
+"""The longest power-state transition (`energy.wake_s`, `energy.sleep_s`) a cluster file may
+declare: a day; a longer one is taken for a unit mistake."""
 _RACK_KEYS = ("name", "nodes")
 _GROUP_KEYS = (
     "gpu_type",
@@ -447,7 +451,8 @@ def _parse_gpu_types(declared: Any, source: str) -> dict[str, GpuType]:
 
 
 def _parse_energy(raw: Any, given: bool, source: str) -> dict[str, float] | None:
-    """`energy: {price_per_kwh, carbon_g_per_kwh}` (each optional, >= 0); None if absent."""
+    """`energy: {price_per_kwh, carbon_g_per_kwh, wake_s, sleep_s}` (each optional, >= 0;
+    the transitions at most `MAX_TRANSITION_S`); None if absent."""
     if not given:
         return None
     raw = {} if raw is None else raw
@@ -463,6 +468,17 @@ def _parse_energy(raw: Any, given: bool, source: str) -> dict[str, float] | None
     for name, unit in (("price_per_kwh", "money per kWh"), ("carbon_g_per_kwh", "g CO2 per kWh")):
         value = _opt_capacity(raw.get(name), source, f"energy.{name}", unit)
         if value is not None:
+            out[name] = value
+    for name in ("wake_s", "sleep_s"):
+        value = _opt_capacity(raw.get(name), source, f"energy.{name}", "seconds")
+        if value is not None:
+            if value > MAX_TRANSITION_S:
+                raise _fail(
+                    source,
+                    f"energy.{name}",
+                    f"{value:g} s is longer than a day ({MAX_TRANSITION_S:g} s); "
+                    "give the node's power transition in seconds",
+                )
             out[name] = value
     return out
 

@@ -24,8 +24,26 @@ Defaults where the file gives none (`GPU_POWER`): ``active_w`` is the vendor's T
 power, per GPU (a K80 board holds two GPUs: half its 300 W each). ``idle_w`` is an
 **assumption, not a measurement**: `IDLE_FRACTION_ASSUMED` × ``active_w``; declare
 ``idle_w`` for figures you can defend. ``node_w`` defaults to 0 (GPUs alone). A GPU type with
-no vendor figure and no ``active_w`` is an error naming the key to add. ``off_w`` is read and
-kept for powered-down nodes, which this version does not model.
+no vendor figure and no ``active_w`` is an error naming the key to add.
+
+Node power states (a power manager, `dlsched.provision.ces`, powers idle nodes down and up;
+``energy: {wake_s: 300, sleep_s: 60}`` gives the transitions, seconds, default 0): a node
+draws, per state,
+
+- *on* (present): as above — ``node_w`` + busy GPUs × ``active_w`` + idle GPUs × ``idle_w``;
+- *shutting down* (``sleep_s`` after its power-down; unusable): its idle draw,
+  ``node_w`` + GPUs × ``idle_w``;
+- *off*: GPUs × ``off_w`` (``off_w`` per GPU type, default 0 W: the share of a node's
+  standby draw per GPU; the node's ``node_w`` is off too);
+- *waking* (``wake_s`` from the start of its wake; unusable): full draw,
+  ``node_w`` + GPUs × ``active_w`` (boot and self-tests run the machine flat out: the usual,
+  conservative choice).
+
+`power_state_figures` integrates the difference from the on-and-idle draw over each node's
+recorded states (`result.meta["power_states"]`), and the summary gains
+``powered_off_node_hours`` (node-hours off, shut-down excluded), ``mean_nodes_off``,
+``wake_events`` and ``power_down_events`` (over the run's makespan). Energy *saved* is a
+comparison of two runs (with and without the power manager): `dlsched reproduce helios-ces`.
 """
 
 from __future__ import annotations
@@ -153,6 +171,11 @@ def energy_summary(result: Any, cluster: Cluster) -> dict[str, Any]:
     end = float(done["finish_time"].max())
     energy_j = integrate(power_series(result.timeline, cluster), idle_power_w(cluster), start, end)
     span = end - start
+    states = (getattr(result, "meta", None) or {}).get("power_states")
+    figures: dict[str, Any] = {}
+    if states:
+        figures = power_state_figures(states, cluster, start, end)
+        energy_j += figures.pop("correction_j")
     kwh = energy_j / 3.6e6
     out: dict[str, Any] = {
         "energy_j": energy_j,
@@ -160,6 +183,7 @@ def energy_summary(result: Any, cluster: Cluster) -> dict[str, Any]:
         "mean_power_w": energy_j / span if span > 0 else math.nan,
         "energy_per_job_kwh": kwh / len(done),
     }
+    out.update(figures)
     price = cluster.energy.get("price_per_kwh")
     if price is not None:
         out["energy_cost"] = kwh * price
@@ -183,4 +207,62 @@ def energy_sources(cluster: Cluster) -> dict[str, Any]:
             for k, p in powers.items()
         },
         "energy_idle_assumed": any(p.idle_source != "cluster file" for p in powers.values()),
+    }
+
+
+def _overlap(a: float, b: float, start: float, end: float) -> float:
+    return max(0.0, min(b, end) - max(a, start))
+
+
+def power_state_figures(
+    states: Mapping[str, Any], cluster: Cluster, start: float, end: float
+) -> dict[str, Any]:
+    """The energy of the nodes' power states over [start, end] (module docstring), as a
+    correction to the every-node-on figure (``correction_j``, joules), with the power-down
+    summary keys. `states` is ``result.meta["power_states"]`` (`provision.billing.power_meta`):
+    each interval a node was held (from its wake, or from time 0 for the first), with
+    ``sleep_s``."""
+    powers = type_power(cluster)
+    off_w = {key: (gpu.off_w or 0.0) for key, gpu in cluster.gpu_types.items()}
+    sleep_s = float(states["sleep_s"])
+    by_node: dict[int, list[Mapping[str, Any]]] = {}
+    for row in states["intervals"]:
+        by_node.setdefault(int(row["node"]), []).append(row)
+    correction = off_s = 0.0
+    wakes = downs = 0
+    for node_index, rows in by_node.items():
+        node = cluster.nodes[node_index]
+        gpus = len(node.gpu_ids)
+        base = node.node_w or 0.0
+        watts = powers[node.gpu_type]
+        on_idle = base + gpus * watts.idle_w
+        waking = base + gpus * watts.active_w
+        off = gpus * off_w[node.gpu_type]
+        rows = sorted(rows, key=lambda r: float(r["acquired_s"]))
+        for k, row in enumerate(rows):
+            acquired = float(row["acquired_s"])
+            if not row.get("initial", False):  # a wake (not held from the start)
+                if start <= acquired < end:
+                    wakes += 1
+                wake_from = float(row.get("wake_from_s", acquired))
+                ready = row["ready_s"] if row["ready_s"] is not None else row["released_s"]
+                wake_end = math.inf if ready is None else float(ready)
+                correction += (waking - on_idle) * _overlap(wake_from, wake_end, start, end)
+            released = row["released_s"]
+            if released is None:
+                continue
+            released = float(released)
+            if released < end:
+                downs += 1
+            again = float(rows[k + 1]["acquired_s"]) if k + 1 < len(rows) else math.inf
+            length = _overlap(released + sleep_s, again, start, end)
+            off_s += length
+            correction += (off - on_idle) * length
+    span = end - start
+    return {
+        "correction_j": correction,
+        "powered_off_node_hours": off_s / 3600.0,
+        "mean_nodes_off": off_s / span if span > 0 else math.nan,
+        "wake_events": wakes,
+        "power_down_events": downs,
     }

@@ -16,12 +16,15 @@ refused with a `SchedulingError` (rather than preempting its jobs), so a provisi
 never silently cost jobs a restart; it must let the policy drain the node first.
 
 Rented instances (`dlsched.rented`) are the first user: their nodes start absent and a
-provisioning policy (`dlsched.provision`) acquires and releases them. The same mechanism is
-meant to power fixed nodes down and up (issue 33's CES, energy-aware scheduling): a
-power-down is a `release` of a present node, a power-up an `acquire` with the node's boot
-time as its latency; only the decision-maker differs. Every acquisition interval is
-recorded (`intervals`), with the time each node spent holding no job, for billing and
-energy accounting.
+provisioning policy (`dlsched.provision`) acquires and releases them. Power states of fixed
+nodes are the second (a power manager such as `dlsched.provision.ces`): every fixed node is
+managed and starts present (its first interval opens at time 0); a power-down is a
+`release` of a present node, a power-up an `acquire` with the node's wake time
+(``energy.wake_s``) as its latency. A node powered down takes `sleep_s` (``energy.sleep_s``)
+to shut down; one woken meanwhile starts waking only when that is over, so its wake ends
+at ``max(now, off_at) + startup_s`` (`Interval.wake_from_s` says when it began). Every
+acquisition interval is recorded (`intervals`), with the time each node spent holding no
+job, for billing and energy accounting (`dlsched.energy.power_state_figures`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ class Interval:
     ready_s: float | None
     released_s: float | None = None
     idle_s: float = 0.0
+    wake_from_s: float | None = None  # when its start-up began (later than `acquired_s`
+    # while the node was still shutting down); None: as acquired
+    initial: bool = False  # held from the start of the run (a fixed node), not acquired
 
 
 class FreeOrAbsent(Mapping[str, int]):
@@ -73,28 +79,47 @@ class Availability:
     """The state of every node that may come and go, over one run.
 
     `managed` are the node indices whose presence changes (every other node is always
-    present); `initially_absent` of them start absent. Idle time is tracked per present node
-    from `observe` calls, which the engine makes after every change of occupancy."""
+    present); they all start absent (`initially_absent`) or all present, held from time 0.
+    A released node needs `sleep_s` seconds to shut down before it can start again. Idle
+    time is tracked per present node from `observe` calls, which the engine makes after
+    every change of occupancy."""
 
     def __init__(
-        self, ledger: Ledger, managed: Mapping[int, float], initially_absent: bool
+        self,
+        ledger: Ledger,
+        managed: Mapping[int, float],
+        initially_absent: bool,
+        sleep_s: float = 0.0,
     ) -> None:
+        if not 0.0 <= sleep_s < float("inf"):
+            raise ValueError(f"sleep_s must be a number of seconds >= 0, got {sleep_s!r}")
         self.ledger = ledger
         self.startup_s = dict(managed)  # node → start-up latency (seconds)
+        self.sleep_s = float(sleep_s)
         self.state: dict[int, str] = {}
         self.generation: dict[int, int] = dict.fromkeys(managed, 0)
         self.intervals: list[Interval] = []
         self._open: dict[int, Interval] = {}  # node → its current interval
         self._idle_since: dict[int, float | None] = {}  # held node → since when it is idle
+        self._off_at: dict[int, float] = {}  # released node → when its shut-down is over
         for node in managed:
             self.state[node] = ABSENT if initially_absent else PRESENT
             if initially_absent:
                 ledger.withdraw_node(node)
+            else:  # held since the start of the run
+                interval = Interval(node, 0.0, 0.0, initial=True)
+                self.intervals.append(interval)
+                self._open[node] = interval
+                self._idle_since[node] = 0.0
 
     # ---- what provisioners read ---------------------------------------------------------
     def nodes_in(self, state: str) -> list[int]:
         """Managed nodes in `state`, by index."""
         return [node for node, s in sorted(self.state.items()) if s == state]
+
+    def off_at(self, node: int) -> float:
+        """When a released node's shut-down is (or was) over; -inf if never released."""
+        return self._off_at.get(node, float("-inf"))
 
     def idle_since(self, node: int) -> float | None:
         """Since when a held node has held no job (None: it runs one, or is not held)."""
@@ -108,10 +133,11 @@ class Availability:
             raise SchedulingError(
                 f"node {node} cannot be acquired: it is {self.state.get(node, 'not managed')}"
             )
-        ready_at = now + self.startup_s[node]
+        begins = max(now, self._off_at.get(node, now))  # (after its shut-down, if any)
+        ready_at = begins + self.startup_s[node]
         self.state[node] = STARTING
         self.generation[node] += 1
-        interval = Interval(node, now, ready_at)
+        interval = Interval(node, now, ready_at, wake_from_s=begins)
         self.intervals.append(interval)
         self._open[node] = interval
         self._idle_since[node] = now  # booting is held time without a job
@@ -142,6 +168,7 @@ class Availability:
         if state == STARTING:
             interval.ready_s = None  # it never became present
         del self._idle_since[node]
+        self._off_at[node] = now + self.sleep_s
 
     def release_all(self, now: float) -> None:
         """Release every held node (the run is over: nothing more will run on them)."""

@@ -1,7 +1,9 @@
 """The engine's side of provisioning: call the provisioner, check and apply its answer.
 
 Called by the simulator after every scheduling call (made or skipped) of a run whose
-cluster rents nodes, so that it sees what the policy could not start; an instance without
+cluster rents nodes, or whose fixed nodes a power manager powers down and up
+(`dlsched.provision.ces`: `Provision.release` powers a node down, `Provision.wake` up), so
+that it sees what the policy could not start; an instance without
 start-up latency is present at once, and another call of the same instant lets the policy
 use it. The
 provisioner answers with data (`dlsched.provision.Provision`); here the engine checks it
@@ -42,7 +44,10 @@ def available(sim: Simulator) -> dict[str, int]:
 def provision(sim: Simulator) -> None:
     """One provisioning call at the simulator's now (see the module docstring)."""
     rented, availability, provisioner = sim.cluster.rented, sim.availability, sim.provisioner
-    if provisioner is None or availability is None or rented is None:
+    if provisioner is None or availability is None:
+        return
+    if rented is None:
+        _power(sim)
         return
     now = sim.clock.now
     node_type = rented.node_type or {}
@@ -50,13 +55,13 @@ def provision(sim: Simulator) -> None:
     view = ProvisionView(
         now, sim.jobs, sim.ledger, availability, rented.instance_types, node_type, left
     )
-    answer = provisioner.provision(view)  # type: ignore[attr-defined]
+    answer = _answer(provisioner, view)
     if answer is None:
         return
-    if not isinstance(answer, Provision):
+    if answer.wake:
         raise SchedulingError(
-            f"provisioner {getattr(provisioner, 'name', provisioner)!r} returned "
-            f"{type(answer).__name__}, not a dlsched.provision.Provision"
+            f"provisioner {getattr(provisioner, 'name', provisioner)!r} asked to wake nodes "
+            f"{list(answer.wake)!r}; on a cluster that rents, acquire instances instead"
         )
     for node in answer.release:
         if node not in node_type:
@@ -84,6 +89,47 @@ def provision(sim: Simulator) -> None:
             _acquire(sim, node, now)
         left = available(sim)
     if answer.release or answer.acquire:
+        tell_policy(sim)
+    if answer.wake_at is not None and answer.wake_at > now:
+        _wake_at(sim, answer.wake_at)
+    sim._booting = bool(availability.nodes_in("starting"))
+
+
+def _answer(provisioner: object, view: ProvisionView) -> Provision | None:
+    """The provisioner's answer, checked to be a `Provision` (or None: nothing)."""
+    answer = provisioner.provision(view)  # type: ignore[attr-defined]
+    if answer is None or isinstance(answer, Provision):
+        return answer
+    raise SchedulingError(
+        f"provisioner {getattr(provisioner, 'name', provisioner)!r} returned "
+        f"{type(answer).__name__}, not a dlsched.provision.Provision"
+    )
+
+
+def _power(sim: Simulator) -> None:
+    """A power manager's call on a fixed cluster: power idle nodes down (`release`), power
+    absent ones up (`wake`); it rents nothing."""
+    availability, provisioner = sim.availability, sim.provisioner
+    assert availability is not None
+    now = sim.clock.now
+    view = ProvisionView(now, sim.jobs, sim.ledger, availability, {}, {}, {})
+    answer = _answer(provisioner, view)
+    if answer is None:
+        return
+    name = getattr(provisioner, "name", provisioner)
+    if answer.acquire:
+        raise SchedulingError(
+            f"provisioner {name!r} asked for instances {dict(answer.acquire)!r}, but the "
+            "cluster rents none; wake powered-down nodes instead (Provision.wake)"
+        )
+    for node in (*answer.release, *answer.wake):
+        if node not in availability.startup_s:
+            raise SchedulingError(f"provisioner {name!r} named node {node!r}, not in the cluster")
+    for node in answer.release:
+        availability.release(node, now)
+    for node in answer.wake:
+        _acquire(sim, node, now)
+    if answer.release or answer.wake:
         tell_policy(sim)
     if answer.wake_at is not None and answer.wake_at > now:
         _wake_at(sim, answer.wake_at)

@@ -259,14 +259,26 @@ class Simulator:
         self._booting = False  # some acquired node is still starting
         self._provision_wakeups: set[float] = set()
         free_for_timeline: Mapping[str, int] = self.ledger.free_by_type
-        if cluster.rented is not None:
+        # a power manager (`dlsched.provision.ces`) powers the fixed nodes down and up
+        powers = cluster.rented is None and getattr(provisioner, "manages_power", False) is True
+        if cluster.rented is not None or powers:
             from dlsched.engine.availability import Availability, FreeOrAbsent
 
-            node_type = cluster.rented.node_type or {}
-            kinds = cluster.rented.instance_types
-            self.availability = Availability(
-                self.ledger, {n: kinds[t].startup_s for n, t in node_type.items()}, True
-            )
+            if powers:
+                energy = cluster.energy or {}
+                self.availability = Availability(
+                    self.ledger,
+                    dict.fromkeys(range(len(cluster.nodes)), float(energy.get("wake_s", 0.0))),
+                    False,
+                    sleep_s=float(energy.get("sleep_s", 0.0)),
+                )
+            else:
+                assert cluster.rented is not None
+                node_type = cluster.rented.node_type or {}
+                kinds = cluster.rented.instance_types
+                self.availability = Availability(
+                    self.ledger, {n: kinds[t].startup_s for n, t in node_type.items()}, True
+                )
             free_for_timeline = FreeOrAbsent(self.ledger)
             # the provisioner is called after each scheduling call, made or skipped, so that
             # it sees what the policy could not start (`engine.provisioning`)

@@ -9,10 +9,14 @@ a provisioner never touches the event queue. Like policies, parameters are store
 ``__init__`` and per-run state is built in the optional ``start(view)``.
 
 Built-ins (`PROVISIONERS`, entry-point group ``dlsched.provisioners``): ``on_demand``
-(`dlsched.provision.on_demand`) and ``static`` (never rents).
+(`dlsched.provision.on_demand`), ``static`` (never rents) and ``ces``
+(`dlsched.provision.ces`, Helios' cluster energy saving). A provisioner whose class has
+``manages_power = True`` is a *power manager*: it runs on a fixed cluster with an
+``energy:`` section, powering idle nodes down (`Provision.release`) and up
+(`Provision.wake`) beside any scheduling policy, and rents nothing.
 
 >>> sorted(PROVISIONERS)
-['on_demand', 'static']
+['ces', 'on_demand', 'static']
 >>> get("on_demand", idle_release_s=60).idle_release_s
 60.0
 """
@@ -39,6 +43,7 @@ PROVISIONERS: Registry[Any] = Registry("provisioner", entry_point_group="dlsched
 """Provisioner factory (usually a class) by name."""
 PROVISIONERS.add_lazy("on_demand", "dlsched.provision.on_demand:OnDemand")
 PROVISIONERS.add_lazy("static", "dlsched.provision.static:Static")
+PROVISIONERS.add_lazy("ces", "dlsched.provision.ces:CES")
 
 
 def get(name: str, **params: Any) -> Provisioner:

@@ -29,6 +29,8 @@ def resolve_provisioner(provisioner: Any, cluster: Cluster) -> Any:
     """The run's provisioner (`dlsched.provision.resolve`); one that rents on a cluster with
     nothing to rent is a `ConfigError`."""
     rents = cluster.rented is not None
+    if provisioner is not None and _manages_power(provisioner):
+        return _power_manager(provisioner, cluster)
     if not rents and provisioner is not None:
         name = provisioner if isinstance(provisioner, str) else getattr(provisioner, "name", "")
         if name == "static":
@@ -39,6 +41,35 @@ def resolve_provisioner(provisioner: Any, cluster: Cluster) -> Any:
             "the cluster file or leave the provisioner out"
         )
     return resolve(provisioner, rents)
+
+
+def _manages_power(provisioner: Any) -> bool:
+    """Whether a provisioner (a name or an instance) powers fixed nodes down and up."""
+    if isinstance(provisioner, str):
+        from dlsched.provision import PROVISIONERS
+
+        if provisioner not in PROVISIONERS:
+            return False  # (`resolve` names the unknown one)
+        return getattr(PROVISIONERS.get(provisioner), "manages_power", False) is True
+    return getattr(provisioner, "manages_power", False) is True
+
+
+def _power_manager(provisioner: Any, cluster: Cluster) -> Any:
+    """A power manager (`dlsched.provision.ces`) for a fixed cluster with an energy model."""
+    name = provisioner if isinstance(provisioner, str) else getattr(provisioner, "name", "")
+    if cluster.rented is not None:
+        raise ConfigError(
+            f"provisioner {name!r} powers fixed nodes down and up, but cluster "
+            f"{cluster.name!r} ({cluster.source}) rents instances ('instance_types'); use "
+            "'on_demand' there, or a cluster without instance types"
+        )
+    if cluster.energy is None:
+        raise ConfigError(
+            f"provisioner {name!r} powers nodes down and up, but cluster {cluster.name!r} "
+            f"({cluster.source}) has no 'energy' section; add one, e.g. "
+            "'energy: {wake_s: 300, sleep_s: 60}' (the node's power transitions, seconds)"
+        )
+    return resolve(provisioner, False)
 
 
 def rented_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:
@@ -66,6 +97,28 @@ def rented_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:
         "instances": rows,
         "cost": cost,
         "idle_s": idle,
+    }
+
+
+def power_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:
+    """A power-managed run's node power states for `result.meta["power_states"]`: the
+    transitions and every interval each node was held (powered, or waking), with when its
+    wake began (`dlsched.energy.power_state_figures` turns them into energy)."""
+    availability = sim.availability
+    energy = sim.cluster.energy or {}
+    assert availability is not None
+    names = {n.index: n.name for n in sim.cluster.nodes}
+    rows = availability.report(names)
+    for row, interval in zip(rows, availability.intervals, strict=True):
+        row["wake_from_s"] = (
+            interval.acquired_s if interval.wake_from_s is None else interval.wake_from_s
+        )
+        row["initial"] = interval.initial
+    return {
+        "provisioner": repr(provisioner),
+        "wake_s": float(energy.get("wake_s", 0.0)),
+        "sleep_s": availability.sleep_s,
+        "intervals": rows,
     }
 
 

@@ -12,7 +12,7 @@ from dlsched.rented import InstanceType
 
 if TYPE_CHECKING:
     from dlsched.engine.availability import Availability
-    from dlsched.engine.ledger import Ledger
+    from dlsched.engine.ledger import Ledger, Pool
     from dlsched.engine.state import JobIndex
 
 
@@ -20,11 +20,14 @@ if TYPE_CHECKING:
 class Provision:
     """A provisioner's answer: instances to acquire (instance type name → how many more),
     held nodes to release (indices; each must hold no job), and when to be called again
-    even if nothing else happens (an idle timer), or None."""
+    even if nothing else happens (an idle timer), or None. A power manager on a fixed
+    cluster (`dlsched.provision.ces`) releases nodes to power them down and names the
+    absent ones to power up in `wake`; it acquires no instances."""
 
     acquire: Mapping[str, int] = field(default_factory=dict)
     release: Sequence[int] = ()
     wake_at: float | None = None
+    wake: Sequence[int] = ()  # powered-down fixed nodes to power up (a power manager's)
 
 
 NOTHING = Provision()
@@ -98,3 +101,53 @@ class ProvisionView:
         if self._availability.state.get(node) != "present":
             return None
         return self._availability.idle_since(node)
+
+    # ---- fixed nodes' power states (what a power manager reads: `dlsched.provision.ces`) --
+    def nodes(self, state: str) -> list[int]:
+        """Managed nodes in a state ("absent": powered down or shutting down, "starting":
+        waking, "present"), by index."""
+        return self._availability.nodes_in(state)
+
+    def node_state(self, node: int) -> str:
+        """A managed node's state ("absent", "starting" or "present")."""
+        return self._availability.state[node]
+
+    def node_pool(self, node: int) -> Pool:
+        """A node's pool: (GPU type key, owning VC or None)."""
+        return self._ledger.node_pool[node]
+
+    def node_gpus(self, node: int) -> int:
+        """GPUs on a node."""
+        return len(self._ledger.cluster.nodes[node].gpu_ids)
+
+    def node_busy(self, node: int) -> bool:
+        """Whether a job holds anything on a present node (False for any other node)."""
+        if self._availability.state.get(node) != "present":
+            return False
+        return not self._ledger.node_idle(node)
+
+    def busy_nodes(self, nodes: Sequence[int]) -> int:
+        """How many of `nodes` are present and hold a job (what `node_busy` says of each)."""
+        availability = self._availability
+        state, idle = availability.state, availability.idle_since
+        return sum(1 for n in nodes if state.get(n) == "present" and idle(n) is None)
+
+    def off_at(self, node: int) -> float:
+        """When a powered-down node's shut-down is over (-inf: never powered down); a node
+        woken before then starts waking only then."""
+        return self._availability.off_at(node)
+
+    def pool_free(self, pool: Pool) -> int:
+        """Free GPUs of a pool on present nodes."""
+        return self._ledger.free_by_pool.get(pool, 0)
+
+    def pools_for(self, job: JobSpec) -> list[Pool]:
+        """The pools a job may take GPUs from: its VC's own if its VC owns nodes, else the
+        unowned ones; of the GPU types its constraint allows (by type key)."""
+        capacity = self._ledger.pool_capacity
+        owners = {vc for _, vc in capacity if vc is not None}
+        vc = job.vc if job.vc in owners else None
+        allowed = job.gpu_constraint
+        return sorted(
+            pool for pool in capacity if pool[1] == vc and (allowed is None or pool[0] in allowed)
+        )

@@ -64,6 +64,7 @@ CATALOGUE = (
     "goodput",
     "synergy",
     "elasticflow",
+    "helios_ces",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
