@@ -231,9 +231,7 @@ def test_lookahead_lets_a_job_behind_a_blocked_head_start():
     )
     five = dlsched.simulate(work, _cluster(2), Horus(profiles=SINGLE), throughput=truth)
     assert five.jobs.set_index("job_id").loc["X", "start_time"] == 1
-    one = dlsched.simulate(
-        work, _cluster(2), Horus(profiles=SINGLE, lookahead=1), throughput=truth
-    )
+    one = dlsched.simulate(work, _cluster(2), Horus(profiles=SINGLE, lookahead=1), throughput=truth)
     got = one.jobs.set_index("job_id")
     assert got.loc["G", "start_time"] == 50  # when A ends
     assert got.loc["X", "start_time"] == 60  # after G: the head held it back

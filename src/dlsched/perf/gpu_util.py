@@ -215,9 +215,7 @@ class UtilisationPredictor:
         own = [r for r in self.rows if r.model == model_key(model)]
         if not own:
             return None
-        return Profile(
-            sum(r.gpu_util for r in own) / len(own), sum(r.gmem for r in own) / len(own)
-        )
+        return Profile(sum(r.gpu_util for r in own) / len(own), sum(r.gmem for r in own) / len(own))
 
     def evaluate(self) -> dict[str, float]:
         """Leave-one-model-out error per measured row: MAE of utilisation (points) and of
