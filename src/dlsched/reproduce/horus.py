@@ -51,7 +51,7 @@ MODELS = (
     "VGG",
 )
 """Lucid's models measured beside every other (NeuMF only beside itself)."""
-VARIANTS: dict[str, dict[str, str]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "horus": {},
     "measured": {"utilisation": "measured"},
     "gandiva-score": {"score": "gandiva", "queue": "fifo"},
