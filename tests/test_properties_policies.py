@@ -81,6 +81,7 @@ CASES: dict[str, Case] = {
     "max_min_fairness_packed": Case(packs=True),
     "min_total_duration_packed": Case(packs=True),
     "gavel_gandiva": Case(packs=True),
+    "horus": Case(packs=True),
     # Fewer generations keep Pollux's search affordable here.
     "pollux": Case(params={"generations": 20}),
     # Sia chooses among its artifact's configurations (1, 2, 4 … GPUs below a node, then

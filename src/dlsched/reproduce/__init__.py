@@ -65,6 +65,7 @@ CATALOGUE = (
     "synergy",
     "elasticflow",
     "helios_ces",
+    "horus",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
