@@ -135,9 +135,7 @@ def test_users_and_group_names_reach_the_predictor(tmp_path):
     cluster = dlsched.Cluster.from_dict(
         {"name": "c", "nodes": [{"gpu_type": "V100", "count": 4, "gpus_per_node": 8}]}
     )
-    dlsched.simulate(
-        w, cluster, policy="sjf", estimator=PredictingEstimator(recorder), audit=False
-    )
+    dlsched.simulate(w, cluster, policy="sjf", estimator=PredictingEstimator(recorder), audit=False)
     asked = recorder.asked
     assert asked["j1"].user == "uA" and asked["j1"].name == "grp-bert-7f"
     assert asked["j2"].user == "uB" and asked["j2"].name == "grp-ctr-a1"

@@ -63,6 +63,7 @@ CATALOGUE = (
     "fgd",
     "goodput",
     "synergy",
+    "helios_qssf",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
