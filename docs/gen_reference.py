@@ -191,6 +191,38 @@ def write_trace_formats() -> None:
             out.write("```text\n" + entry.about.replace("```", "'''") + "\n```\n\n")
 
 
+def write_predictors() -> None:
+    entries = catalogue.predictors()
+    with mkdocs_gen_files.open("reference/predictors.md", "w") as out:
+        out.write("# Duration predictors\n\n")
+        out.write(
+            f"The {len(entries)} registered job-duration predictors "
+            "(`dlsched.predict.PREDICTORS`, `dlsched.catalogue.predictors()`), trained only "
+            "on jobs that finished before each prediction. A run's policies consult one "
+            "through the estimator: `--estimator predict:NAME` or "
+            '`estimator="predict:NAME"`; the prediction error is in `summary()` '
+            "(`prediction_mae_s`, `prediction_median_rel_error`, "
+            "`prediction_p90_rel_error`). Their features: "
+            "`dlsched.traces.transforms.history_features`.\n\n"
+        )
+        out.write("| predictor | estimator | what it does | module |\n|---|---|---|---|\n")
+        for entry in entries:
+            out.write(
+                f"| `{entry.name}` | `{entry.estimator}` | {_cell(entry.summary)} | "
+                f"`{entry.module}` |\n"
+            )
+        out.write("\n")
+        for entry in entries:
+            out.write(f"## `{entry.name}`\n\n*Module `{entry.module}`.*\n\n")
+            if entry.parameters:
+                out.write("| parameter | default |\n|---|---|\n")
+                for param in entry.parameters:
+                    default = "required" if param.default is None else f"`{param.default}`"
+                    out.write(f"| `{param.name}` | {default} |\n")
+                out.write("\n")
+            out.write("```text\n" + entry.about.replace("```", "'''") + "\n```\n\n")
+
+
 def write_clusters() -> None:
     clusters = catalogue.bundled_clusters()
     with mkdocs_gen_files.open("reference/clusters.md", "w") as out:
@@ -241,5 +273,6 @@ write_fidelity(fidelity, source)
 write_policies(fidelity)
 write_placements()
 write_trace_formats()
+write_predictors()
 write_clusters()
 write_cli()

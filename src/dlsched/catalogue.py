@@ -1,4 +1,5 @@
-"""What is registered, as data: policies, placements, trace formats, bundled clusters.
+"""What is registered, as data: policies, placements, trace formats, bundled clusters,
+duration predictors.
 
 The documentation's reference pages are generated from these functions (``docs/gen_*.py``),
 so that the catalogue lists exactly what the registries hold and cannot go stale. Nothing
@@ -9,6 +10,8 @@ here changes how anything runs.
 ('dlsched.policies.fifo', 'backfill')
 >>> "tiresias" in policy_reproductions()["tiresias"]
 True
+>>> [p.name for p in predictors()]
+['gbdt', 'helios', 'oracle']
 """
 
 from __future__ import annotations
@@ -214,6 +217,45 @@ def bundled_clusters() -> list[ClusterEntry]:
                 gpus_by_type=dict(sorted(gpus.items())),
                 nodes=len(cluster.nodes),
                 vcs=len(cluster.vcs),
+            )
+        )
+    return entries
+
+
+@dataclass(frozen=True)
+class PredictorEntry:
+    """A registered duration predictor (`dlsched.predict`): `summary` is its class
+    docstring's first line, `about` its module's docstring (the paper, the rules, what is
+    ours), `parameters` those of its factory, `estimator` how a run asks for it."""
+
+    name: str
+    summary: str
+    module: str
+    about: str
+    parameters: tuple[Parameter, ...]
+
+    @property
+    def estimator(self) -> str:
+        """The estimator spec that makes a run's policies consult it."""
+        return f"predict:{self.name}"
+
+
+def predictors() -> list[PredictorEntry]:
+    """Every registered duration predictor (built-in and plug-in), sorted by name. Listing
+    them imports no optional dependency (scikit-learn is imported when a run starts)."""
+    from dlsched.predict import PREDICTORS
+
+    entries = []
+    for name in PREDICTORS.names():
+        factory = PREDICTORS.get(name)
+        module = sys.modules.get(getattr(factory, "__module__", ""))
+        entries.append(
+            PredictorEntry(
+                name=name,
+                summary=_first_line(factory),
+                module=module.__name__ if module else "",
+                about=(inspect.getdoc(module) if module is not None else "") or "",
+                parameters=_parameters(factory),
             )
         )
     return entries

@@ -66,6 +66,7 @@ CATALOGUE = (
     "elasticflow",
     "helios_ces",
     "horus",
+    "helios_qssf",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 

@@ -9,7 +9,11 @@ Program). The trace is several headerless CSV tables; this loader joins three of
   plan_mem,plan_gpu,gpu_type`` — a job's tasks (``ps``, ``worker``…), each of ``inst_num``
   instances asking for ``plan_gpu`` percent of one GPU each, on GPUs of ``gpu_type``;
 - ``pai_instance_table`` (optional): ``job_name,task_name,inst_name,worker_name,inst_id,
-  status,start_time,end_time,machine`` — when given, the instances' times are used.
+  status,start_time,end_time,machine`` — when given, the instances' times are used;
+- ``pai_group_tag_table`` (optional): ``inst_id,user,gpu_type_spec,group,workload`` — when
+  given, each job's ``group`` (the trace's tag for jobs of "similar entry scripts,
+  command-line parameters, data sources and sinks": a recurring job's name) becomes its
+  ``name``, the job-name feature of the history-based predictors (`dlsched.predict`).
 
 **Input.** ``load_trace(path)`` with ``path`` a directory holding ``pai_job_table`` and
 ``pai_task_table`` (and optionally ``pai_instance_table``), or the job table itself with the
@@ -37,7 +41,12 @@ README counts a job's request; a task without a value adds nothing.
 Passthrough: ``gpu_request`` (total GPUs asked, ``Σ inst_num × plan_gpu / 100``),
 ``gpu_types`` (assigned types of the GPU tasks, ``|``-joined), ``tasks``, ``instances``,
 ``queueing_delay`` (s from submit to the first start), ``inst_id`` (the key of
-``pai_group_tag_table``, whose ``workload`` tag names a model for some jobs).
+``pai_group_tag_table``, whose ``workload`` tag names a model for some jobs). With the group
+tag table: ``name`` = ``group``, and passthrough ``workload`` and ``gpu_type_spec`` (the
+user's GPU-type requirement), joined on ``inst_id`` (the first row of an ``inst_id`` listed
+twice; a job whose ``inst_id`` has no row gets none). ``job_name`` is a per-job hash in this
+trace, not a name: it is the ``job_id``. ``user`` is kept as traced, so a job's history
+(same user, same group) survives loading.
 
 Excluded (counted in ``provenance["excluded"]``): jobs without a submit time, without task
 rows, CPU-only jobs,
@@ -85,6 +94,7 @@ INSTANCE_COLUMNS: tuple[str, ...] = (
     "end_time",
     "machine",
 )
+GROUP_TAG_COLUMNS: tuple[str, ...] = ("inst_id", "user", "gpu_type_spec", "group", "workload")
 TABLES = ("pai_job_table", "pai_task_table", "pai_instance_table")
 _SUFFIXES = (".csv", ".csv.gz", ".tar.gz", ".tgz")
 
@@ -117,13 +127,16 @@ def load(
     lenient: bool = False,
     task_table: str | os.PathLike[str] | None = None,
     instance_table: str | os.PathLike[str] | bool | None = None,
+    group_tag_table: str | os.PathLike[str] | bool | None = None,
 ) -> Workload:
     """Load PAI 2020 jobs from a directory, or from the job table with its task table.
 
     The instance table is used when found beside the job table or named;
-    ``instance_table=False`` ignores it (times then come from the task table).
+    ``instance_table=False`` ignores it (times then come from the task table). The group tag
+    table likewise (``group_tag_table=False`` ignores it): it gives the jobs' names.
     """
     job_path, task_path, instance_path = _locate(path, task_table, instance_table)
+    group_path = _optional_table(job_path, "pai_group_tag_table", group_tag_table)
     jobs = _read_table(job_path, JOB_COLUMNS, ("job_name", "inst_id", "user", "status"))
     tasks = _read_table(task_path, TASK_COLUMNS, ("job_name", "task_name", "status", "gpu_type"))
     instances = (
@@ -134,6 +147,12 @@ def load(
             INSTANCE_COLUMNS,
             ("job_name", "task_name", "inst_name", "worker_name", "inst_id", "status", "machine"),
         )
+    )
+
+    groups = (
+        None
+        if group_path is None
+        else _read_table(group_path, GROUP_TAG_COLUMNS, GROUP_TAG_COLUMNS)
     )
 
     checks: list[RowCheck] = []
@@ -194,6 +213,13 @@ def load(
             "source_row": jobs["source_row"],
         }
     )
+    if groups is not None:
+        tags = groups.drop_duplicates("inst_id").set_index("inst_id")
+        found_tags = tags.reindex(pd.Index(jobs["inst_id"].astype(object)))
+        for column, source in (("name", "group"), ("workload", "workload")):
+            frame[column] = found_tags[source].to_numpy(dtype=object)
+        frame["gpu_type_spec"] = found_tags["gpu_type_spec"].to_numpy(dtype=object)
+        frame = frame[[c for c in frame.columns if c != "source_row"] + ["source_row"]]
     workload = validate_jobs(
         frame,
         job_path,
@@ -226,7 +252,26 @@ def load(
             "path": str(instance_path),
             "rows": len(instances),
         }
+    if groups is not None:
+        workload.provenance["tables"]["pai_group_tag_table"] = {
+            "path": str(group_path),
+            "rows": len(groups),
+            "jobs_without_tag": int(workload.jobs["name"].isna().sum()),
+        }
     return workload
+
+
+def _optional_table(job_path: Path, table: str, given: Any) -> Path | None:
+    """An optional side table: found beside the job table (None, True), named, or not used
+    (False)."""
+    if given is False:
+        return None
+    if given is None or given is True:
+        return find_table(job_path.parent, table)
+    path = Path(given)
+    if not path.is_file():
+        raise FileNotFoundError(2, "trace file not found", str(path))
+    return path
 
 
 def _locate(

@@ -13,6 +13,11 @@ one result, on every machine.
 >>> small = sample_jobs(time_window(w, 0, 900), 10, seed=1)
 >>> len(small), [t["name"] for t in small.provenance["transforms"]]
 (10, ['time_window', 'sample_jobs'])
+
+One function here is not a transform: `history_features` extracts, from a workload, the
+features a history-based duration predictor learns from (user, VC, job-name tokens, GPU
+count, submit hour and weekday); `job_history_features` is the same for one job, which is
+what the predictors of `dlsched.predict` use, one job at a time.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import copy
 import datetime
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -67,6 +73,117 @@ GAVEL_DISTRIBUTED_JOB_TYPES: tuple[str, ...] = tuple(
 """The 19 of them that Gavel runs on more than one GPU (oracle entries at 2, 4 and 8 GPUs)."""
 
 Seed = int
+
+NAME_TOKENS = 2
+"""How many leading job-name tokens are features (the rest rarely generalise)."""
+
+HISTORY_FEATURES: tuple[str, ...] = (
+    "user",
+    "vc",
+    *(f"name_token_{i}" for i in range(NAME_TOKENS)),
+    "num_gpus",
+    "submit_hour",
+    "submit_weekday",
+)
+"""The columns of `history_features`, in order (and of `job_history_features`' values)."""
+
+HISTORY_CATEGORICAL: tuple[bool, ...] = tuple(
+    name in ("user", "vc") or name.startswith("name_token_") for name in HISTORY_FEATURES
+)
+"""Which of `HISTORY_FEATURES` are categories (text) rather than numbers."""
+
+_TOKEN_SPLIT = re.compile(r"[^0-9A-Za-z]+")
+
+
+def name_tokens(name: str | None) -> list[str]:
+    """The lower-case alphanumeric tokens of a job name, numbers dropped (run ids, dates).
+
+    >>> name_tokens("BERT-large_ft.v2-20200901")
+    ['bert', 'large', 'ft', 'v2']
+    """
+    if not name:
+        return []
+    return [t for t in _TOKEN_SPLIT.split(name.lower()) if t and not t.isdigit()]
+
+
+def job_history_features(
+    *,
+    user: str | None,
+    vc: str | None,
+    name: str | None,
+    num_gpus: float,
+    submit_time: float,
+) -> tuple[str | float | None, ...]:
+    """One job's `HISTORY_FEATURES`: what a job's history says about it at submission.
+
+    User and VC as given (None: not traced); the first `NAME_TOKENS` tokens of its name
+    (`name_tokens`; None where it has fewer); its GPU count; the hour of day (0-23) and day
+    of week (0-6, counted from the trace's day 0) of ``submit_time`` on the trace's axis (a
+    trace whose time 0 is not midnight shifts them, which a tree model does not mind).
+
+    >>> job_history_features(user="u1", vc=None, name="bert-ft-3", num_gpus=4,
+    ...                      submit_time=2 * 86400 + 5 * 3600 + 60)
+    ('u1', None, 'bert', 'ft', 4.0, 5.0, 2.0)
+    """
+    tokens = name_tokens(name)[:NAME_TOKENS]
+    padded: list[str | None] = [*tokens, *([None] * (NAME_TOKENS - len(tokens)))]
+    return (
+        user,
+        vc,
+        *padded,
+        float(num_gpus),
+        float(math.floor(submit_time % 86400 / 3600)),
+        float(int(submit_time // 86400) % 7),
+    )
+
+
+def history_features(workload: Workload | pd.DataFrame) -> pd.DataFrame:
+    """The `HISTORY_FEATURES` of every job of a workload (or of its job table), one row per
+    job in the table's order, indexed by ``job_id``.
+
+    Category columns are text with None where the trace has no value (a trace without
+    users, VCs or job names gives all-None columns: the table's columns are always the
+    same); ``num_gpus``, ``submit_hour`` and ``submit_weekday`` are numbers. A job name is
+    read from the ``name`` column (Helios' ``jobname``, PAI's group tag, a canonical file's
+    ``name``). Features only: no duration, so nothing a predictor may not know.
+
+    >>> jobs = pd.DataFrame({"job_id": ["a"], "submit_time": [3600.0], "num_gpus": [2],
+    ...                      "user": ["u"], "name": ["resnet50_lr0.1"]})
+    >>> history_features(jobs).to_dict("records")[0]  # doctest: +NORMALIZE_WHITESPACE
+    {'user': 'u', 'vc': None, 'name_token_0': 'resnet50', 'name_token_1': 'lr0',
+     'num_gpus': 2.0, 'submit_hour': 1.0, 'submit_weekday': 0.0}
+    """
+    jobs = workload.jobs if isinstance(workload, Workload) else workload
+    for column in ("job_id", "submit_time", "num_gpus"):
+        if column not in jobs.columns:
+            raise ConfigError(f"history_features: the job table has no {column!r} column")
+
+    def texts(column: str) -> list[str | None]:
+        if column not in jobs.columns:
+            return [None] * len(jobs)
+        return [None if _missing(v) else str(v) for v in jobs[column].tolist()]
+
+    rows = [
+        job_history_features(user=u, vc=v, name=n, num_gpus=g, submit_time=t)
+        for u, v, n, g, t in zip(
+            texts("user"),
+            texts("vc"),
+            texts("name"),
+            jobs["num_gpus"].tolist(),
+            jobs["submit_time"].tolist(),
+            strict=True,
+        )
+    ]
+    table = pd.DataFrame(rows, columns=list(HISTORY_FEATURES), index=jobs["job_id"].to_numpy())
+    table.index.name = "job_id"
+    for column, categorical in zip(HISTORY_FEATURES, HISTORY_CATEGORICAL, strict=True):
+        if categorical:
+            table[column] = table[column].astype(object).where(table[column].notna(), None)
+    return table
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
 def time_window(
