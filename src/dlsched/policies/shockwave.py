@@ -26,8 +26,11 @@ What it models, as the paper (§4) and its artifact (``uw-mad-dash/shockwave``,
   than a round), as ``relax_finish_time_constraints`` does (``lambda`` 5, ``rhomax`` 1).
 - The plan is kept for the rounds of its window and re-solved only when a job arrives or
   finishes (the artifact's ``set_resolve``) or the window runs out. A round runs the jobs
-  the plan gives that round (value ≥ ½, largest first), then fills idle GPUs with the
-  others, longest remaining run time first (``construct_schedules``' work conservation).
+  the plan gives it, then fills idle GPUs with the others, longest remaining run time first
+  (``construct_schedules``' work conservation); jobs not chosen are preempted at the
+  round's end, and the round's jobs are laid out largest gang first, each keeping its GPUs
+  where they are still free and consolidated (Gavel's mechanism, on which the artifact
+  runs). GPUs freed mid-round are filled at once, without preempting anyone.
 - Dynamic adaptation enters through the estimator (`dlsched.perf.dynamic`): ``R_j``, the
   remaining run time, is `Estimator.remaining_time`, which with ``DynamicEstimator`` sums
   the batch-size phases ahead (``known="advance"``) or assumes the current one
@@ -40,7 +43,12 @@ Simplified, and why:
   piecewise-linear log with Boolean segment selectors) solved by Gurobi or MOSEK, neither
   of which dlsched may use. Here the Eisenberg–Gale program is solved as its convex
   relaxation (``0 ≤ x_jr ≤ 1``, the exact ``log`` through the exponential cone) with
-  CLARABEL (ECOS optional, ``solver="ECOS"``), then rounded per round as above. A log of
+  CLARABEL (ECOS optional, ``solver="ECOS"``), through their own Python APIs (cvxpy is not
+  a dependency). Its fractional shares are realised round by round by credit: each job
+  gains its planned share of the round and pays 1 for every round it runs; the largest
+  credit goes first (ties within 1e-4 of a round: longest remaining, then submit order), so over the
+  window a job runs about as many rounds as the plan gave it — where the artifact's
+  integer plan names the jobs of each round outright. A log of
   zero progress is the log of ``eps`` (1e-3), where the artifact's approximation starts
   at its ``logapx_origin``.
 - The program grows with the jobs: at most ``max_jobs`` (64) of them — those furthest
@@ -79,7 +87,10 @@ def momentum_average(series: list[tuple[int, float]], round_index: int) -> float
     then ``0.9 × that + 0.1 × the latest``."""
     rounds = [r for r, _ in series] + [round_index]
     widths = np.diff(rounds).astype(float)
-    probs = [1.0] if widths.max() == 0 else (widths / widths.sum()).tolist()
+    if widths.sum() > 0:
+        probs = (widths / widths.sum()).tolist()
+    else:  # every estimate made this round: equal weights
+        probs = [1.0 / len(widths)] * len(widths)
     values = [v for _, v in series]
     average = float(sum(p * v for p, v in zip(probs, values, strict=True)))
     return MOMENTUM * average + (1.0 - MOMENTUM) * values[-1]
@@ -156,6 +167,9 @@ def solve_market(
 
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    # tighter than the defaults (1e-8): the log terms are flat near the optimum, and shares
+    # within 1e-4 of each other are ties (`_realise`)
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-11
     cones = [clarabel.NonnegativeConeT(n_nonneg)] + [clarabel.ExponentialConeT()] * n
     P = sp.csc_matrix((nvar, nvar))
     solution = clarabel.DefaultSolver(P, q, A, rhs, cones, settings).solve()
@@ -168,11 +182,18 @@ def solve_market(
 def _solve_ecos(
     q: np.ndarray, A: Any, b: np.ndarray, n_nonneg: int, n: int, nx: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The same program through ECOS (its exponential cone is ordered as CLARABEL's)."""
+    """The same program through ECOS."""
     import ecos
 
+    # ECOS's cone is {(x, y, z): z exp(x / z) <= y}: CLARABEL's with its last two swapped
+    order = np.arange(len(b))
+    for j in range(n):
+        base = n_nonneg + 3 * j
+        order[base + 1], order[base + 2] = base + 2, base + 1
+    A = A.tocsr()[order].tocsc()
+    b = b[order]
     dims = {"l": n_nonneg, "q": [], "e": n}
-    out = ecos.solve(q, A.tocsc(), b, dims, verbose=False)
+    out = ecos.solve(q, A, b, dims, verbose=False, abstol=1e-10, reltol=1e-10, feastol=1e-10)
     if out["info"]["exitFlag"] not in (0, 10):
         return None
     z = np.asarray(out["x"])
@@ -231,6 +252,7 @@ class ShockwavePolicy(BasePolicy):
         self._resolve = True
         self._reestimate = True
         self._shares: dict[int, list[tuple[int, float]]] = {}
+        self._credit: dict[int, float] = {}  # job index → planned rounds not yet run
         self.solves = 0
         self.fallbacks = 0
 
@@ -240,22 +262,20 @@ class ShockwavePolicy(BasePolicy):
     def on_finish(self, job: JobState) -> None:
         self._resolve = self._reestimate = True
         self._shares.pop(job.spec.index, None)
+        self._credit.pop(job.spec.index, None)
 
     # ---- one round ------------------------------------------------------------------------
     def schedule(self, view: ClusterView) -> Any:
         active = sorted(
             [*view.running.values(), *view.pending.values()], key=lambda s: s.spec.index
         )
-        if not view.is_round:
-            # decisions are made per round (the artifact's mechanism); GPUs freed or jobs
-            # arrived in between are only filled, nothing is preempted
-            if not view.pending or view.free_gpus() < view.min_pending_demand():
-                return None
-            planned = self._plan.get(self._round - 1, {})
-            remaining = {s.spec.index: view.estimator.remaining_time(s, view.now) for s in active}
-            return self._realise(view, active, planned, remaining, preempt=False)
+        is_round = view.is_round
+        if not is_round and (not view.pending or view.free_gpus() < view.min_pending_demand()):
+            # decisions are made per round (the artifact's mechanism); in between, only
+            # GPUs that jobs could fill are filled, and nothing is preempted
+            return None
         if not active:
-            self._round += 1
+            self._round += is_round
             return None
         now = view.now
         estimator = view.estimator
@@ -267,7 +287,11 @@ class ShockwavePolicy(BasePolicy):
                 run_s = estimator.duration(s.spec)
                 if math.isfinite(run_s):
                     estimate = s.spec.submit_time + run_s / share
-                    self._shares.setdefault(s.spec.index, []).append((self._round, estimate))
+                    series = self._shares.setdefault(s.spec.index, [])
+                    if series and series[-1][0] == self._round:
+                        series[-1] = (self._round, estimate)  # one estimate per round
+                    else:
+                        series.append((self._round, estimate))
             self._reestimate = False
         ratios = {}
         for s in active:
@@ -275,12 +299,12 @@ class ShockwavePolicy(BasePolicy):
             target = momentum_average(series, self._round) if series else math.inf
             projected = now + remaining[s.spec.index] / share
             ratios[s.spec.index] = projected / target if target > 0 else math.inf
-        if self._resolve or self._round not in self._plan:
+        if self._resolve or (is_round and self._round not in self._plan):
             self._plan = self._solve(active, remaining, ratios, gpus, share, now)
             self._resolve = False
-        planned = self._plan.get(self._round, {})
-        self._round += 1
-        return self._realise(view, active, planned, remaining)
+        planned = self._plan.get(self._round, {})  # the round now (or next, mid-round)
+        self._round += is_round
+        return self._realise(view, active, planned, remaining, preempt=is_round)
 
     def _solve(
         self,
@@ -343,18 +367,23 @@ class ShockwavePolicy(BasePolicy):
         remaining: dict[int, float],
         preempt: bool = True,
     ) -> Any:
-        """This round's jobs: the plan's (share ≥ ½, largest first), then idle GPUs filled
-        longest remaining first; everyone else is preempted or waits."""
-        first = sorted(
-            (s for s in active if planned.get(s.spec.index, 0.0) >= 0.5),
-            key=lambda s: (-planned[s.spec.index], s.spec.index),
+        """This round's jobs in order: largest share credit first (what the plan gave each
+        job over the rounds so far, less the rounds it ran), then longest remaining run
+        time; the round's layout or, mid-round, a fill of free GPUs."""
+        credit = self._credit
+        if preempt:
+            for s in active:
+                index = s.spec.index
+                credit[index] = credit.get(index, 0.0) + planned.get(index, 0.0)
+        ahead = 0.0 if preempt else 1.0  # mid-round: the coming round's shares count too
+        order = sorted(
+            active,
+            key=lambda s: (
+                -round(credit.get(s.spec.index, 0.0) + ahead * planned.get(s.spec.index, 0.0), 4),
+                -_finite(remaining[s.spec.index]),
+                s.spec.index,
+            ),
         )
-        picked = {s.spec.index for s in first}
-        rest = sorted(
-            (s for s in active if s.spec.index not in picked),
-            key=lambda s: (-_finite(remaining[s.spec.index]), s.spec.index),
-        )
-        order = first + rest
         alloc = view.allocation()
         running = {s.spec.index: s.gpus for s in active if s.status == RUNNING}
         if not preempt:  # mid-round: what runs goes on, pending jobs fill free GPUs
@@ -380,7 +409,7 @@ class ShockwavePolicy(BasePolicy):
         estimator = view.estimator
         for s in sorted(keep, key=lambda s: (-s.spec.num_gpus, rank[s.spec.index])):
             old = running.get(s.spec.index)
-            if old and self._still_good(view, estimator, old):
+            if old and view.fits_quota(s.spec, len(old)) and self._still_good(view, estimator, old):
                 alloc[s] = old
                 continue
             placed = view.place(s)
@@ -391,6 +420,9 @@ class ShockwavePolicy(BasePolicy):
                 placed = view.place(s)
                 if placed is not None:
                     alloc[s] = placed
+        for s in active:
+            if s in alloc:  # it runs this round
+                credit[s.spec.index] = credit.get(s.spec.index, 0.0) - 1.0
         return alloc
 
     @staticmethod
