@@ -30,7 +30,10 @@ def test_equal_budgets_split_a_contended_round_equally():
     1/(x_a + ε) = 1/(x_b + 2ε), so x_a = (1 + ε)/2 — the Fisher market's equal split of
     spending, whatever each job does with it."""
     x, f = market(
-        gpus=2, demand=np.array([2.0, 2.0]), progress=np.zeros(2), remaining=np.array([100.0, 200.0])
+        gpus=2,
+        demand=np.array([2.0, 2.0]),
+        progress=np.zeros(2),
+        remaining=np.array([100.0, 200.0]),
     )
     assert x[:, 0] == pytest.approx([(1 + EPS) / 2, (1 - EPS) / 2], abs=1e-5)
     assert f == pytest.approx([(1 + EPS) / 2, (1 - EPS) / 4], abs=1e-5)
@@ -53,7 +56,10 @@ def test_a_scaling_batch_job_gets_the_same_time_and_more_progress():
     c = 100/81.25 of its work per round-second; a needs 100 s. Equal budgets still buy equal
     time: 1/(x_a + ε) = c/(c x_b + ε) gives x_b = x_a + ε (c − 1)/c = x_a + 0.1875 ε."""
     x, f = market(
-        gpus=2, demand=np.array([2.0, 2.0]), progress=np.zeros(2), remaining=np.array([100.0, 81.25])
+        gpus=2,
+        demand=np.array([2.0, 2.0]),
+        progress=np.zeros(2),
+        remaining=np.array([100.0, 81.25]),
     )
     x_a = (1 - 0.1875 * EPS) / 2
     assert x[:, 0] == pytest.approx([x_a, 1 - x_a], abs=1e-5)
@@ -154,7 +160,12 @@ def _run(known: str, **params) -> dlsched.SimulationResult:
     truth = DynamicBatchModel(_profile(), {"b": "1:32;1:64"})
     policy = ShockwavePolicy(round_s=100.0, window=1, k=0.0, **params)
     return dlsched.simulate(
-        _pair(), _two_gpus(), policy, throughput=truth, estimator=DynamicEstimator(known), audit=True
+        _pair(),
+        _two_gpus(),
+        policy,
+        throughput=truth,
+        estimator=DynamicEstimator(known),
+        audit=True,
     )
 
 

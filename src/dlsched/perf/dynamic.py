@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ def schedules_from_workload(workload: object) -> dict[object, tuple[Phase, ...]]
     """job id → phases, from a workload's (or DataFrame's) ``batch_schedule`` column; jobs
     without one (a missing value) are absent. A bad text is a `TraceError` naming the row
     and the column."""
-    jobs = getattr(workload, "jobs", workload)
+    jobs: Any = getattr(workload, "jobs", workload)
     if COLUMN not in getattr(jobs, "columns", ()):
         raise ValueError(f"the workload has no {COLUMN!r} column")
     rows = jobs["source_row"] if "source_row" in jobs.columns else range(1, len(jobs) + 1)

@@ -232,6 +232,7 @@ class ShockwavePolicy(BasePolicy):
         if solver not in SOLVERS:
             raise ValueError(f"shockwave: solver must be one of {SOLVERS}, got {solver!r}")
         self.round_s = float(round_s)
+        self._round_len = float(round_s)  # the same, typed as a number
         self.window = window
         self.k = float(k)
         self.lam = float(lam)
@@ -287,11 +288,11 @@ class ShockwavePolicy(BasePolicy):
                 run_s = estimator.duration(s.spec)
                 if math.isfinite(run_s):
                     estimate = s.spec.submit_time + run_s / share
-                    series = self._shares.setdefault(s.spec.index, [])
-                    if series and series[-1][0] == self._round:
-                        series[-1] = (self._round, estimate)  # one estimate per round
+                    estimates = self._shares.setdefault(s.spec.index, [])
+                    if estimates and estimates[-1][0] == self._round:
+                        estimates[-1] = (self._round, estimate)  # one estimate per round
                     else:
-                        series.append((self._round, estimate))
+                        estimates.append((self._round, estimate))
             self._reestimate = False
         ratios = {}
         for s in active:
@@ -329,14 +330,16 @@ class ShockwavePolicy(BasePolicy):
         done = np.array([s.steps_done_at(now) for s in chosen])
         progress = np.clip(done / total, 0.0, 1.0)
         rem = np.array([max(remaining[s.spec.index], 1e-9) for s in chosen])
-        window_end = now + self.window * self.round_s
+        window_end = now + self.window * self._round_len
         bounds = []
         for s in chosen:
             series = self._shares.get(s.spec.index)
             target = momentum_average(series, self._round) if series else math.inf
             bounds.append(self.rhomax * target - window_end)
         ftf = np.array(bounds)
-        kwargs = dict(window=self.window, round_s=self.round_s, k=self.k, solver=self.solver)
+        kwargs: dict[str, Any] = dict(
+            window=self.window, round_s=self._round_len, k=self.k, solver=self.solver
+        )
         self.solves += 1
         solved = None
         if np.isfinite(ftf).all():
@@ -346,7 +349,7 @@ class ShockwavePolicy(BasePolicy):
             for i, s in enumerate(chosen):
                 ratio = ratios[s.spec.index]
                 if math.isfinite(ratio) and ratio > self.rhomax:
-                    power = PRIORITY_M if rem[i] < self.round_s else self.lam
+                    power = PRIORITY_M if rem[i] < self._round_len else self.lam
                     weights[i] = min(ratio**power, 1e6)
             solved = solve_market(gpus, demand, progress, rem, weights=weights, **kwargs)
         if solved is None:

@@ -138,7 +138,7 @@ def add_batch_schedules(
     for i, row in enumerate(jobs.itertuples(index=False)):
         model = getattr(row, "model", None)
         base = traced_batch_size(model) if isinstance(model, str) else None
-        family = model.split(" (", 1)[0] if base is not None else None
+        family = str(model).split(" (", 1)[0] if base is not None else None
         kind = MODES[int(kinds[i])]
         job_rng = np.random.default_rng([int(rng.integers(2**62)), i])  # per job, by order
         if family not in MAX_BATCH or base is None or base >= MAX_BATCH[family]:
