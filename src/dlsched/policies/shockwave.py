@@ -350,7 +350,7 @@ class ShockwavePolicy(BasePolicy):
                 ratio = ratios[s.spec.index]
                 if math.isfinite(ratio) and ratio > self.rhomax:
                     power = PRIORITY_M if rem[i] < self._round_len else self.lam
-                    weights[i] = min(ratio**power, 1e6)
+                    weights[i] = math.exp(min(power * math.log(ratio), math.log(1e6)))
             solved = solve_market(gpus, demand, progress, rem, weights=weights, **kwargs)
         if solved is None:
             self.fallbacks += 1
@@ -412,7 +412,12 @@ class ShockwavePolicy(BasePolicy):
         estimator = view.estimator
         for s in sorted(keep, key=lambda s: (-s.spec.num_gpus, rank[s.spec.index])):
             old = running.get(s.spec.index)
-            if old and view.fits_quota(s.spec, len(old)) and self._still_good(view, estimator, old):
+            if (
+                old
+                and view.fits_quota(s.spec, len(old))
+                and view.fits_resources(s, old)
+                and self._still_good(view, estimator, old)
+            ):
                 alloc[s] = old
                 continue
             placed = view.place(s)
