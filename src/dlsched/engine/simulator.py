@@ -147,6 +147,22 @@ _gc_saved: tuple[int, ...] = gc.get_threshold()
 _no_full_collections = no_full_collections  # the name it had
 
 
+def _by_model(
+    rate_from: Callable[..., tuple[float, float]] | None,
+) -> Callable[..., tuple[float, float]] | None:
+    """`ThroughputModel.rate_from` (rated by the job's model) as the engine calls a
+    progress-dependent truth: with the job's spec first (`ThroughputModel.job_rate_from`)."""
+    if rate_from is None:
+        return None
+
+    def by_spec(
+        spec: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int, work_done: float
+    ) -> tuple[float, float]:
+        return rate_from(spec.model, gpu_type, n_gpus, n_nodes, work_done)
+
+    return by_spec
+
+
 def _hook(policy: object, name: str) -> Callable[[JobState], None] | None:
     """The policy's `name` method, or None when it has none or inherits `BasePolicy`'s,
     which does nothing (not calling it saves a call per job)."""
@@ -311,9 +327,12 @@ class Simulator:
         # A truth whose rate depends on the job's progress (`ThroughputModel.rate_from`, e.g.
         # goodput, whose statistical efficiency changes by epoch) is re-rated at each bound of
         # its piecewise-constant rate; models without it take the plain path, untouched.
+        # A truth may rate by the job itself (`ThroughputModel.job_rate_from`, e.g. a job's
+        # batch-size schedule, `dlsched.perf.dynamic`): it is then asked with the job's spec;
+        # a plain `rate_from` with the job's model. Both go through the same segments.
         self._rate_from: Callable[..., tuple[float, float]] | None = getattr(
-            truth, "rate_from", None
-        )
+            truth, "job_rate_from", None
+        ) or _by_model(getattr(truth, "rate_from", None))
         self._until: list[float] = [math.inf] * len(specs) if self._rate_from else []
         self._where: list[tuple[str, int, int]] = [("", 0, 0)] * len(self._until)
         self._requested = False
@@ -1109,7 +1128,7 @@ class Simulator:
                 "(rate_from) and not by who shares their GPUs: use a throughput model that "
                 "measures pairs (e.g. 'gavel') with policies that pack"
             )
-        rate, until = rate_from(state.spec.model, *where, state.steps_done)
+        rate, until = rate_from(state.spec, *where, state.steps_done)
         rate = checked_rate(rate, self.truth, state.job_id, state.spec.model, *where[:2])
         self._until[index] = until
         return rate
@@ -1155,7 +1174,7 @@ class Simulator:
         state.credited_at = now
         rate_from = self._rate_from
         assert rate_from is not None  # only planned when the truth has it
-        rate, until = rate_from(state.spec.model, *self._where[index], state.steps_done)
+        rate, until = rate_from(state.spec, *self._where[index], state.steps_done)
         rate = checked_rate(
             rate, self.truth, state.job_id, state.spec.model, *self._where[index][:2]
         )

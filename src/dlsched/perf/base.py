@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from dlsched.jobs import JobSpec
 
 
 @runtime_checkable
@@ -47,6 +50,22 @@ class ProgressDependentModel(ThroughputModel, Protocol):
 
     def rate_from(
         self, model: str | None, gpu_type: str, n_gpus: int, n_nodes: int, work_done: float
+    ) -> tuple[float, float]:
+        """(steps/s from `work_done`, the work at which that rate ends)."""
+        ...
+
+
+@runtime_checkable
+class JobDependentModel(ThroughputModel, Protocol):
+    """A `ThroughputModel` whose true rate depends on the job itself and its progress (an
+    optional method, preferred by the engine over `ProgressDependentModel.rate_from`).
+
+    `job_rate_from` is `rate_from` asked with the job's spec instead of its model name: what
+    a job carries of its own (a batch-size schedule, `dlsched.perf.dynamic`) can set its
+    rate. The same rules hold: piecewise constant in work, credited exactly at each bound."""
+
+    def job_rate_from(
+        self, spec: JobSpec, gpu_type: str, n_gpus: int, n_nodes: int, work_done: float
     ) -> tuple[float, float]:
         """(steps/s from `work_done`, the work at which that rate ends)."""
         ...

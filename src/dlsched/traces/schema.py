@@ -40,6 +40,11 @@ column              dtype      meaning
                                Each is present only when the source has it; a demand in cores
                                or GB becomes a whole number of milli-CPUs or MiB, rounded up
                                where it is not one already.
+``batch_schedule``  str/None   optional: the job's batch size by epoch, ``"E1:B1;E2:B2"``
+                               (``E_i`` epochs > 0 at whole batch size ``B_i`` > 0; missing:
+                               none), kept as text; its first batch size must be the one
+                               the ``model`` name carries, if any (``dlsched.traces.
+                               batch_schedule``; run by ``dlsched.perf.dynamic``)
 passthrough         as read    any other source columns, untouched
 ``source_row``      int64      1-based line (CSV), row (parquet) or position (JSON) in the file
 ==================  =========  ==============================================================
@@ -86,6 +91,8 @@ from pandas.api.types import (
 )
 
 from dlsched.errors import TraceError
+from dlsched.traces.batch_schedule import COLUMN as SCHEDULE_COLUMN
+from dlsched.traces.batch_schedule import schedule_problem
 from dlsched.traces.workload import Workload
 
 CANONICAL_COLUMNS: tuple[str, ...] = (
@@ -594,6 +601,9 @@ def validate_jobs(
                     raw("max_gpus"),
                 )
 
+    if SCHEDULE_COLUMN in df.columns:  # optional: a job's batch size by epoch
+        check_schedules(df, name, check)
+
     bad = nowhere.copy()
     for c in checks:
         bad |= c.mask
@@ -688,6 +698,24 @@ def validate_jobs(
     workload = Workload(jobs, provenance)
     workload.mark_checked()  # `simulate` validates a table edited since again
     return workload
+
+
+def check_schedules(df: pd.DataFrame, name: Any, check: Any) -> None:
+    """Register the ``batch_schedule`` checks (`dlsched.traces.batch_schedule`): one reason
+    per distinct problem, each naming the column, rows whose text is a valid schedule (or
+    missing: no schedule) pass."""
+    texts = df[SCHEDULE_COLUMN].tolist()
+    models = df["model"].tolist() if "model" in df.columns else [None] * len(texts)
+    problems: dict[str, np.ndarray] = {}
+    for i, (text, model) in enumerate(zip(texts, models, strict=True)):
+        problem = schedule_problem(text, model)
+        if problem is not None:
+            mask = problems.get(problem)
+            if mask is None:
+                mask = problems[problem] = np.zeros(len(texts), dtype=bool)
+            mask[i] = True
+    for problem, mask in problems.items():
+        check(SCHEDULE_COLUMN, problem.replace(SCHEDULE_COLUMN, name(SCHEDULE_COLUMN), 1), mask)
 
 
 def _no_jobs(rows: int, skipped: list[dict[str, Any]], excluded: Mapping[str, int]) -> str:
