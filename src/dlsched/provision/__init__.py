@@ -9,10 +9,13 @@ a provisioner never touches the event queue. Like policies, parameters are store
 ``__init__`` and per-run state is built in the optional ``start(view)``.
 
 Built-ins (`PROVISIONERS`, entry-point group ``dlsched.provisioners``): ``on_demand``
-(`dlsched.provision.on_demand`) and ``static`` (never rents).
+(`dlsched.provision.on_demand`), ``static`` (never rents), ``cynthia`` (per job, the
+instances that meet its deadline at least cost by Cynthia's rule,
+`dlsched.provision.cynthia`) and ``cost_optimal`` (the same choice solved exactly as an
+integer program, `dlsched.provision.cost_optimal`).
 
 >>> sorted(PROVISIONERS)
-['on_demand', 'static']
+['cost_optimal', 'cynthia', 'on_demand', 'static']
 >>> get("on_demand", idle_release_s=60).idle_release_s
 60.0
 """
@@ -39,6 +42,8 @@ PROVISIONERS: Registry[Any] = Registry("provisioner", entry_point_group="dlsched
 """Provisioner factory (usually a class) by name."""
 PROVISIONERS.add_lazy("on_demand", "dlsched.provision.on_demand:OnDemand")
 PROVISIONERS.add_lazy("static", "dlsched.provision.static:Static")
+PROVISIONERS.add_lazy("cynthia", "dlsched.provision.cynthia:Cynthia")
+PROVISIONERS.add_lazy("cost_optimal", "dlsched.provision.cost_optimal:CostOptimal")
 
 
 def get(name: str, **params: Any) -> Provisioner:
