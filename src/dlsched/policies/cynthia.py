@@ -8,11 +8,14 @@ the job on them. This policy is that launch. It is a policy of its own (a plain 
 ``cynthia``) because the plan chooses the job's GPU count and type, which only a policy may
 give; the provisioner publishes its plans for the run and this policy reads them.
 
-- Jobs start in submit order, each on its plan: `workers` GPUs of the plan's GPU type,
-  packed on the fewest nodes. The GPUs of its instances its workers leave (instances held for
-  PS) are kept from other jobs while it runs, so a job's instances serve it alone; counts are
-  kept per GPU type, so a job may start on instances another job's plan rented that are
-  already up (its own then serve the other).
+- Jobs start in submit order, each on its plan: `workers` GPUs on instances of the plan's
+  instance type, the freest first (fewest instances), once as many GPUs of that type are
+  free as the plan's instances hold. The GPUs its workers leave (instances held for PS) are
+  kept from other jobs while it runs, so a job's instances serve it alone. Counts are kept
+  per instance type: a job may start on an instance of its type that another job's plan
+  rented and that is up already (its own then serves the other).
+- Jobs without GPUs, or with a fraction of one, are not planned (nothing to rent for them
+  by Cynthia's rule): they start where `view.place` finds room.
 - A job without a plan yet (its instances not rented, or the limits leave none) waits; a
   later job whose plan is ready does not wait behind it (each job has its own instances).
 - Never preempts, never resizes: a job keeps its plan to the end (Cynthia provisions once).
@@ -50,33 +53,40 @@ class CynthiaPolicy(BasePolicy):
                     alloc[job] = gpus
             return alloc
         rented = view.cluster.rented
-        assert rented is not None  # a planning provisioner runs only where instances exist
-        kept: dict[str, int] = {}  # GPU type key → GPUs held for running jobs' PS instances
-        for job_id, running in view.running.items():
+        assert rented is not None and rented.node_type is not None  # planning ran, so it rents
+        kept: dict[str, int] = {}  # instance type → GPUs held for running jobs' PS instances
+        for job_id in view.running:
             plan = plans.get(job_id)
             if plan is not None:
-                per = rented.instance_types[plan.instance_type].gpus
-                spare = plan.instances * per - plan.workers
-                kept[plan.gpu_type] = kept.get(plan.gpu_type, 0) + spare
+                spare = plan.instances * rented.instance_types[plan.instance_type].gpus
+                kept[plan.instance_type] = kept.get(plan.instance_type, 0) + spare - plan.workers
+        nodes_of: dict[str, list[int]] = {}
+        for node, kind in sorted(rented.node_type.items()):
+            nodes_of.setdefault(kind, []).append(node)
         for job in waiting:
             plan = plans.get(job.job_id)
             if plan is None:
+                if job.spec.num_gpus == 0 or job.spec.fractional:  # never planned
+                    gpus = view.place(job)
+                    if gpus is not None:
+                        alloc[job] = gpus
                 continue
-            spare = (
-                plan.instances * rented.instance_types[plan.instance_type].gpus - plan.workers
-            )
-            usable = view.free_gpus(plan.gpu_type) - kept.get(plan.gpu_type, 0) - spare
-            if usable < plan.workers:
+            per = rented.instance_types[plan.instance_type].gpus
+            spare = plan.instances * per - plan.workers
+            free = {n: view.free_gpus_on_node(n) for n in nodes_of[plan.instance_type]}
+            usable = sum(len(ids) for ids in free.values()) - kept.get(plan.instance_type, 0)
+            if usable < plan.workers + spare:
                 continue
-            gpus = self._place(view, job, plan.gpu_type, plan.workers)
-            if gpus is None:
-                continue
-            alloc[job] = gpus
-            kept[plan.gpu_type] = kept.get(plan.gpu_type, 0) + spare
+            alloc[job] = _packed(free, plan.workers)
+            kept[plan.instance_type] = kept.get(plan.instance_type, 0) + spare
         return alloc
 
-    @staticmethod
-    def _place(view: ClusterView, job: JobState, gpu_type: str, workers: int):
-        if job.spec.elastic:
-            return view.place(job, gpu_type=gpu_type, n_gpus=workers)
-        return view.place(job, gpu_type=gpu_type)
+
+def _packed(free: dict[int, tuple[int, ...]], workers: int) -> tuple[int, ...]:
+    """`workers` free GPU ids on the fewest instances: the freest first (ties: index)."""
+    taken: list[int] = []
+    for node in sorted(free, key=lambda n: (-len(free[n]), n)):
+        taken.extend(free[node][: workers - len(taken)])
+        if len(taken) == workers:
+            break
+    return tuple(taken)

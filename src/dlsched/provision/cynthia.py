@@ -37,7 +37,8 @@ picks one):
   fastest (``"fastest"``);
 - a rigid job keeps its GPU count (only t and p are chosen); an elastic one may get any w in
   its `gpu_range`. Only configurations the limits allow now are considered; a job none fits
-  waits and is planned again at the next call.
+  waits and is planned again at the next call. Jobs without GPUs or with a fraction of one
+  are not planned (the policy starts them where there is room).
 
 The provisioner acquires each plan's instances (reusing held idle instances of the type
 first) and gives back, whenever held instances of a type outnumber what the unfinished
@@ -358,7 +359,11 @@ class Cynthia:
             if self._rented.total_limit is None
             else self._rented.total_limit - sum(need.values())
         )
-        waiting = [job for job in view.queue() if job.job_id not in self._plans]
+        waiting = [
+            job
+            for job in view.queue()
+            if job.job_id not in self._plans and job.num_gpus > 0 and not job.fractional
+        ]
         for job, plan in zip(waiting, self.choose(waiting, now, left), strict=True):
             if plan is not None:
                 self._plans[job.job_id] = plan
