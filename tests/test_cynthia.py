@@ -65,8 +65,10 @@ def test_rented_cost_of_two_jobs_per_second_agrees_with_the_hand_computation():
         assert summary["cost_per_job"] == pytest.approx(9.639 / 2, abs=1e-9)
         assert result.jobs["start_time"].tolist() == [60.0, 220.0]
         assert result.jobs["finish_time"].tolist() == [3660.0, 2020.0]
-        bills = {(i["instance_type"], i["acquired_s"], i["released_s"]): i["cost"]
-                 for i in result.meta["rented"]["instances"]}
+        bills = {
+            (i["instance_type"], i["acquired_s"], i["released_s"]): i["cost"]
+            for i in result.meta["rented"]["instances"]
+        }
         assert bills == {
             ("small", 0.0, 3660.0): pytest.approx(3.111),
             ("big", 100.0, 2020.0): pytest.approx(6.528),
@@ -170,7 +172,7 @@ def test_colocated_ps_cost_only_the_worker_instances():
     assert chosen.cost == pytest.approx(2.0)
 
 
-def test_a_job_no_configuration_serves_in_time_gets_the_fastest_and_one_without_a_deadline_the_cheapest():
+def test_a_late_job_gets_the_fastest_and_one_without_a_deadline_the_cheapest():
     """Due at 1000 s, nothing meets: the fastest configuration is planned. Without a
     deadline: the cheapest (dedicated PS: w = 1, p = 1 on a, $4.00)."""
     late = JobSpec(0, 1, 0.0, 1, 3600.0, model="toy", deadline=1000.0, min_gpus=1, max_gpus=4)
@@ -269,7 +271,10 @@ def test_cost_optimal_shares_the_limits_between_jobs_that_arrive_together():
     job it saves more on."""
     cheap = Plan("x", "v100", 1, 1, 0, 10.0, 1.0, True)
     first = [cheap, Plan("y", "v100", 1, 1, 0, 10.0, 2.0, True)]
-    second = [Plan("x", "v100", 1, 1, 0, 10.0, 1.0, True), Plan("y", "v100", 1, 1, 0, 10.0, 9.0, True)]
+    second = [
+        Plan("x", "v100", 1, 1, 0, 10.0, 1.0, True),
+        Plan("y", "v100", 1, 1, 0, 10.0, 9.0, True),
+    ]
     plans = solve_plans([first, second], {"x": 1, "y": 2})
     assert [p.instance_type if p else None for p in plans] == ["y", "x"]
 

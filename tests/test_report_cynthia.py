@@ -1,4 +1,5 @@
-"""`dlsched report`'s cost–deadline plot: rented cost per job against deadline slack."""
+"""`dlsched report`'s cost–deadline plot: rented cost per job against deadline slack (a
+fixed cluster's report has none: `tests/test_report.py` checks its exact set of plots)."""
 
 import pandas as pd
 import pytest
@@ -34,6 +35,7 @@ def rented(tmp_path_factory):
     return folder / "out", write_report(folder / "out")
 
 
+@pytest.mark.slow
 def test_a_rented_run_with_deadlines_gets_the_cost_deadline_plot(rented):
     out, written = rented
     assert COST_DEADLINE_PLOT in {p.name for p in written}
@@ -42,6 +44,7 @@ def test_a_rented_run_with_deadlines_gets_the_cost_deadline_plot(rented):
     assert COST_DEADLINE_PLOT in (out / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_plotted_costs_are_the_runs_attributed_costs(rented):
     """One point per finished job with a deadline; the points' costs sum to the run's bill
     (each job's instances are its own here) and slack is deadline − finish."""
@@ -59,10 +62,3 @@ def test_the_plotted_costs_are_the_runs_attributed_costs(rented):
         expected = by_id.loc[str(row.job_id)]
         assert row.slack_s == pytest.approx(expected["deadline"] - expected["finish_time"])
         assert row.met == (expected["finish_time"] <= expected["deadline"])
-
-
-def test_a_fixed_cluster_report_has_no_cost_plot(tmp_path):
-    path = write_experiment(tmp_path, policies=["fifo"], seeds=1, sweep=None)
-    run_experiment(path, tmp_path / "out", executor="local")
-    written = write_report(tmp_path / "out")
-    assert COST_DEADLINE_PLOT not in {p.name for p in written}

@@ -1192,7 +1192,7 @@ def rented_job_costs(data: ReportData) -> pd.DataFrame:
     for cell in data.done.drop_duplicates(["key", "variant", "load"]).to_dict("records"):
         folder = data.store.run_dir(cell["key"])
         path = folder / "meta.json"
-        meta = _stored(path, lambda path=path: json.loads(path.read_text(encoding="utf-8")))
+        meta = _stored(path, partial(_read_json, path))
         rented = meta.get("rented") if isinstance(meta, dict) else None
         attributed = rented.get("jobs") if isinstance(rented, dict) else None
         if not attributed:
@@ -1224,6 +1224,10 @@ def rented_job_costs(data: ReportData) -> pd.DataFrame:
             )
     columns = ["variant", "load", "replicate", "job_id", "cost", "slack_s", "met"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _plot_cost_deadline(data: ReportData, costs: pd.DataFrame) -> Figure:

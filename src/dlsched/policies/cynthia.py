@@ -29,7 +29,6 @@ the policy runs anywhere; that fallback is dlsched's [I], not the paper's.
 from __future__ import annotations
 
 from dlsched.engine.view import ClusterView
-from dlsched.jobs import JobState
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.registry import register
 from dlsched.provision.cynthia import plans_for

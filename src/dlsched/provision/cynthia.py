@@ -14,7 +14,8 @@ picks one):
 
 - a *configuration* is an instance type t, w workers (one GPU each) and p PS tasks. Its
   instances: ``ps_placement="colocated"`` (the default) runs the PS tasks on the workers'
-  instances, at most `ps_per_instance` each, so ``n = max(ceil(w/g_t), ceil(p/k))``;
+  instances, at most k = `ps_per_instance` each (default: one per GPU of the instance,
+  k = g_t: a PS beside each worker), so ``n = max(ceil(w/g_t), ceil(p/k))``;
   ``"dedicated"`` gives each PS an instance of its own, as the paper's testbed does (its PS
   and workers are containers on instances of one type), so ``n = ceil(w/g_t) + p``;
 - its predicted time is ``startup_s(t) + steps / f(p, w)`` and its cost
@@ -146,7 +147,7 @@ class PlanModel:
         steps: Callable[[JobSpec], float],
         has_ps: Callable[[JobSpec], bool],
         ps_placement: str = "colocated",
-        ps_per_instance: int = 1,
+        ps_per_instance: int | None = None,
         max_ps: int | None = None,
     ) -> None:
         self.rented = rented
@@ -194,17 +195,20 @@ class PlanModel:
             return range(0, 1)
         most = w if self.max_ps is None else self.max_ps
         if self.ps_placement == "colocated":
-            most = min(most, cap * self.ps_per_instance)
+            most = min(most, cap * self._per_instance(kind.gpus))
         else:
             most = min(most, cap - math.ceil(w / kind.gpus))
         return range(1, most + 1)
+
+    def _per_instance(self, gpus: int) -> int:
+        return gpus if self.ps_per_instance is None else self.ps_per_instance
 
     def instances(self, workers: int, ps: int, gpus: int) -> int:
         """Instances a configuration holds (see `ps_placement` in the module docstring)."""
         for_workers = math.ceil(workers / gpus)
         if self.ps_placement == "dedicated":
             return for_workers + ps
-        return max(for_workers, math.ceil(ps / self.ps_per_instance))
+        return max(for_workers, math.ceil(ps / self._per_instance(gpus)))
 
 
 def fallback(job: JobSpec, options: Sequence[Plan], no_deadline: str) -> Plan | None:
@@ -217,7 +221,9 @@ def fallback(job: JobSpec, options: Sequence[Plan], no_deadline: str) -> Plan | 
     return min(options, key=lambda o: (o.time_s, o.cost, o.instance_type))
 
 
-def cynthia_choice(job: JobSpec, options: Sequence[Plan], no_deadline: str = "cheapest") -> Plan | None:
+def cynthia_choice(
+    job: JobSpec, options: Sequence[Plan], no_deadline: str = "cheapest"
+) -> Plan | None:
     """Cynthia's configuration among `options` (see the module docstring)."""
     meeting = [o for o in options if o.meets]
     if not meeting:
@@ -243,7 +249,7 @@ class Cynthia:
         ps_models: Mapping[str, Any] | None = None,
         speed_by_type: Mapping[str, float] | None = None,
         ps_placement: str = "colocated",
-        ps_per_instance: int = 1,
+        ps_per_instance: int | None = None,
         max_ps: int | None = None,
         no_deadline: str = "cheapest",
     ) -> None:
@@ -258,7 +264,7 @@ class Cynthia:
                 f"{who}: no_deadline must be one of {', '.join(NO_DEADLINE)}, got {no_deadline!r}"
             )
         for label, value in (("ps_per_instance", ps_per_instance), ("max_ps", max_ps)):
-            if value is None and label == "max_ps":
+            if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{who}: {label} must be a whole number >= 1, got {value!r}")
@@ -267,9 +273,7 @@ class Cynthia:
         self.ps_models = {
             str(k).strip().lower(): as_ps_model(str(k), v) for k, v in (ps_models or {}).items()
         }
-        self.speed_by_type = {
-            type_key(str(k)): float(v) for k, v in (speed_by_type or {}).items()
-        }
+        self.speed_by_type = {type_key(str(k)): float(v) for k, v in (speed_by_type or {}).items()}
         for gpu, factor in self.speed_by_type.items():
             if not (math.isfinite(factor) and factor > 0):
                 raise ValueError(f"{who}: speed_by_type[{gpu!r}] must be > 0, got {factor!r}")
@@ -289,14 +293,13 @@ class Cynthia:
         """Per-run state; publish the run's plan book for the ``cynthia`` policy."""
         rented = view.cluster.rented
         if rented is None:
-            raise ConfigError(
-                f"provisioner {self.name!r} needs a cluster with 'instance_types'"
-            )
+            raise ConfigError(f"provisioner {self.name!r} needs a cluster with 'instance_types'")
         self._view = view
         self._rented = rented
         self._plans: dict[object, Plan] = {}
         self._planned_at: dict[object, float] = {}
         self._states: dict[object, JobState] = {}
+        self._total_left: float = math.inf  # instances the total limit leaves (a call's)
         self._costs: dict[object, dict[str, Any]] = {}
         _BOOKS[view] = self._plans
         estimator = view.estimator
@@ -317,7 +320,9 @@ class Cynthia:
             self.max_ps,
         )
 
-    def choose(self, jobs: Sequence[JobSpec], now: float, left: dict[str, int]) -> list[Plan | None]:
+    def choose(
+        self, jobs: Sequence[JobSpec], now: float, left: dict[str, int]
+    ) -> list[Plan | None]:
         """Plans for waiting jobs, in order, each within what the limits leave (`left` is
         updated); None: the job waits."""
         out: list[Plan | None] = []
@@ -336,7 +341,7 @@ class Cynthia:
         spare = self._total_left - n
         self._total_left = spare
         for name in left:
-            left[name] = min(left[name], spare)
+            left[name] = min(left[name], int(spare))
 
     def provision(self, view: ProvisionView) -> Provision:
         """Plan and rent for new jobs; release idle instances no unfinished plan needs."""
@@ -355,9 +360,9 @@ class Cynthia:
             for name in self._rented.instance_types
         }
         self._total_left = (
-            math.inf  # type: ignore[assignment]
+            math.inf
             if self._rented.total_limit is None
-            else self._rented.total_limit - sum(need.values())
+            else float(self._rented.total_limit - sum(need.values()))
         )
         waiting = [
             job

@@ -63,6 +63,7 @@ CATALOGUE = (
     "fgd",
     "goodput",
     "synergy",
+    "cynthia",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
