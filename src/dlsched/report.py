@@ -30,6 +30,12 @@ When runs have energy figures (their cluster file has an ``energy:`` section,
 `dlsched.energy`), ``power.png`` plots the cluster's power draw over time, one panel per
 policy variant, and the summary tables carry ``energy_kwh``, ``mean_power_w`` and the rest.
 
+When runs rent instances through a provisioner that plans per job (``cynthia``,
+``cost_optimal``: ``meta.json``'s ``rented.jobs``) and their jobs have deadlines,
+``cost_deadline.png`` plots each finished job's attributed cost against its deadline slack
+(deadline − finish; filled: met, hollow: missed), one colour per policy variant
+(`rented_job_costs` gives the table).
+
 "Load" is the arrival-rate scale (``workload.arrival_rate_scale``) when it is swept, else
 the first numeric sweep axis; other sweep axes split a policy into variants
 ("srtf, estimator.sigma=0.5").
@@ -71,6 +77,7 @@ PLOTS = (
 DEADLINE_PLOT = "deadline_satisfaction.png"
 RESOURCE_PLOT = "resource_utilization.png"
 POWER_PLOT = "power.png"
+COST_DEADLINE_PLOT = "cost_deadline.png"
 _MD_METRICS = (
     ("avg_jct", "avg JCT (s)"),
     ("p95_jct", "p95 JCT (s)"),
@@ -368,6 +375,10 @@ def write_report(
             plots.append(RESOURCE_PLOT)
         if _has_energy(data):
             plots.append(POWER_PLOT)
+        costs = rented_job_costs(data)
+        if not costs.empty:
+            figures[COST_DEADLINE_PLOT] = lambda: _plot_cost_deadline(data, costs)
+            plots.append(COST_DEADLINE_PLOT)
         for name in plots:
             written += _save(figures[name](), root / name, chosen, dpi)
     shown = [_shown_name(name, chosen) for name in plots] if not data.done.empty else []
@@ -1168,5 +1179,79 @@ def _plot_deadlines(data: ReportData) -> Figure:
     ax.set_ylabel("jobs meeting their deadline (%)")
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(f"{data.manifest['name']}: deadline satisfaction", fontsize=10)
+    _legend(fig, [ax])
+    return fig
+
+
+# ---- rented cost against deadlines ------------------------------------------------------
+def rented_job_costs(data: ReportData) -> pd.DataFrame:
+    """Per finished job with a deadline of every run that attributes rented cost to jobs:
+    variant, load, replicate, job_id, cost, slack_s (deadline − finish) and met. Empty when
+    no run does."""
+    rows = []
+    for cell in data.done.drop_duplicates(["key", "variant", "load"]).to_dict("records"):
+        folder = data.store.run_dir(cell["key"])
+        path = folder / "meta.json"
+        meta = _stored(path, partial(_read_json, path))
+        rented = meta.get("rented") if isinstance(meta, dict) else None
+        attributed = rented.get("jobs") if isinstance(rented, dict) else None
+        if not attributed:
+            continue
+        path = folder / "jobs.parquet"
+        jobs = _stored(path, partial(pd.read_parquet, path))
+        if "deadline" not in jobs.columns:
+            continue
+        ends = {
+            str(job_id): (deadline, finish)
+            for job_id, deadline, finish in zip(
+                jobs["job_id"], jobs["deadline"], jobs["finish_time"], strict=True
+            )
+        }
+        for entry in attributed:
+            deadline, finish = ends.get(str(entry.get("job_id")), (math.nan, math.nan))
+            if _missing(deadline) or _missing(finish):
+                continue
+            rows.append(
+                {
+                    "variant": cell["variant"],
+                    "load": cell["load"],
+                    "replicate": cell["replicate"],
+                    "job_id": entry["job_id"],
+                    "cost": float(entry["cost"]),
+                    "slack_s": float(deadline) - float(finish),
+                    "met": float(finish) <= float(deadline),
+                }
+            )
+    columns = ["variant", "load", "replicate", "job_id", "cost", "slack_s", "met"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _plot_cost_deadline(data: ReportData, costs: pd.DataFrame) -> Figure:
+    fig, (ax,) = _figure(1, width=6.4, height=4.2)
+    unit, scale = time_unit(costs["slack_s"].abs())
+    for i, variant in enumerate(v for v in data.variants if v in set(costs["variant"])):
+        mine = costs[costs["variant"] == variant]
+        for met, face in ((True, f"C{i}"), (False, "none")):
+            part = mine[mine["met"] == met]
+            if part.empty:
+                continue
+            ax.scatter(
+                part["slack_s"] / scale,
+                part["cost"],
+                s=22,
+                marker="os^vD<>"[i % 7],
+                facecolors=face,
+                edgecolors=f"C{i}",
+                label=f"{short_label(variant)} ({'met' if met else 'missed'})",
+            )
+    ax.axvline(0.0, color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel(f"deadline slack, deadline − finish ({unit})")
+    ax.set_ylabel("rented cost per job ($)")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{data.manifest['name']}: cost against deadline", fontsize=10)
     _legend(fig, [ax])
     return fig

@@ -91,13 +91,17 @@ def rented_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:
         row["cost"] = rented.bill(held, kind.price_per_hour)
         cost += row["cost"]
         idle += row["idle_s"]
-    return {
+    out: dict[str, Any] = {
         "provisioner": repr(provisioner),
         "billing": rented.billing,
         "instances": rows,
         "cost": cost,
         "idle_s": idle,
     }
+    job_costs = getattr(provisioner, "job_costs", None)
+    if callable(job_costs):  # a provisioner that plans per job attributes costs to jobs
+        out["jobs"] = job_costs()
+    return out
 
 
 def power_meta(sim: Simulator, provisioner: Any) -> dict[str, Any]:

@@ -67,6 +67,7 @@ CATALOGUE = (
     "helios_ces",
     "horus",
     "helios_qssf",
+    "cynthia",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
