@@ -9,24 +9,17 @@ a provisioner never touches the event queue. Like policies, parameters are store
 ``__init__`` and per-run state is built in the optional ``start(view)``.
 
 Built-ins (`PROVISIONERS`, entry-point group ``dlsched.provisioners``): ``on_demand``
-<<<<<<< HEAD
-(`dlsched.provision.on_demand`), ``static`` (never rents) and ``ces``
+(`dlsched.provision.on_demand`), ``static`` (never rents), ``cynthia`` (per job, the
+instances that meet its deadline at least cost by Cynthia's rule,
+`dlsched.provision.cynthia`), ``cost_optimal`` (the same choice solved exactly as an
+integer program, `dlsched.provision.cost_optimal`) and ``ces``
 (`dlsched.provision.ces`, Helios' cluster energy saving). A provisioner whose class has
 ``manages_power = True`` is a *power manager*: it runs on a fixed cluster with an
 ``energy:`` section, powering idle nodes down (`Provision.release`) and up
 (`Provision.wake`) beside any scheduling policy, and rents nothing.
 
 >>> sorted(PROVISIONERS)
-['ces', 'on_demand', 'static']
-=======
-(`dlsched.provision.on_demand`), ``static`` (never rents), ``cynthia`` (per job, the
-instances that meet its deadline at least cost by Cynthia's rule,
-`dlsched.provision.cynthia`) and ``cost_optimal`` (the same choice solved exactly as an
-integer program, `dlsched.provision.cost_optimal`).
-
->>> sorted(PROVISIONERS)
-['cost_optimal', 'cynthia', 'on_demand', 'static']
->>>>>>> cynthia
+['ces', 'cost_optimal', 'cynthia', 'on_demand', 'static']
 >>> get("on_demand", idle_release_s=60).idle_release_s
 60.0
 """
@@ -53,12 +46,9 @@ PROVISIONERS: Registry[Any] = Registry("provisioner", entry_point_group="dlsched
 """Provisioner factory (usually a class) by name."""
 PROVISIONERS.add_lazy("on_demand", "dlsched.provision.on_demand:OnDemand")
 PROVISIONERS.add_lazy("static", "dlsched.provision.static:Static")
-<<<<<<< HEAD
 PROVISIONERS.add_lazy("ces", "dlsched.provision.ces:CES")
-=======
 PROVISIONERS.add_lazy("cynthia", "dlsched.provision.cynthia:Cynthia")
 PROVISIONERS.add_lazy("cost_optimal", "dlsched.provision.cost_optimal:CostOptimal")
->>>>>>> cynthia
 
 
 def get(name: str, **params: Any) -> Provisioner:
