@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 import dlsched
-from dlsched.policies import chronus as chronus_module
 from dlsched.policies.chronus import (
     VALUE,
     Chronus,
@@ -186,7 +185,7 @@ def test_greedy_fallback_when_highs_stops_without_an_optimum(monkeypatch):
     class Stopped:
         status, x = 1, None
 
-    monkeypatch.setattr(chronus_module, "milp", lambda *a, **k: Stopped())
+    monkeypatch.setattr("scipy.optimize.milp", lambda *a, **k: Stopped())
     jobs = [LeaseJob(2, 2, 4), LeaseJob(4, 1, 2), LeaseJob(4, 4, 4)]
     solution, optimal = solve_program(jobs, 4, 1.0, None, 5.0)
     assert not optimal
@@ -200,7 +199,7 @@ def test_fallback_is_counted_in_a_run(monkeypatch):
     class Stopped:
         status, x = 1, None
 
-    monkeypatch.setattr(chronus_module, "milp", lambda *a, **k: Stopped())
+    monkeypatch.setattr("scipy.optimize.milp", lambda *a, **k: Stopped())
     policy = Chronus(lease_s=600.0, restart_s=0.0)
     result = dlsched.simulate(_three_jobs(), ONE_NODE, policy=policy)
     assert policy.fallbacks > 0

@@ -92,8 +92,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
 
 from dlsched.engine.admission import Admission
 from dlsched.engine.view import ClusterView
@@ -212,6 +210,10 @@ def solve_program(
         lo.append(-np.inf)
         hi.append(float(capacity * (m - h)))
     rows, cols, vals = zip(*entries, strict=True)
+    # scipy only on a first solve: resolving a policy must not import it (test_lazy_imports)
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
     matrix = coo_matrix((vals, (rows, cols)), shape=(len(lo), n_vars)).tocsr()
     result = milp(
         cost,
