@@ -269,3 +269,32 @@ def test_figure_8a_inputs_run():
     summary = result.summary()
     assert summary["jobs_total"] == 195 and summary["jobs_completed"] == 195
     assert 0.0 < summary["deadline_satisfactory_ratio"] < 1.0
+
+
+def test_a_job_barred_from_the_largest_pool_runs_on_another_type():
+    """Two K80 nodes of 2 and one V100 node of 2: a deadline job that may use only V100s is
+    planned on the cluster's 6 GPUs and placed on the type it can run on. It used to be
+    planned and placed on the largest pool (K80) alone and never ran."""
+    cluster = {
+        "gpu_types": {"K80": {}, "V100": {}},
+        "nodes": [
+            {"gpu_type": "K80", "count": 2, "gpus_per_node": 2},
+            {"gpu_type": "V100", "count": 1, "gpus_per_node": 2},
+        ],
+    }
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["v", "k"],
+            "submit_time": [0.0, 0.0],
+            "num_gpus": [2, 2],
+            "duration": [1000.0, 1000.0],
+            "deadline": [3600.0, float("nan")],
+            "gpu_constraint": ["V100", None],
+        }
+    )
+    result = dlsched.simulate(jobs, cluster, "chronus", throughput="duration")
+    table = result.jobs.set_index("job_id")
+    assert (table["status"] == "finished").all()
+    assert table.loc["v", "admission"] == "accept"
+    assert table.loc["v", "finish_time"] <= 3600.0
+    assert table.loc["v", "gpu_seconds_V100"] == pytest.approx(2000.0)

@@ -67,3 +67,22 @@ def test_admission_is_deterministic(tmp_path):
     second = _run(tmp_path, THREE).jobs
     assert first["finish_time"].equals(second["finish_time"])
     assert first["admission"].equals(second["admission"])
+
+
+def test_an_unmet_job_runs_best_effort_and_leaves_no_stale_state(tmp_path):
+    """With ``unmet="best_effort"`` C runs without its deadline after A and B, which still
+    meet theirs; the policy keeps only the state the engine queued (the one without the
+    deadline), so nothing is left planned once every job finished."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(HEADER + "".join(THREE))
+    work = make_elastic(dlsched.load_trace(trace), min_gpus=1, max_gpus=64)
+    policy = dlsched.policies.get("elasticflow", unmet="best_effort")
+    result = dlsched.simulate(
+        work, dlsched.Cluster.from_dict(CLUSTER), policy=policy, throughput="elasticflow"
+    )
+    jobs = result.jobs.sort_values("job_id")
+    assert jobs["admission"].tolist() == ["accept", "accept", "best_effort"]
+    assert (jobs["status"] == "finished").all()
+    assert (jobs["finish_time"].iloc[:2] <= 600 + 1e-6).all()
+    assert result.summary()["jobs_best_effort"] == 1
+    assert policy._jobs == []

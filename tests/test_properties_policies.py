@@ -90,8 +90,6 @@ CASES: dict[str, Case] = {
     # random clusters here (several GPU types, VCs, fractional jobs) a job may never be
     # planned; its own tests pin Figure 8(a)'s setting.
     "elasticflow": Case(may_leave_unfinished="a job its one-pool plan never places"),
-    # Known bug (issue 32, open): on some random multi-type clusters a job is never placed.
-    "chronus": Case(may_leave_unfinished="known bug: a job its lease plan never places"),
     "sia": Case(may_leave_unfinished="a rigid gang of a size that is no Sia configuration"),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:

@@ -137,3 +137,29 @@ def test_figure_8a_artifact_reading_is_near_the_artifacts():
         )
     ratio = result.summary()["deadline_satisfactory_ratio"]
     assert abs(ratio - ARTIFACT_RATIO) <= TOLERANCE
+
+
+def test_an_elastic_job_too_big_for_the_hosts_memory_runs_on_fewer_gpus():
+    """One node of 4 GPUs and 16 GiB of host memory; an elastic job of 1–3 GPUs demanding 16
+    GiB per GPU fits only on 1 GPU. The auction offers it 3 (the most it may take); it
+    takes the largest level that fits, 1 GPU, for its 100 s alone (it used to wait forever)."""
+    cluster = {
+        "name": "mem",
+        "gpu_types": {"V100": {"cost_per_hour": 3.0}},
+        "nodes": [{"gpu_type": "V100", "count": 1, "gpus_per_node": 4, "host_memory_gb": 16}],
+    }
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["E"],
+            "submit_time": [0.0],
+            "num_gpus": [1],
+            "min_gpus": [1],
+            "max_gpus": [3],
+            "duration": [100.0],
+            "memory_mib": [16384],
+        }
+    )
+    result = dlsched.simulate(jobs, cluster, "themis", throughput="duration")
+    row = result.jobs.iloc[0]
+    assert row["status"] == "finished"
+    assert row["finish_time"] == pytest.approx(100.0)

@@ -68,7 +68,9 @@ beyond the horizon is not checked), exact before it. ``horizon=None`` models eve
 - ``"paper"``: admission solves the program for the admitted jobs and the new one and accepts
   when every one of them is guaranteed (the exact check the greedy approximates).
 
-Simplified: one GPU type (the cluster's largest pool); GPU counts as requested (the artifact
+Simplified: the program sees the cluster's GPUs as one pool (the artifact's clusters have one
+type), a job's time is estimated on its GPUs when it runs and on the fastest type it can run on
+when it waits, and it is placed on the fastest type with room; GPU counts as requested (the artifact
 rounds 3 to 4 and 5–7 to 8 in the program); jobs that keep a lease keep their GPUs (the
 artifact releases and re-places everyone at each lease end); the spot fill runs at every
 scheduling call (arrivals, completions) instead of every ``BEST_SLOT``; no
@@ -110,6 +112,7 @@ FILL_ACCEPTED_MAX_S = 30 * 60.0  # `lease_term_interval <= 30` (minutes)
 READINGS = ("artifact", "paper")
 OBJECTIVES = ("adaptive", "maximize", "minimize")
 UNMET = ("best_effort", "decline")
+_NEVER = 2**62  # the lease count of a job that can run nowhere: more than any deadline allows
 
 
 @dataclass(frozen=True)
@@ -337,10 +340,8 @@ class Chronus(BasePolicy):
 
     def start(self, view: ClusterView) -> None:
         """Pick the planning GPU type and clear the job lists."""
-        capacity = view.cluster.capacity_by_type()
-        self._type_key = max(sorted(capacity), key=lambda k: capacity[k])
-        self._total = capacity[self._type_key]
-        self._per_node = view.cluster.max_gpus_per_node(self._type_key) or 1
+        self._total = sum(view.cluster.capacity_by_type().values())
+        self._per_node = view.cluster.max_gpus_per_node() or 1
         self._ticker = Ticker(self.lease_s)
         self._spot_ticker = None if self.spot_s is None else Ticker(self.spot_s)
         self._jobs: list[JobState] = []  # queued, unfinished, in arrival order
@@ -367,9 +368,15 @@ class Chronus(BasePolicy):
     def lease_job(self, job: JobState, view: ClusterView, first: int) -> LeaseJob:
         """The job as the program sees it, leases counted from absolute lease `first`."""
         n = job.spec.num_gpus
-        remaining = view.estimator.remaining_time(job, view.now, self._type_key)
+        # on its GPUs when running, else on the fastest type it can run on
+        remaining = view.estimator.remaining_time(job, view.now)
         coef = 1.0 + (1.0 + math.log2(max(n, 1))) * self.restart_s / self.lease_s
-        need = math.ceil(remaining * coef * SAFETY / self.lease_s - 1e-9) if remaining > 0 else 0
+        if not math.isfinite(remaining):
+            need = _NEVER  # it runs on no type: no lease plan can hold it
+        elif remaining > 0:
+            need = math.ceil(remaining * coef * SAFETY / self.lease_s - 1e-9)
+        else:
+            need = 0
         deadline = job.spec.deadline
         last = (
             math.floor(float(deadline) / self.lease_s + 1e-9) - first
@@ -493,7 +500,7 @@ class Chronus(BasePolicy):
         fill = self._fill()
 
         def key(job: JobState) -> tuple[int, float, float, int]:
-            remaining = view.estimator.remaining_time(job, now, self._type_key)
+            remaining = view.estimator.remaining_time(job, now)
             deadline = self._unaccepted.get(job.spec.index, job.spec.deadline)
             if job in self._accepted:
                 rank = 2
@@ -530,7 +537,7 @@ class Chronus(BasePolicy):
                         alloc[job] = gpus
                         changed = True
             self._ticker.next(view)
-        free = view.free_gpus(self._type_key) if fill else 0
+        free = view.free_gpus() if fill else 0
         if free > 0:
             waiting = [j for j in self._jobs if j not in alloc and j.spec.num_gpus <= free]
             for job in self._spot_order(view, waiting):
@@ -546,4 +553,4 @@ class Chronus(BasePolicy):
     def _place(self, view: ClusterView, job: JobState) -> tuple[int, ...] | None:
         n = job.spec.num_gpus
         strategy = "consolidated" if n >= self._per_node else "best_fit"
-        return view.place(job, gpu_type=self._type_key, strategy=strategy)
+        return view.place(job, strategy=strategy)  # the fastest type with room first

@@ -258,7 +258,8 @@ class ElasticFlow(BasePolicy):
             self._add(job)
             return Admission.accept(f"minimum satisfactory share {shares[job]} GPUs now")
         if self.unmet == "best_effort":
-            self._add(job)
+            # not added here: the engine queues a new state without the deadline, which
+            # `on_arrival` adds (this one, with its deadline, would be planned forever)
             return Admission.best_effort(reason)
         return Admission.decline(reason)
 

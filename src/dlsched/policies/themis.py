@@ -369,9 +369,16 @@ class Themis(BasePolicy):
         alloc = view.allocation()
         ok = True
         for job in sorted(jobs, key=lambda j: (-counts[j], j.spec.index)):
-            n = counts[job]
-            strategy = "consolidated" if n >= self._per_node else "best_fit"
-            gpus = view.place(job, strategy=strategy, n_gpus=n)
+            gpus = None
+            # An elastic job whose count does not fit (its CPU or memory demand grows with
+            # its GPUs, or the free GPUs are scattered) takes its largest smaller level
+            # that does, rather than waiting with GPUs left idle.
+            smaller = [k for k in self.levels(job, view) if k < counts[job]]
+            for n in [counts[job], *reversed(smaller)]:
+                strategy = "consolidated" if n >= self._per_node else "best_fit"
+                gpus = view.place(job, strategy=strategy, n_gpus=n)
+                if gpus is not None or stop_at_failure:
+                    break
             if gpus is None:
                 ok = False
                 if stop_at_failure:
