@@ -66,6 +66,24 @@ def test_known_answer_energy_to_the_joule_with_a_power_down_and_a_wake():
     assert base["avg_queueing_delay"] == 0.0
 
 
+def test_the_power_series_with_power_states_integrates_to_the_energy():
+    """The report's power curve of a power-managed run shows the nodes off and waking: its
+    integral over the makespan is the run's 702,800 J, not the every-node-on figure."""
+    from dlsched.energy import idle_power_w, integrate, power_series
+
+    result = dlsched.simulate(JOBS, _tiny(), "fifo", provisioner=CES(buffer_nodes=0))
+    cluster = _tiny()
+    states = result.meta["power_states"]
+    done = result.jobs
+    start, end = float(done["submit_time"].min()), float(done["finish_time"].max())
+    with_states = power_series(result.timeline, cluster, states)
+    joules = integrate(with_states, idle_power_w(cluster), start, end)
+    assert joules == pytest.approx(702800.0, abs=1e-6)
+    plain = integrate(power_series(result.timeline, cluster), idle_power_w(cluster), start, end)
+    assert plain > joules  # without the states every node would draw its idle power
+    assert with_states["power_w"].min() < idle_power_w(cluster)  # a node off
+
+
 def test_a_wake_during_a_shut_down_starts_when_the_shut_down_ends():
     ledger = Ledger(_tiny())
     availability = Availability(ledger, {0: 100.0, 1: 100.0}, False, sleep_s=20.0)

@@ -49,7 +49,7 @@ comparison of two runs (with and without the power manager): `dlsched reproduce 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,10 +134,14 @@ def idle_power_w(cluster: Cluster) -> float:
     return base + sum(powers[k].idle_w * capacity[k] for k in capacity)
 
 
-def power_series(timeline: pd.DataFrame, cluster: Cluster) -> pd.DataFrame:
+def power_series(
+    timeline: pd.DataFrame, cluster: Cluster, states: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
     """Cluster power over time: ``time`` and ``power_w`` after every change of busy GPUs
     (a step function: each row's power holds until the next row; before the first row the
-    cluster is idle, `idle_power_w`)."""
+    cluster is idle, `idle_power_w`). With `states` (``result.meta["power_states"]`` of a
+    power-managed run) the nodes' waking and off intervals are in it too, so that its
+    integral is the run's ``energy_j``."""
     powers = type_power(cluster)
     times = timeline["time"].to_numpy(dtype=float)
     power = np.full(len(times), idle_power_w(cluster))
@@ -146,7 +150,25 @@ def power_series(timeline: pd.DataFrame, cluster: Cluster) -> pd.DataFrame:
         if column in timeline.columns:
             busy = timeline[column].to_numpy(dtype=float)
             power = power + busy * (watts.active_w - watts.idle_w)
-    return pd.DataFrame({"time": times, "power_w": power})
+    if not states:
+        return pd.DataFrame({"time": times, "power_w": power})
+    changes: dict[float, float] = {}
+    for kind, since, until, delta_w in _state_intervals(states, cluster):
+        if kind in ("wake", "off") and until > since:
+            changes[since] = changes.get(since, 0.0) + delta_w
+            if math.isfinite(until):
+                changes[until] = changes.get(until, 0.0) - delta_w
+    at = np.array(sorted(changes), dtype=float)
+    level = np.cumsum([changes[t] for t in at]) if len(at) else np.zeros(0)
+    grid = np.union1d(times, at)
+    # each instant's busy-GPU power (idle before the timeline's first row) plus the states'
+    row = np.searchsorted(times, grid, side="right") - 1
+    base = np.where(
+        row >= 0, power[np.clip(row, 0, None)] if len(power) else 0.0, idle_power_w(cluster)
+    )
+    step = np.searchsorted(at, grid, side="right") - 1
+    extra = np.where(step >= 0, level[np.clip(step, 0, None)] if len(level) else 0.0, 0.0)
+    return pd.DataFrame({"time": grid, "power_w": base + extra})
 
 
 def integrate(series: pd.DataFrame, idle_w: float, start: float, end: float) -> float:
@@ -214,22 +236,19 @@ def _overlap(a: float, b: float, start: float, end: float) -> float:
     return max(0.0, min(b, end) - max(a, start))
 
 
-def power_state_figures(
-    states: Mapping[str, Any], cluster: Cluster, start: float, end: float
-) -> dict[str, Any]:
-    """The energy of the nodes' power states over [start, end] (module docstring), as a
-    correction to the every-node-on figure (``correction_j``, joules), with the power-down
-    summary keys. `states` is ``result.meta["power_states"]`` (`provision.billing.power_meta`):
-    each interval a node was held (from its wake, or from time 0 for the first), with
-    ``sleep_s``."""
+def _state_intervals(
+    states: Mapping[str, Any], cluster: Cluster
+) -> Iterator[tuple[str, float, float, float]]:
+    """Each node's waking and off intervals from ``result.meta["power_states"]``, as
+    (``"wake"`` or ``"off"``, from, until, watts above the node's on-and-idle draw); a release
+    with nothing after it yields an ``"off"`` interval to infinity. Shutting down draws the
+    on-and-idle power: no interval. (`power_state_figures`, `power_series`.)"""
     powers = type_power(cluster)
     off_w = {key: (gpu.off_w or 0.0) for key, gpu in cluster.gpu_types.items()}
     sleep_s = float(states["sleep_s"])
     by_node: dict[int, list[Mapping[str, Any]]] = {}
     for row in states["intervals"]:
         by_node.setdefault(int(row["node"]), []).append(row)
-    correction = off_s = 0.0
-    wakes = downs = 0
     for node_index, rows in by_node.items():
         node = cluster.nodes[node_index]
         gpus = len(node.gpu_ids)
@@ -242,22 +261,40 @@ def power_state_figures(
         for k, row in enumerate(rows):
             acquired = float(row["acquired_s"])
             if not row.get("initial", False):  # a wake (not held from the start)
-                if start <= acquired < end:
-                    wakes += 1
                 wake_from = float(row.get("wake_from_s", acquired))
                 ready = row["ready_s"] if row["ready_s"] is not None else row["released_s"]
                 wake_end = math.inf if ready is None else float(ready)
-                correction += (waking - on_idle) * _overlap(wake_from, wake_end, start, end)
+                yield "wake", wake_from, wake_end, waking - on_idle
+                yield "acquire", acquired, acquired, 0.0
             released = row["released_s"]
             if released is None:
                 continue
             released = float(released)
-            if released < end:
-                downs += 1
+            yield "release", released, released, 0.0
             again = float(rows[k + 1]["acquired_s"]) if k + 1 < len(rows) else math.inf
-            length = _overlap(released + sleep_s, again, start, end)
-            off_s += length
-            correction += (off - on_idle) * length
+            yield "off", released + sleep_s, again, off - on_idle
+
+
+def power_state_figures(
+    states: Mapping[str, Any], cluster: Cluster, start: float, end: float
+) -> dict[str, Any]:
+    """The energy of the nodes' power states over [start, end] (module docstring), as a
+    correction to the every-node-on figure (``correction_j``, joules), with the power-down
+    summary keys. `states` is ``result.meta["power_states"]`` (`provision.billing.power_meta`):
+    each interval a node was held (from its wake, or from time 0 for the first), with
+    ``sleep_s``."""
+    correction = off_s = 0.0
+    wakes = downs = 0
+    for kind, since, until, delta_w in _state_intervals(states, cluster):
+        if kind == "acquire":
+            wakes += start <= since < end
+        elif kind == "release":
+            downs += since < end
+        else:
+            length = _overlap(since, until, start, end)
+            correction += delta_w * length
+            if kind == "off":
+                off_s += length
     span = end - start
     return {
         "correction_j": correction,

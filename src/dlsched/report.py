@@ -1068,8 +1068,9 @@ def _has_energy(data: ReportData) -> bool:
 
 
 def _plot_power(data: ReportData) -> Figure:
-    """Cluster power over time (`dlsched.energy.power_series`): one panel per policy
-    variant with energy figures, at the highest load and the first replicate."""
+    """Cluster power over time (`dlsched.energy.power_series`, with the nodes' power states
+    of a power-managed run): one panel per policy variant with energy figures, at the
+    highest load and the first replicate."""
     from dlsched.energy import power_series
 
     done = data.done[data.done["energy_kwh"].notna()]
@@ -1087,7 +1088,8 @@ def _plot_power(data: ReportData) -> Figure:
             data.store.run_dir(key) / "config.json", partial(data.store.run_config, key)
         )
         result = _stored(data.store.run_dir(key), partial(data.store.load_run, key))
-        series.append(power_series(result.timeline, Cluster.from_dict(config["cluster"])))
+        states = (getattr(result, "meta", None) or {}).get("power_states")
+        series.append(power_series(result.timeline, Cluster.from_dict(config["cluster"]), states))
     fig, axes = _figure(len(picks), width=6.4 if len(picks) == 1 else 4.6)
     unit, scale = time_unit([float(s["time"].max()) for s in series if len(s)] or [1.0])
     peak = max((float(s["power_w"].max()) for s in series if len(s)), default=1.0)
