@@ -698,8 +698,9 @@ def _replay(args: argparse.Namespace) -> int:
         f"{count} {cluster.display_name(t)}" for t, count in cluster.capacity_by_type().items()
     )
     print(f"cluster {cluster.name}: {cluster.num_gpus:,} GPUs ({types})")
+    truth_name = getattr(truth, "name", truth)  # dynamic-<base> on a batch_schedule column
     print(
-        f"policy {args.policy}{f' ({shown})' if shown else ''}, throughput {getattr(truth, 'name', truth)}, "
+        f"policy {args.policy}{f' ({shown})' if shown else ''}, throughput {truth_name}, "
         f"estimator {args.estimator}, seed {args.seed}"
     )
     print()

@@ -103,8 +103,9 @@ def dynamic_truth(workload: Any, throughput: Any, unmeasured: str = "error") -> 
     from dlsched.perf.dynamic import DynamicBatchModel, schedules_from_workload
 
     if unmeasured not in UNMEASURED:
-        raise ConfigError(f"unmeasured batch must be one of {', '.join(UNMEASURED)}, "
-                          f"got {unmeasured!r}")
+        raise ConfigError(
+            f"unmeasured batch must be one of {', '.join(UNMEASURED)}, got {unmeasured!r}"
+        )
     base = make_throughput(throughput)
     if isinstance(base, DurationModel):
         raise ConfigError(
