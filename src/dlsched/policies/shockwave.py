@@ -1,7 +1,6 @@
-"""Shockwave (Zheng, Yu, Lee, Chakraborty, Venkataraman, Arpaci-Dusseau, Arpaci-Dusseau
-and Gopalan, *Shockwave: Fair and efficient cluster scheduling for dynamic adaptation in
-machine learning*, NSDI '23): a round-based planner that solves a volatile Fisher market
-over a window of future rounds.
+"""Shockwave (Zheng, Pan, Khan, Venkataraman and Akella, *Shockwave: Fair and efficient
+cluster scheduling for dynamic adaptation in machine learning*, NSDI '23): a round-based
+planner that solves a volatile Fisher market over a window of future rounds.
 
 What it models, as the paper (§4) and its artifact (``uw-mad-dash/shockwave``,
 ``scheduler/shockwave.py``, ``dynamic_eisenberg_gale_scheduling``) do:
@@ -14,7 +13,8 @@ What it models, as the paper (§4) and its artifact (``uw-mad-dash/shockwave``,
   ``u_j = p_j + (1 − p_j) f_j`` (``p_j`` the fraction of its work done, ``f_j`` the fraction
   of what remains that the plan runs), budgets equal; the Eisenberg–Gale program maximises
   the Nash social welfare ``Σ log u_j / (N · T)`` — minus ``k`` × the largest remaining run
-  time after the window (the efficiency term, §4.3; ``k`` = 10, seconds, the artifact's) —
+  time after the window (the efficiency term, §4.3; ``k`` per second, 1e-3 by default, the
+  artifact's canonical run: see "Parameters" below) —
   subject to the GPUs per round (``Σ_j n_j x_jr ≤ G``) and each job's planned run time
   fitting the rounds it is given (``f_j R_j ≤ round_s Σ_r x_jr``).
 - Finish-time fairness (§4.4): each job's finish time projected after the window,
@@ -23,7 +23,8 @@ What it models, as the paper (§4) and its artifact (``uw-mad-dash/shockwave``,
   times estimated at each re-plan (``finish_time_momentumed_average``). When that makes the
   program infeasible, the constraints are dropped and each job's log utility is weighted by
   ``ratio ** lam`` where its projected ratio exceeds ``rhomax`` (``** 100`` when it needs less
-  than a round), as ``relax_finish_time_constraints`` does (``lambda`` 5, ``rhomax`` 1).
+  than a round), as ``relax_finish_time_constraints`` does (``lambda`` 12 by default,
+  ``rhomax`` 1).
 - The plan is kept for the rounds of its window and re-solved only when a job arrives or
   finishes (the artifact's ``set_resolve``) or the window runs out. A round runs the jobs
   the plan gives it, then fills idle GPUs with the others, longest remaining run time first
@@ -36,6 +37,25 @@ What it models, as the paper (§4) and its artifact (``uw-mad-dash/shockwave``,
   the batch-size phases ahead (``known="advance"``) or assumes the current one
   (``"online"``); the artifact instead fits a Dirichlet posterior over the epochs' batch
   sizes (``JobMetaData.dirichlet_posterior_remaining_runtime``).
+
+Parameters: which of the artifact's configurations. The artifact ships several:
+``configurations/shockwave_example_config.json`` (``k`` 10, ``lambda`` 5, also
+``scale_64gpus.json``) and ``tacc_32gpus.json`` (``k`` 1e-3, ``lambda`` 12), the one its
+canonical result runs with (EXPERIMENTS.md "Canonical result",
+``reproduce/tacc_32gpus.sh``: the 120-job trace on 32 GPUs of the paper's Fig. 7 and the
+artifact's ``canonical.png``); ``scale_128gpus.json`` has 1e-3 and 15, ``scale_256gpus.json``
+1e5 and 5 (EXPERIMENTS.md: "Shockwave may need fine-tuning of k and lambda"). The defaults
+here are the canonical run's, ``k`` = 1e-3 and ``lam`` = 12; ``ShockwavePolicy(k=10, lam=5)``
+is the example config. Why it matters: ``k`` multiplies the largest remaining run time in
+*seconds* (10⁴–10⁵ s for hour-long jobs), while the welfare term is a sum of logs over
+``N · T`` (order 1), so with ``k`` = 10 the efficiency term outweighs fairness by about 10⁴
+and the plan becomes a pure makespan minimiser (longest remaining job first): on 40 Gavel
+jobs on 8 V100s (tests/test_shockwave.py, ``test_the_example_config_is_a_makespan_planner``)
+its average JCT is 1.67× max-min fairness's with ``k`` = 10, 1.05× with the defaults — as the
+artifact's own stored runs show for its makespan planner (OSSP, ``min_total_duration``:
+19,807 s vs max-min fairness 11,274 s on the canonical trace) and for Shockwave at
+``k`` = 1e-3 (9,958 s, 0.88×; makespan 24,197 s vs 33,208 s;
+``reproduce/pickles/tacc_32gpus``).
 
 Simplified, and why:
 
@@ -73,9 +93,9 @@ from dlsched.policies.registry import register
 
 SOLVERS = ("CLARABEL", "ECOS")
 ROUND_S = 120.0  # EXPERIMENTS.md: --time_per_iteration 120 for Shockwave's runs
-WINDOW = 20  # shockwave_example_config.json: future_rounds
-K = 10.0  # ... "k": 1e1
-LAM = 5.0  # ... "lambda": 5.0
+WINDOW = 20  # configurations/tacc_32gpus.json (the canonical run): future_rounds
+K = 1e-3  # ... "k": 1e-3 (shockwave_example_config.json: 1e1; module docstring)
+LAM = 12.0  # ... "lambda": 12.0 (shockwave_example_config.json: 5.0)
 RHOMAX = 1.0  # ... "rhomax": 1.0
 MOMENTUM = 0.9  # shockwave.py: finish_time_momentumed_average(momentum=0.9)
 PRIORITY_M = 100.0  # relax_finish_time_constraints: priority_M
