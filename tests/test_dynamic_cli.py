@@ -314,7 +314,7 @@ def test_a_traced_column_changes_the_key_of_a_run_that_ignored_it(files):
         ({"estimator": "dynamic:later"}, "'estimator'", "after 'dynamic:' give"),
         ({"unmeasured_batch": "guess"}, "'unmeasured_batch'", "must be one of error, samples"),
         ({"throughput": "duration"}, "'throughput'", "throughput 'duration' runs every batch"),
-        ({"throughput": "goodput"}, "'throughput'", "cannot run the workload's batch_schedule"),
+        ({"throughput": "goodput"}, "'throughput'", "already rates jobs by their progress"),
         (
             {"workload": {"trace": "gavel.csv"}},
             "'estimator'",

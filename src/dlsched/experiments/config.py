@@ -1138,12 +1138,10 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
         # `simulate` picks the goodput model and its profiles for the first two; the user's
         # own model is not made before its run
         if scheduled and not _is_user_path("throughput model", config["throughput"]):
-            raise ctx.error(
-                swept.get("throughput", "throughput"),
-                f"{config['throughput']!r} (the goodput model) cannot run the workload's "
-                "batch_schedule column; name a throughput model that measures each batch "
-                "size (gavel, scaling)",
-            )
+            try:  # refuses the goodput models and duration, naming them
+                dynamic_truth(workload, config["throughput"])
+            except (DlschedError, ValueError) as exc:
+                raise ctx.error(swept.get("throughput", "throughput"), str(exc)) from None
         ctx.probed.add(probe_key)
         return scheduled
     from dlsched.engine.specs import build_specs  # the engine: only once an experiment loads
