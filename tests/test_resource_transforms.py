@@ -19,6 +19,7 @@ ARGUMENTS = {
     "sample": {"n": 3, "seed": 1},
     "deadlines": {"low": 1.0, "high": 2.0, "seed": 1},
     "elastic": {"min_gpus": 1, "max_factor": 2.0},
+    "batch_schedules": {"static": 1.0, "gns": 1.0, "accordion": 1.0, "seed": 1},
 }
 
 

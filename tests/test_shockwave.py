@@ -229,3 +229,76 @@ def test_bad_parameters_name_the_field(params, field):
 def test_registered_and_reachable_by_name():
     policy = dlsched.policies.get("shockwave", window=3)
     assert isinstance(policy, ShockwavePolicy) and policy.window == 3
+
+
+# ---- the default parameters: the artifact's canonical run ---------------------------------
+
+
+def test_the_defaults_are_the_canonical_runs_and_keep_the_market_fair():
+    """The contended pair above (100 and 200 s left, one 100 s round) with the makespan
+    term: M = 200 − 100 x_b = 100 + 100 x_a, so the optimum has
+    (1/(x_a + ε) − 1/(1 − x_a + 2ε)) / 2 = 100 k. With the default k = 1e-3
+    (tacc_32gpus.json) that is 1/x − 1/(1 − x) ≈ 0.2: x_a ≈ 0.475, nearly the market's equal
+    split; with the example config's k = 10 it is 2000: a gets almost nothing."""
+    policy = ShockwavePolicy()
+    assert (policy.k, policy.lam, policy.window) == (1e-3, 12.0, 20)
+    args = {
+        "gpus": 2,
+        "demand": np.array([2.0, 2.0]),
+        "progress": np.zeros(2),
+        "remaining": np.array([100.0, 200.0]),
+    }
+    x, _ = market(k=policy.k, **args)
+    root = (2.2 - np.sqrt(2.2**2 - 0.8)) / 0.4  # 0.2 x² − 2.2 x + 1 = 0
+    assert x[0, 0] == pytest.approx(root, abs=2e-3)
+    x10, _ = market(k=10.0, **args)
+    assert x10[0, 0] < 0.01
+
+
+@pytest.mark.slow  # two Shockwave runs of 40 jobs: ~10 s
+def test_the_example_config_is_a_makespan_planner():
+    """40 Gavel jobs with Shockwave's batch schedules on 8 V100s: with k = 10 (the example
+    config) the efficiency term outweighs the welfare term ~10⁴ times and Shockwave's average
+    JCT is 1.94× max-min fairness's (the artifact's own makespan planner, OSSP, is 1.76× on
+    its canonical trace); with the defaults (k = 1e-3, lambda = 12) 1.21×, every program
+    solved (no fallback). Makespans stay within 5 % of each other."""
+    from dlsched.perf.dynamic import schedules_from_workload
+    from dlsched.traces.schema import validate_jobs
+    from dlsched.traces.transforms_dynamic import add_batch_schedules
+
+    models = [R18.format(32), "ResNet-50 (batch size 64)", "LM (batch size 20)"]
+    models += ["Transformer (batch size 64)", R18.format(64)]
+    jobs = pd.DataFrame(
+        {
+            "job_id": list(range(40)),
+            "submit_time": [200.0 * i for i in range(40)],
+            "num_gpus": [[1, 1, 2, 4][i % 4] for i in range(40)],
+            "duration": [3600.0 * (1 + i % 5) for i in range(40)],
+            "model": [models[i % 5] for i in range(40)],
+        }
+    )
+    cluster = dlsched.Cluster.from_dict(
+        {"name": "eight", "nodes": [{"gpu_type": "V100", "count": 2, "gpus_per_node": 4}]}
+    )
+    table = ProfileTable.gavel()
+
+    def summary(seed: int, policy: object) -> dict:
+        workload = add_batch_schedules(
+            validate_jobs(jobs, "inline", lenient=False, fmt="canonical"), seed=seed
+        )
+        truth = DynamicBatchModel(table, schedules_from_workload(workload))
+        run = dlsched.simulate(
+            workload, cluster, policy, throughput=truth, estimator=DynamicEstimator("advance")
+        )
+        return run.summary()
+
+    fair = summary(3, "max_min_fairness")
+    example = summary(3, ShockwavePolicy(k=10.0, lam=5.0))
+    policy = ShockwavePolicy()
+    default = summary(3, policy)
+    assert example["avg_jct"] > 1.5 * fair["avg_jct"]
+    assert example["avg_jct"] > 1.5 * default["avg_jct"]
+    assert default["avg_jct"] < 1.3 * fair["avg_jct"]
+    assert policy.solves > 50 and policy.fallbacks == 0
+    for run in (example, default):
+        assert abs(run["makespan"] / fair["makespan"] - 1) < 0.05

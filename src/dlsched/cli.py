@@ -107,6 +107,41 @@ def _estimator(text: str) -> str:
     return text
 
 
+def _batch_mix(text: str) -> dict[str, float]:
+    """``--batch-schedules``: `dlsched.experiments.dynamic.parse_mix`."""
+    from dlsched.experiments.dynamic import parse_mix
+
+    try:
+        return parse_mix(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _dynamic_inputs(args: argparse.Namespace, workload: Any) -> tuple[Any, Any]:
+    """The workload with ``--batch-schedules`` applied, and the run's throughput: the
+    dynamic truth over ``--throughput`` when the workload has a ``batch_schedule`` column
+    (`dlsched.experiments.dynamic`)."""
+    from dlsched.experiments import dynamic
+
+    if args.batch_schedules is not None:
+        workload = dynamic.add_schedules(workload, args.batch_schedules, args.batch_seed or 0)
+    elif args.batch_seed is not None:
+        raise UsageError("--batch-seed seeds --batch-schedules; give --batch-schedules too")
+    if not dynamic.has_schedules(workload):
+        if args.unmeasured_batch is not None:
+            raise UsageError(
+                "--unmeasured-batch applies to batch-size schedules, but the workload has no "
+                "batch_schedule column; give --batch-schedules or a trace with the column"
+            )
+        dynamic.check_estimator(workload, args.estimator)
+        return workload, args.throughput
+    try:
+        truth = dynamic.dynamic_truth(workload, args.throughput, args.unmeasured_batch or "error")
+    except ValueError as exc:
+        raise UsageError(f"--throughput {args.throughput}: {exc}") from None
+    return workload, truth
+
+
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """What every single replay needs: trace, cluster, models, seed, overheads."""
     parser.add_argument(
@@ -137,7 +172,31 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--estimator",
         default="oracle",
         type=_estimator,
-        help="oracle, noisy, noisy:<sigma>, learned or learned:<prior> (default: %(default)s)",
+        help="oracle, noisy, noisy:<sigma>, learned, learned:<prior>, or dynamic[:advance] / "
+        "dynamic:online for batch-size schedules (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--batch-schedules",
+        default=None,
+        type=_batch_mix,
+        metavar="MIX",
+        help="give each Gavel-type job a seeded batch-size schedule (Shockwave's): "
+        "'shockwave' (a third each) or static=W,gns=W,accordion=W. A workload with a "
+        "batch_schedule column runs on the dynamic truth over --throughput",
+    )
+    parser.add_argument(
+        "--batch-seed",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="the seed of --batch-schedules (default: 0)",
+    )
+    parser.add_argument(
+        "--unmeasured-batch",
+        default=None,
+        type=_one_of("unmeasured batch", ["error", "samples"]),
+        help="a scheduled batch size the throughput model has not measured: error (the "
+        "default) or samples (the initial batch's samples/s)",
     )
     parser.add_argument(
         "--seed",
@@ -491,16 +550,22 @@ def _build_policy(name: str, params: dict[str, Any], allow_import: bool = False)
 
 
 def _simulate(
-    args: argparse.Namespace, workload: Any, cluster: Any, policy: Any, params: dict[str, Any]
+    args: argparse.Namespace,
+    workload: Any,
+    cluster: Any,
+    policy: Any,
+    params: dict[str, Any],
+    throughput: Any = None,
 ) -> SimulationResult:
-    """One replay under the command line's run settings; `params` built `policy`."""
+    """One replay under the command line's run settings; `params` built `policy`;
+    `throughput`, when given, the run's truth (the dynamic one, `_dynamic_inputs`)."""
     from dlsched.api import simulate  # pandas and the engine: imported only when a run starts
 
     result = simulate(
         workload,
         cluster,
         policy=policy,
-        throughput=args.throughput,
+        throughput=args.throughput if throughput is None else throughput,
         estimator=args.estimator,
         seed=args.seed,
         restart_overhead_s=args.restart_overhead,
@@ -614,9 +679,10 @@ def _replay(args: argparse.Namespace) -> int:
         remote = _check_replay_out(args.out)
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
+    workload, truth = _dynamic_inputs(args, workload)
     cluster = load_cluster(args.cluster)
     _check_replay_targets(args, [trace, workload.provenance.get("source"), cluster.source])
-    result = _simulate(args, workload, cluster, policy, params)
+    result = _simulate(args, workload, cluster, policy, params, truth)
     summary = result.summary()
     if args.out:
         if remote is None:
@@ -632,8 +698,9 @@ def _replay(args: argparse.Namespace) -> int:
         f"{count} {cluster.display_name(t)}" for t, count in cluster.capacity_by_type().items()
     )
     print(f"cluster {cluster.name}: {cluster.num_gpus:,} GPUs ({types})")
+    truth_name = getattr(truth, "name", truth)  # dynamic-<base> on a batch_schedule column
     print(
-        f"policy {args.policy}{f' ({shown})' if shown else ''}, throughput {args.throughput}, "
+        f"policy {args.policy}{f' ({shown})' if shown else ''}, throughput {truth_name}, "
         f"estimator {args.estimator}, seed {args.seed}"
     )
     print()
@@ -782,10 +849,11 @@ def _compare(args: argparse.Namespace) -> int:
     ]
     trace = args.trace or str(bundled_trace(DEFAULT_TRACE))
     workload = load_trace(trace, format=args.format, lenient=args.lenient)
+    workload, truth = _dynamic_inputs(args, workload)
     cluster = load_cluster(args.cluster)
     summaries: dict[str, dict[str, Any]] = {}
     for label, policy, params in built:
-        summaries[label] = _simulate(args, workload, cluster, policy, params).summary()
+        summaries[label] = _simulate(args, workload, cluster, policy, params, truth).summary()
     if args.json:
         print(json.dumps(summaries, indent=2))
         return 0

@@ -62,6 +62,7 @@ TOP_KEYS = (
     "restart_overhead_s",
     "overheads",
     "provisioner",
+    "unmeasured_batch",
     "policies",
     "seed",
     "seeds",
@@ -107,6 +108,10 @@ more is almost surely a mistake (split a real study into several files)."""
 
 _TRANSFORM_INT_MIN = {"n": 1, "min_gpus": 1, "seed": 0}
 """The least value of each integer transform argument (``head: 0`` would leave no job)."""
+
+_MIX_KINDS = ("static", "gns", "accordion")
+"""The weights of transform ``batch_schedules``: numbers >= 0; left out, 0 (all left out: a
+third each, `dlsched.experiments.dynamic`)."""
 
 ALLOW_IMPORTS_HOW = (
     "'allow_imports: true' at the top of the experiment file (or `dlsched run --allow-import`)"
@@ -240,6 +245,7 @@ class _Context:
         self.folder = Path(source).resolve().parent if source != "<dict>" else Path.cwd()
         self.allow_imports = allow_imports
         self.probed: set[str] = set()
+        self.scheduled: dict[str, bool] = {}
         self.workloads: OrderedDict[str, Any] = OrderedDict()
         self.digests: dict[str, dict[str, str]] = {}
 
@@ -330,6 +336,8 @@ def parse_experiment(
         base["overheads"] = _overheads(data["overheads"], ctx, "overheads")
     if "provisioner" in data:  # only when given: the run keys of other experiments stay
         base["provisioner"] = _provisioner(data["provisioner"], ctx, "provisioner")
+    if "unmeasured_batch" in data:  # (`dlsched.experiments.dynamic`)
+        base["unmeasured_batch"] = _unmeasured_batch(data["unmeasured_batch"], ctx)
     choices = _policies(data["policies"], ctx)
     seed = data.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -517,6 +525,9 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
             raise ctx.error(where, f"transform {name!r} takes {', '.join(wanted)}")
         _check_keys(args, wanted, ctx, where, f"an argument of transform {name!r}")
         args = {"seed": 0, **args} if "seed" in wanted else args
+        if name == "batch_schedules":
+            given = any(kind in args for kind in _MIX_KINDS)
+            args = {**{kind: 0.0 if given else 1 / 3 for kind in _MIX_KINDS}, **args}
         missing = [arg for arg in wanted if arg not in args]
         if missing:
             raise ctx.error(
@@ -532,6 +543,8 @@ def _transforms(value: Any, ctx: _Context, key: str) -> list[dict[str, Any]]:
                         f"{where}.{arg}", f"must be an integer >= {least}, got {number!r}"
                     )
                 step[arg] = number
+            elif name == "batch_schedules":
+                step[arg] = _non_negative(args[arg], ctx, f"{where}.{arg}")
             else:
                 step[arg] = _positive(args[arg], ctx, f"{where}.{arg}")
         _check_step(step, ctx, where)
@@ -546,6 +559,11 @@ def _check_step(step: Mapping[str, Any], ctx: _Context, where: str) -> None:
             f"{where}.low",
             f"is {step['low']:g}, more than high ({step['high']:g}); deadlines are drawn "
             "from U(low, high) × duration, so give low <= high",
+        )
+    if step["name"] == "batch_schedules" and not sum(step[k] for k in _MIX_KINDS) > 0:
+        raise ctx.error(
+            where,
+            f"gives every kind ({', '.join(_MIX_KINDS)}) weight 0; give some kind a weight > 0",
         )
     if step["name"] == "elastic" and step["max_factor"] < 1:
         raise ctx.error(
@@ -659,7 +677,7 @@ def _estimator(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     if isinstance(value, str):
         name, _, arg = value.strip().lower().partition(":")
         spec: dict[str, Any] = {"name": name}
-        if arg and name in ("learned", "predict"):  # learned:<prior>, predict:<predictor>,
+        if arg and name in ("learned", "predict", "dynamic"):  # learned:<prior>, predict:<p>,
             spec["name"] = f"{name}:{arg}"  # checked by make_estimator below
         elif arg:
             if name != "noisy":
@@ -709,6 +727,9 @@ def _estimator_spec(spec: dict[str, Any], ctx: _Context, key: str) -> dict[str, 
         make_estimator(name)
     except (TypeError, ValueError) as exc:
         raise ctx.error(key, str(exc)) from None
+    head, _, arg = name.strip().lower().partition(":")
+    if head == "dynamic":  # one spelling, one key: `dynamic` is `dynamic:advance`
+        return {"name": f"dynamic:{arg or 'advance'}"}
     return {"name": name}
 
 
@@ -1013,8 +1034,37 @@ def _combine(
     code = _code(config, ctx)
     if code:  # only then: the keys of runs of registered names stay as they were
         config["code"] = code
-    _probe(config, ctx, dict((axis, key) for axis, _, _, key in setting))
+    swept = dict((axis, key) for axis, _, _, key in setting)
+    scheduled = _probe(config, ctx, swept)
+    _dynamic_config(config, scheduled, ctx, swept)
     return config
+
+
+def _dynamic_config(
+    config: dict[str, Any], scheduled: bool, ctx: _Context, swept: Mapping[str, str]
+) -> None:
+    """Record in the run config that a workload with a ``batch_schedule`` column runs on the
+    dynamic truth (`dlsched.experiments.dynamic`), so that its key differs from a run that
+    ignored the column; refuse the dynamic options on a workload without one."""
+    from dlsched.experiments.dynamic import is_dynamic_estimator
+
+    unmeasured = config.pop("unmeasured_batch", None)
+    if scheduled:
+        config["batch_schedule"] = {"unmeasured": unmeasured or "error"}
+        return
+    if is_dynamic_estimator(config["estimator"]["name"]):
+        raise ctx.error(
+            swept.get("estimator", "estimator"),
+            f"{config['estimator']['name']!r} sees batch-size schedules, but the workload has "
+            "no batch_schedule column; add one to the trace or with the transform "
+            "{batch_schedules: {seed: 0}}",
+        )
+    if unmeasured is not None:
+        raise ctx.error(
+            "unmeasured_batch",
+            "applies to batch-size schedules, but the workload has no batch_schedule column; "
+            "remove the key or add the column (transform batch_schedules)",
+        )
 
 
 @lru_cache(maxsize=1024)
@@ -1042,12 +1092,15 @@ PROBE_WORKLOADS = 2
 """How many loaded traces validation holds at once (a sweep over traces loads each once)."""
 
 
-def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -> None:
+def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -> bool:
     """Do now what the run of `config` would do before it simulates — load the trace in its
     format, apply the transforms, convert the jobs for the cluster and the throughput model
     — and raise the error a run would meet, naming the key it comes from (`swept`: the
     sweep key of each swept axis). Once per distinct workload: a transform's seed changes
-    which jobs it draws, never whether it works, so every seed shares one probe."""
+    which jobs it draws, never whether it works, so every seed shares one probe.
+
+    Returns whether the workload has a ``batch_schedule`` column (a run on the dynamic
+    truth, `dlsched.experiments.dynamic`)."""
     spec = config["workload"]
     steps: list[dict[str, Any]] = [
         {k: 0 if k == "seed" else v for k, v in step.items()} for step in spec["transforms"]
@@ -1056,7 +1109,7 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
     load_key = canonical_json([trace["sha256"], trace["path"], spec["format"], spec["lenient"]])
     probe_key = canonical_json([load_key, steps, config["cluster"], config["throughput"]])
     if probe_key in ctx.probed:
-        return
+        return ctx.scheduled[probe_key]
     where = {axis: swept.get(axis, axis) for axis in ("workload.format", "workload.transforms")}
     workload = _probe_load(load_key, spec, ctx, where["workload.format"])
     for i, step in enumerate(steps):
@@ -1073,6 +1126,10 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
             workload = function(workload, **{k: v for k, v in step.items() if k != "name"})
         except (DlschedError, ValueError) as exc:
             raise ctx.error(key, _without_content(exc)) from None
+    from dlsched.experiments.dynamic import dynamic_truth, has_schedules
+
+    scheduled = has_schedules(workload)
+    ctx.scheduled[probe_key] = scheduled
     if (
         str(config["throughput"]).startswith("goodput")
         or spec["format"] == "sia-pollux"
@@ -1080,14 +1137,26 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
     ):
         # `simulate` picks the goodput model and its profiles for the first two; the user's
         # own model is not made before its run
+        if scheduled and not _is_user_path("throughput model", config["throughput"]):
+            try:  # refuses the goodput models and duration, naming them
+                dynamic_truth(workload, config["throughput"])
+            except (DlschedError, ValueError) as exc:
+                raise ctx.error(swept.get("throughput", "throughput"), str(exc)) from None
         ctx.probed.add(probe_key)
-        return
+        return scheduled
     from dlsched.engine.specs import build_specs  # the engine: only once an experiment loads
 
     cluster_key = swept.get("cluster", "cluster")
+    truth = None
+    if scheduled:
+        try:
+            truth = dynamic_truth(workload, config["throughput"])
+        except (DlschedError, ValueError) as exc:
+            raise ctx.error(swept.get("throughput", "throughput"), str(exc)) from None
     try:
         cluster = Cluster.from_dict(config["cluster"], f"cluster {config['cluster']['name']!r}")
-        truth = THROUGHPUT_MODELS.get(config["throughput"])()
+        if truth is None:
+            truth = THROUGHPUT_MODELS.get(config["throughput"])()
         build_specs(workload, cluster, truth, bool(spec["lenient"]))
     except (DlschedError, ValueError, KeyError) as exc:
         blame = swept.get("throughput", "throughput")
@@ -1097,6 +1166,7 @@ def _probe(config: Mapping[str, Any], ctx: _Context, swept: Mapping[str, str]) -
             f"a run would stop before it starts: {_without_content(exc)}",
         ) from None
     ctx.probed.add(probe_key)
+    return scheduled
 
 
 def _probe_load(load_key: str, spec: Mapping[str, Any], ctx: _Context, key: str) -> Any:
@@ -1217,6 +1287,19 @@ def _provisioner(value: Any, ctx: _Context, key: str) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ctx.error(key, str(exc)) from None
     return {"name": value, "params": params}
+
+
+def _unmeasured_batch(value: Any, ctx: _Context) -> str:
+    """`unmeasured_batch: error | samples` (`dlsched.experiments.dynamic`)."""
+    from dlsched.experiments.dynamic import UNMEASURED
+
+    if value not in UNMEASURED:
+        raise ctx.error(
+            "unmeasured_batch",
+            f"must be one of {', '.join(UNMEASURED)} (what a batch size the throughput model "
+            f"has not measured runs at), got {value!r}",
+        )
+    return str(value)
 
 
 def _non_negative(value: Any, ctx: _Context, key: str) -> float:

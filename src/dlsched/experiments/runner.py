@@ -203,6 +203,7 @@ def simulate_config(
         if "estimator" in users
         else build_estimator(config["estimator"])
     )
+    throughput = _dynamic_throughput(config, workload, throughput)
     provisioner = None
     if config.get("provisioner"):  # (`experiments.config._provisioner`)
         from dlsched.provision import get as get_provisioner
@@ -224,6 +225,26 @@ def simulate_config(
     )
     result.meta["policy_params"] = {k: repr(v) for k, v in sorted(params.items())}
     return result
+
+
+def _dynamic_throughput(config: Mapping[str, Any], workload: Workload, throughput: Any) -> Any:
+    """The dynamic truth over `throughput` when the config says the workload has batch-size
+    schedules (`dlsched.experiments.config._dynamic_config`); a workload with them under a
+    config that does not say so was expanded before dynamic runs existed: its key is not
+    this run's, so it is refused rather than run as something else."""
+    from dlsched.experiments.dynamic import COLUMN, check_estimator, dynamic_truth, has_schedules
+
+    spec = config.get("batch_schedule")
+    if spec is None:
+        if has_schedules(workload):
+            raise DlschedError(
+                f"the run's workload has a {COLUMN} column, but its config has no "
+                "'batch_schedule' key (made by an older dlsched, which ignored the column); "
+                "expand the experiment again"
+            )
+        check_estimator(workload, config["estimator"]["name"])
+        return throughput
+    return dynamic_truth(workload, throughput, spec["unmeasured"])
 
 
 def _user_class(kind: str, path: str, code: Mapping[str, str]) -> Any:

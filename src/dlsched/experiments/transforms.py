@@ -5,7 +5,10 @@ They delegate to `dlsched.traces.transforms`, the one home of workload transform
 first submission stays put; deadlines keep their slack), `head` keeps the first n jobs,
 `sample` is `sample_jobs` (n jobs drawn at random, seeded, in submit order), `deadlines` is
 `assign_deadlines` (deadline = submit + U(low, high) × duration, seeded) and `elastic` is
-`make_elastic` (every job may run on `min_gpus` to `max_factor` × its GPUs).
+`make_elastic` (every job may run on `min_gpus` to `max_factor` × its GPUs) and
+`batch_schedules` is `add_batch_schedules` (a seeded ``batch_schedule`` per Gavel-type job,
+its kind drawn with the weights ``static``, ``gns``, ``accordion``; kinds left out weigh 0,
+and with none given a third each, Shockwave's §6.1 mix; see `dlsched.experiments.dynamic`).
 
 A transform that takes a ``seed`` draws random numbers; its seed may be left out (0), and
 with ``workload: {resample_per_seed: true}`` each replicate gets its own (see ``config``).
@@ -55,6 +58,14 @@ def _elastic(workload: Workload, min_gpus: int, max_factor: float) -> Workload:
     return make_elastic(workload, min_gpus=min_gpus, max_factor=max_factor)
 
 
+def _batch_schedules(
+    workload: Workload, static: float, gns: float, accordion: float, seed: int
+) -> Workload:
+    from dlsched.experiments.dynamic import add_schedules
+
+    return add_schedules(workload, {"static": static, "gns": gns, "accordion": accordion}, seed)
+
+
 Transform = tuple[Callable[..., Workload], dict[str, type]]
 
 TRANSFORMS: Registry[Transform] = Registry("transform", entry_point_group="dlsched.transforms")
@@ -64,6 +75,10 @@ for _name, _transform in {
     "sample": (_sample, {"n": int, "seed": int}),
     "deadlines": (_deadlines, {"low": float, "high": float, "seed": int}),
     "elastic": (_elastic, {"min_gpus": int, "max_factor": float}),
+    "batch_schedules": (
+        _batch_schedules,
+        {"static": float, "gns": float, "accordion": float, "seed": int},
+    ),
 }.items():
     TRANSFORMS.add(_name, _transform)  # type: ignore[arg-type]
 """Transform name → (function(workload, **args), {argument: type}); plugins register the

@@ -180,6 +180,20 @@ def _predicting(spec: str, arg: str) -> OracleEstimator:
 ESTIMATORS.add("predict", _predicting)
 
 
+def _dynamic(spec: str, arg: str) -> OracleEstimator:
+    from dlsched.perf.dynamic import KNOWN, DynamicEstimator
+
+    if arg not in ("", *KNOWN):
+        raise ValueError(
+            f"estimator {spec!r}: after 'dynamic:' give {' or '.join(KNOWN)} (whether the "
+            "batch-size schedules are known in advance or only as they happen)"
+        )
+    return DynamicEstimator(arg or "advance")
+
+
+ESTIMATORS.add("dynamic", _dynamic)
+
+
 def make_throughput(spec: str | ThroughputModel) -> ThroughputModel:
     """A throughput model from its name (`duration`, `gavel`, `scaling`, or a plugin's) or
     as given."""
@@ -197,8 +211,10 @@ def make_estimator(spec: str | OracleEstimator) -> OracleEstimator:
     """An estimator from `"oracle"`, `"noisy"`, `"noisy:<sigma>"`, `"learned"`,
     `"learned:<prior>"` (a throughput model name, e.g. `learned:scaling`), `"goodput"`,
     `"goodput:learned"`, `"goodput:noisy[:<sigma>]"` (for the goodput truth),
-    `"predict:<predictor>"` (work from a duration predictor, `dlsched.predict`), a plugin's
-    name (`ESTIMATORS`), or as given."""
+    `"predict:<predictor>"` (work from a duration predictor, `dlsched.predict`),
+    `"dynamic"`, `"dynamic:advance"`, `"dynamic:online"` (batch-size schedules known in
+    advance or as they happen, `dlsched.perf.dynamic`), a plugin's name (`ESTIMATORS`), or
+    as given."""
     from dlsched.perf.estimator import OracleEstimator
 
     if isinstance(spec, OracleEstimator):
