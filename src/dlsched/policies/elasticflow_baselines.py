@@ -37,7 +37,8 @@ placed first, as ``cluster.elastic_placement`` after ``run_jobs.sort``); a job w
 not change keeps its GPUs (the artifact re-places everyone, at no cost under EDF). Several GPU
 types (the artifact's clusters have one): counts are taken against all GPUs and each job is
 placed on the fastest type with room; a job that then does not fit (a VC, a type constraint,
-CPU or memory) waits, and the GPUs it was counted for go to the next jobs in deadline order.
+CPU or memory) waits, and the jobs that got none are tried in deadline order, each at its
+largest level that fits the GPUs left.
 
 `elasticflow_gandiva` — Gandiva (Xiao et al., OSDI '18) as the artifact re-implements it
 (``--schedule=gandiva --scheme=gandiva``: ``gandiva_sim_jobs``, ``cluster.gandiva_placement``,
@@ -130,8 +131,8 @@ class _ArtifactLoop(BasePolicy):
     def _place(self, view: ClusterView, counts: dict[JobState, int], order: Sequence[JobState]):
         """Place `counts` (jobs → GPUs, 0 for none), largest first; a job whose count does not
         change keeps its GPUs, and when the others do not fit around them everyone is
-        re-placed. A job that still does not fit waits, and the GPUs it was counted for go to
-        the jobs after it in `order` that got fewer than their largest level."""
+        re-placed. A job that still does not fit waits, and the jobs that got none are then
+        tried in `order`, each at its largest level that fits the GPUs left."""
         alloc = view.allocation()
         for job in list(view.running.values()):
             if counts.get(job, 0) != len(job.gpus):
