@@ -364,15 +364,19 @@ class Synergy(BasePolicy):
                 extra_cpu, extra_mem = max(0, held[0] - fair[0]), max(0, held[1] - fair[1])
                 if not extra_cpu and not extra_mem:
                     continue
+                # down to the share, never up: a peer below it on one resource (a job that
+                # needs little memory) keeps what it holds there, or shrinking it could ask
+                # for room the node does not have
+                point = (min(held[0], fair[0]), min(held[1], fair[1]))
                 n_peer = len(gpus)
                 alloc.assign(
                     peer,
                     gpus,
-                    cpu_milli=n_peer * fair[0] if self._track_cpu else None,
-                    memory_mib=n_peer * fair[1] if self._track_mem else None,
+                    cpu_milli=n_peer * point[0] if self._track_cpu else None,
+                    memory_mib=n_peer * point[1] if self._track_mem else None,
                 )
                 self._forget(peer)
-                self._record(view, peer, gpus, fair)
+                self._record(view, peer, gpus, point)
                 # only the peer's GPUs on this node free room here
                 here = sum(1 for x in gpus if view.cluster.gpu_node[x] == node)
                 short_cpu -= extra_cpu * here
