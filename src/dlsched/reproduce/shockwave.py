@@ -293,7 +293,7 @@ def plan(shared: Path, quick: bool) -> list[Point]:
     task each, not in the quick subset."""
     figure = "Shockwave canonical run: 120 jobs, 32 V100s (artifact's stored run)"
     headline = Task("headline", {"schemes": list(HEADLINE), "jobs": None})
-    tasks = [(headline, HEADLINE)]
+    tasks: list[tuple[Task, tuple[str, ...]]] = [(headline, HEADLINE)]
     if not quick:
         tasks += [
             (Task(scheme, {"schemes": [scheme], "jobs": None}), (scheme,))
@@ -387,4 +387,3 @@ def _register() -> None:
 
 
 _register()
-
