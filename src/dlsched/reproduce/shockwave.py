@@ -20,7 +20,8 @@ The same inputs, bundled (``dlsched/data``, `TRACE`, `THROUGHPUTS`; provenance i
 - the trace ``traces/reproduce/120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_
   dynamic.trace`` (12 tab-separated fields: job type, command, working directory, steps
   argument, data-dir flag, total steps, scale factor, mode, priority, SLO, duration, arrival
-  time), its columns kept but the command ones, and one more: each job's ``batch_schedule``
+  time), its columns kept but the command ones, and two more: ``fair_share_jct`` (see
+  "Points") and each job's ``batch_schedule``
   as the artifact's simulator realises it. GNS jobs follow the batch-size pattern of its
   ``utils.get_gns_bs_pattern`` (a hand-made table per model, batch size and scale factor;
   run on the trace, outside dlsched, to write the column), Accordion jobs its critical
