@@ -61,11 +61,13 @@ Shockwave, estimator and ``max_jobs``  avg JCT           makespan
 artifact                               9,958             24,197
 =====================================  ================  ==================
 
-With 64 jobs in the market the rest only fill idle GPUs and the efficiency term cannot pull
-the longest jobs forward: the makespan stays max-min fairness's. Knowing the schedule ahead
-makes the market favour the jobs whose batch grows (they look short), at the others'
-expense. ``k`` hardly matters at the defaults (advance, 64: 1e-4 11,808 / 30,307 s; 1e-2
-12,501 / 31,309 s).
+With 64 jobs in the market the rest only fill idle GPUs, and the makespan stays max-min
+fairness's; with every job in it the efficiency term (``k`` × the largest remaining time)
+brings the makespan to the artifact's (which is OSSP's, 24,205 s). Knowing the schedule
+ahead costs 2,400 s of average JCT and more fairness (`GAPS`); why (a candidate, not checked
+job by job: jobs whose batch grows look short and are served first) is not established.
+``k`` hardly matters at the defaults (advance, 64: 1e-4 11,808 / 30,307 s; 1e-2 12,501 /
+31,309 s).
 
 Schemes (`SCHEMES`): the artifact's policy names and the dlsched policies that run them:
 ``shockwave`` → `shockwave`, ``max_min_fairness`` (the legend's "Gavel") →
