@@ -140,8 +140,8 @@ FIELDS = (
     "batch_schedule",
     "fair_share_jct",
 )
-"""The bundled trace's columns: the artifact's trace fields but the command ones, and the
-batch-size schedule its simulator realises."""
+"""The bundled trace's columns: the artifact's trace fields but the command ones, the
+batch-size schedule its simulator realises and the fair-share reference JCT (s)."""
 MODES = ("static", "gns", "accordion")
 FAIR_RHO = 1.05
 """A job is treated fairly when its finish-time fairness ρ is at most this (the artifact's
@@ -222,8 +222,7 @@ GAPS = (
     "in which it is due; +0.1 % on the others), and the per-round rates are the table's to "
     "0.1-0.9 %. So the gap is in the queueing: busy GPU-seconds over 32 x the makespan, "
     "the artifact 59.5 %, ours 62.9 %; per job the JCTs differ most for 2- and 4-GPU jobs "
-    "(-2,106 s, "
-    "-1,948 s on average; 1-GPU -827 s). Which part of the round mechanism (the artifact's "
+    "(-2,106 s, -1,948 s on average; 1-GPU -827 s). Which part of the round mechanism (the artifact's "
     "fork of Gavel's simulator against dlsched's, validated in `gavel`) is not broken down.",
     "Fairness: ours treats 22 jobs unfairly (rho > 1.05) where the artifact's Shockwave "
     "treats 6; its worst rho is 7.7 % above the artifact's, max-min fairness's 12.8 % "
