@@ -222,8 +222,9 @@ GAPS = (
     "in which it is due; +0.1 % on the others), and the per-round rates are the table's to "
     "0.1-0.9 %. So the gap is in the queueing: busy GPU-seconds over 32 x the makespan, "
     "the artifact 59.5 %, ours 62.9 %; per job the JCTs differ most for 2- and 4-GPU jobs "
-    "(-2,106 s, -1,948 s on average; 1-GPU -827 s). Which part of the round mechanism (the artifact's "
-    "fork of Gavel's simulator against dlsched's, validated in `gavel`) is not broken down.",
+    "(-2,106 s, -1,948 s on average; 1-GPU -827 s). Which part of the round mechanism "
+    "(the artifact's fork of Gavel's simulator against dlsched's, validated in `gavel`) is "
+    "not broken down.",
     "Fairness: ours treats 22 jobs unfairly (rho > 1.05) where the artifact's Shockwave "
     "treats 6; its worst rho is 7.7 % above the artifact's, max-min fairness's 12.8 % "
     "below, so the gain is 1.34x (artifact 1.65x, abstract 2x). The FTF constraints are "
