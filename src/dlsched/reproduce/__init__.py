@@ -68,6 +68,7 @@ CATALOGUE = (
     "horus",
     "helios_qssf",
     "cynthia",
+    "shockwave",
 )
 """The modules of `dlsched.reproduce` that register the built-in reproductions."""
 
