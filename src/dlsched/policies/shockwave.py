@@ -56,9 +56,14 @@ its average JCT is 1.87–1.94× max-min fairness's with ``k`` = 10 (three trans
 for its makespan planner (OSSP, ``min_total_duration``: 19,807 s vs max-min fairness
 11,274 s on the canonical trace, makespan 24,205 vs 33,208 s), while its Shockwave at
 ``k`` = 1e-3 has 9,958 s (0.88×) and 24,197 s (``reproduce/pickles/tacc_32gpus``). What
-is left of the gap at the defaults (1.2× here, 0.88× there, on other traces) is not
-explained: the relaxation and its credit realisation, the artifact's MILP solved only to a
-1e-3 gap in 15 s, and its Dirichlet estimates are candidates.
+is left of the gap at the defaults (1.2× here, 0.88× there, on other traces) is mostly two
+settings, measured on the artifact's own 120-job trace (`dlsched reproduce shockwave`): with
+``max_jobs`` = 64 about half its jobs stay out of the market (makespan 30,564 s; 23,389 s with
+all of them in), and the artifact plans from past epochs, not the schedule ahead (avg JCT
+12,232 s with ``DynamicEstimator(known="advance")``, 9,805 s with ``"online"``, artifact
+9,958 s). The reproduction runs both; the defaults stay (64 bounds the program's size on
+large traces). The rest is open: the relaxation and its credit realisation, the artifact's
+MILP solved only to a 1e-3 gap in 15 s, and its Dirichlet estimates are candidates.
 
 Simplified, and why:
 
