@@ -10,8 +10,8 @@ here changes how anything runs.
 ('dlsched.policies.fifo', 'backfill')
 >>> "tiresias" in policy_reproductions()["tiresias"]
 True
->>> [p.name for p in predictors()]
-['gbdt', 'helios', 'oracle']
+>>> ", ".join(p.name for p in predictors())
+'gbdt, helios, oracle'
 """
 
 from __future__ import annotations
