@@ -96,14 +96,15 @@ class Availability:
         self.ledger = ledger
         self.startup_s = dict(managed)  # node → start-up latency (seconds)
         self.sleep_s = float(sleep_s)
-        self.state: dict[int, str] = {}
+        self.state: dict[int, str] = {}  # (changed only through `_set`)
+        self._in: dict[str, set[int]] = {ABSENT: set(), STARTING: set(), PRESENT: set()}
         self.generation: dict[int, int] = dict.fromkeys(managed, 0)
         self.intervals: list[Interval] = []
         self._open: dict[int, Interval] = {}  # node → its current interval
         self._idle_since: dict[int, float | None] = {}  # held node → since when it is idle
         self._off_at: dict[int, float] = {}  # released node → when its shut-down is over
         for node in managed:
-            self.state[node] = ABSENT if initially_absent else PRESENT
+            self._set(node, ABSENT if initially_absent else PRESENT)
             if initially_absent:
                 ledger.withdraw_node(node)
             else:  # held since the start of the run
@@ -115,7 +116,7 @@ class Availability:
     # ---- what provisioners read ---------------------------------------------------------
     def nodes_in(self, state: str) -> list[int]:
         """Managed nodes in `state`, by index."""
-        return [node for node, s in sorted(self.state.items()) if s == state]
+        return sorted(self._in.get(state, ()))
 
     def off_at(self, node: int) -> float:
         """When a released node's shut-down is (or was) over; -inf if never released."""
@@ -135,7 +136,7 @@ class Availability:
             )
         begins = max(now, self._off_at.get(node, now))  # (after its shut-down, if any)
         ready_at = begins + self.startup_s[node]
-        self.state[node] = STARTING
+        self._set(node, STARTING)
         self.generation[node] += 1
         interval = Interval(node, now, ready_at, wake_from_s=begins)
         self.intervals.append(interval)
@@ -148,7 +149,7 @@ class Availability:
         released meanwhile, and nothing changes)."""
         if self.state.get(node) != STARTING or self.generation[node] != generation:
             return False
-        self.state[node] = PRESENT
+        self._set(node, PRESENT)
         self.ledger.restore_node(node)
         return True
 
@@ -160,7 +161,7 @@ class Availability:
             raise SchedulingError(f"node {node} cannot be released: it is {state or 'not managed'}")
         if state == PRESENT:
             self.ledger.withdraw_node(node)  # refuses a node that still runs jobs
-        self.state[node] = ABSENT
+        self._set(node, ABSENT)
         self.generation[node] += 1
         self._close_idle(node, now)
         interval = self._open.pop(node)
@@ -185,6 +186,13 @@ class Availability:
             elif not idle and since is not None:
                 self._open[node].idle_s += now - since
                 self._idle_since[node] = None
+
+    def _set(self, node: int, state: str) -> None:
+        old = self.state.get(node)
+        if old is not None:
+            self._in[old].discard(node)
+        self.state[node] = state
+        self._in[state].add(node)
 
     def _close_idle(self, node: int, now: float) -> None:
         since = self._idle_since.get(node)

@@ -167,7 +167,8 @@ class Ledger:
         gpu_ids = self.cluster.nodes[node].gpu_ids
         if len(self.node_free[node]) != len(gpu_ids) or node in self.hosting:
             return False
-        return not any(node in held for held in self.reserved.values())
+        reserved = self.reserved  # (empty unless jobs reserve CPU or memory: the common case)
+        return not reserved or not any(node in held for held in reserved.values())
 
     def withdraw_node(self, node: int) -> None:
         """Make `node` absent: its GPUs leave every free index (see the module docstring).

@@ -98,6 +98,15 @@ class _Pool:
     stable_until: float = -math.inf
 
 
+def _add_gpus(view: ProvisionView, state: str, counts: dict[Any, int]) -> dict[Any, int]:
+    """Add the GPUs of the nodes in `state` to their pools' counts."""
+    for node in view.nodes(state):
+        key = view.node_pool(node)
+        if key in counts:
+            counts[key] += view.node_gpus(node)
+    return counts
+
+
 def _check_number(name: str, value: Any, *, minimum: float, integer: bool = False) -> float:
     if (
         isinstance(value, bool)
@@ -240,27 +249,27 @@ class CES:
         queue = view.queue()
         if not queue:
             return shortfall, promised
-        have: dict[Any, int] = {}
+        # (this runs at every event: it reads only the nodes not present, and the powered-
+        # down ones only once a waiting job does not fit)
+        have = {key: view.pool_free(key) for key in pools}
+        _add_gpus(view, "starting", have)
         off: dict[Any, int] = {}
-        for key, pool in pools.items():
-            have[key] = view.pool_free(key)
-            off[key] = 0
-            for node in pool.nodes:
-                state = view.node_state(node)
-                if state == "starting":
-                    have[key] += view.node_gpus(node)
-                elif state == "absent":
-                    off[key] += view.node_gpus(node)
+        usable_for: dict[Any, list[Any]] = {}  # (vc, GPU constraint) → usable pools
         for job in queue:
             need = job.gpu_range[0] if job.num_gpus else 0
             if need == 0:
                 continue
-            usable = [p for p in view.pools_for(job) if p in pools]
+            group = (job.vc, job.gpu_constraint)
+            usable = usable_for.get(group)
+            if usable is None:
+                usable = usable_for[group] = [p for p in view.pools_for(job) if p in pools]
             fits = next((p for p in usable if have[p] >= need), None)
             if fits is not None:
                 have[fits] -= need
                 promised[fits] = promised.get(fits, 0) + need
                 continue
+            if not off:
+                off = _add_gpus(view, "absent", dict.fromkeys(pools, 0))
             waking = [p for p in usable if off[p] - shortfall.get(p, 0) > 0]
             if not waking:
                 continue  # nothing powered down could serve it: it waits for running jobs
