@@ -47,8 +47,8 @@ def fidelity_table() -> tuple[str, str]:
         recorded = SNAPSHOT.read_text(encoding="utf-8").strip()
         return recorded, (
             "the output of `dlsched reproduce --table` after full runs of every reproduction "
-            "(2026-11-24/25), recorded in `docs/data/fidelity-table.md`; a checkout with "
-            "`results/reproduce/` builds the table from its own results instead"
+            "(2026-11-24/25; the six added since, 2026-12-02), recorded in "
+            "`docs/data/fidelity-table.md`; a checkout with `results/reproduce/` builds the table from its own results instead"
         )
 
 

@@ -75,3 +75,20 @@ def test_tutorial_policy_example_runs(capsys):
     assert capsys.readouterr().out.startswith("fewest_gpus_first avg JCT")
     result = namespace["result"]
     assert result.summary()["jobs_completed"] == 60  # type: ignore[attr-defined]
+
+
+def test_every_reproduction_has_a_row_in_the_readme_and_the_recorded_table():
+    """The README's fidelity table and the docs' recorded snapshot list every registered
+    reproduction, with the same rows (a new reproduction without its row fails here)."""
+    from dlsched.reproduce import REPRODUCTIONS
+
+    def rows(text: str) -> dict[str, str]:
+        found = (re.match(r"\|\s*`([^`]+)`", line) for line in text.splitlines())
+        return {m.group(1): m.string for m in found if m}
+
+    readme = README.read_text().split("## Fidelity", 1)
+    assert len(readme) == 2, "README lost its Fidelity section"
+    in_readme = rows(readme[1].split("\n## ", 1)[0])
+    recorded = rows((ROOT / "docs" / "data" / "fidelity-table.md").read_text())
+    assert sorted(in_readme) == sorted(REPRODUCTIONS.names())
+    assert in_readme == recorded
