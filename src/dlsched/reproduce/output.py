@@ -130,9 +130,9 @@ def write_markdown(outcome: ReproductionOutcome, path: Path) -> Path:
         + (f" ({repro.quick_subset})" if outcome.quick else "")
         + f"; {outcome.cpu_s:,.0f} CPU s.",
         "",
-        f"**{stats['within']} of {stats['points']} points within tolerance**; worst deviation "
-        f"{deviation_text(stats['worst'])} ({stats['worst_point']}), median |deviation| "
-        f"{deviation_text(stats['median']).lstrip('+')}.",
+        f"**{stats['within']} of {stats['points']} points within tolerance**; "
+        + _deviations_text(stats, ", ")
+        + ".",
     ]
     if outcome.failed:
         lines += ["", "Failed tasks:", ""]
@@ -285,8 +285,18 @@ def summary_line(outcome: ReproductionOutcome) -> str:
     stats = deviation_stats(outcome.points)
     return (
         f"{outcome.reproduction.name}: {stats['within']}/{stats['points']} points within "
-        f"tolerance; worst {deviation_text(stats['worst'])} ({stats['worst_point']}); median "
-        f"|deviation| {deviation_text(stats['median']).lstrip('+')}; "
+        f"tolerance; {_deviations_text(stats, '; ')}; "
         f"{len(outcome.ran)} tasks ran, {len(outcome.reused)} reused, "
         f"{len(outcome.failed)} failed; {outcome.cpu_s:,.1f} CPU s"
+    )
+
+
+def _deviations_text(stats: Mapping[str, Any], sep: str) -> str:
+    """The worst and median relative deviation, or why there are none: every point's
+    tolerance is absolute (a difference), whose relative deviations are not summarised."""
+    if math.isnan(stats["worst"]):
+        return "no relative deviation to summarise (every tolerance here is absolute)"
+    return (
+        f"worst deviation {deviation_text(stats['worst'])} ({stats['worst_point']}){sep}"
+        f"median |deviation| {deviation_text(stats['median']).lstrip('+')}"
     )
