@@ -74,7 +74,9 @@ def simulate(
     - `restart_overhead_s`: seconds without progress when a preempted job resumes (and,
       unless `overheads` says otherwise, when a job moves). `overheads` — an
       `OverheadModel` or a preset name such as `"pollux"` (`dlsched.overheads.PRESETS`) —
-      overrides it. With neither, a policy's `default_overheads` (if it has one) apply.
+      overrides it. With neither, a policy's `default_overheads` (if it has one) apply, or
+      what its `default_overheads_for(cluster)` gives for this cluster (ElasticFlow's
+      artifact charges more from 256 GPUs on).
     - `seed`: the run's seed, a whole number >= 0 (numpy integers too). One
       `numpy.random.SeedSequence(seed)` spawns independent streams for the estimator's
       noise, the policy's random choices (`view.rng`) and run-time transforms; the same
@@ -144,6 +146,9 @@ def simulate(
         # A policy may name the overheads its paper assumes (Gandiva: suspend/resume and
         # migration costs); any overheads the user gives win.
         overheads = getattr(chosen, "default_overheads", None)
+        for_cluster = getattr(chosen, "default_overheads_for", None)
+        if callable(for_cluster) and for_cluster(hardware) is not None:
+            overheads = for_cluster(hardware)
     costs = make_overheads(overheads, restart_overhead_s)
     if audit is None:
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")

@@ -16,6 +16,8 @@ count pay base + 2 × (log2 n + 1) (a new placement, not a checkpoint restore); 
 GPUs do not change pays nothing. ``elasticflow`` is for clusters under 256 GPUs (Figure 8(a)'s
 64 T4, Figures 9–11's 64 and 128 A100), ``elasticflow-256`` for 256 GPUs and more (the
 artifact's test is ``CLUSTER.num_gpu >= 256``: Figure 8(b)'s clusters, Figure 9's 256 A100).
+`for_cluster` picks between them as the artifact does; the policies that charge these costs
+by default (``elasticflow``, ``themis`` with ``reading="artifact"``) use it.
 
 Not modelled: the artifact re-charges every running job at every scheduling event of its
 simulation loops (``scheduler.py``: ``ef_sim_jobs_access_control``, the ``ef-accessctrl`` of
@@ -37,6 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dlsched.cluster import Cluster
 from dlsched.jobs import JobSpec
 from dlsched.overheads import OverheadModel
 
@@ -83,3 +86,8 @@ class ElasticFlowOverheads(OverheadModel):
 ELASTICFLOW = ElasticFlowOverheads()
 #: Clusters of 256 GPUs or more (``utils.py`` lines 151–152, 158–159): base 7 s, restart +47 s.
 ELASTICFLOW_256 = ElasticFlowOverheads(base_s=7.0, checkpoint_s=47.0)
+
+
+def for_cluster(cluster: Cluster) -> ElasticFlowOverheads:
+    """The preset the artifact charges on `cluster`: `ELASTICFLOW_256` from 256 GPUs on."""
+    return ELASTICFLOW_256 if cluster.num_gpus >= LARGE_CLUSTER_GPUS else ELASTICFLOW

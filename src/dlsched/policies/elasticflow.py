@@ -89,10 +89,12 @@ import math
 import re
 from collections.abc import Sequence
 
+from dlsched.cluster import Cluster
+from dlsched.elasticflow_overheads import for_cluster
 from dlsched.engine.admission import Admission
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
-from dlsched.overheads import make_overheads
+from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.goodput.common import Ticker
 from dlsched.policies.registry import register
@@ -192,8 +194,13 @@ class ElasticFlow(BasePolicy):
     marginal return, re-planned every slot, buddy placement (module docstring)."""
 
     name = "elasticflow"
-    #: with no overheads given, `simulate` charges the artifact's ``estimate_overhead``
+    #: with no overheads given, `simulate` charges the artifact's ``estimate_overhead``: the
+    #: ``elasticflow`` preset, ``elasticflow-256`` on 256 GPUs or more (`default_overheads_for`)
     default_overheads = make_overheads("elasticflow")
+
+    def default_overheads_for(self, cluster: Cluster) -> OverheadModel:
+        """The artifact's overheads on `cluster` (`dlsched.elasticflow_overheads.for_cluster`)."""
+        return for_cluster(cluster)
 
     def __init__(
         self,

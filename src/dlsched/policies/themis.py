@@ -83,9 +83,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dlsched.cluster import Cluster
+from dlsched.elasticflow_overheads import for_cluster
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
-from dlsched.overheads import make_overheads
+from dlsched.overheads import OverheadModel, make_overheads
 from dlsched.policies.base import BasePolicy
 from dlsched.policies.gavel.interior import SOLVERS
 from dlsched.policies.gavel.lp import Problem, finish_time_fairness
@@ -140,7 +142,12 @@ class Themis(BasePolicy):
         self.round_s = self.lease_s
         if reading == "artifact":
             #: with no overheads given, `simulate` charges the artifact's ``estimate_overhead``
+            #: (``elasticflow-256`` on 256 GPUs or more: `default_overheads_for`)
             self.default_overheads = make_overheads("elasticflow")
+
+    def default_overheads_for(self, cluster: Cluster) -> OverheadModel | None:
+        """With ``reading="artifact"``, the artifact's overheads on `cluster`; else None."""
+        return for_cluster(cluster) if self.reading == "artifact" else None
 
     def __repr__(self) -> str:
         return (

@@ -64,6 +64,7 @@ CATALOGUE = (
     "goodput",
     "synergy",
     "elasticflow",
+    "elasticflow_a100",
     "helios_ces",
     "horus",
     "helios_qssf",

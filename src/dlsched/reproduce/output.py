@@ -123,7 +123,7 @@ def write_markdown(outcome: ReproductionOutcome, path: Path) -> Path:
         f"# {repro.name}: {repro.paper}",
         "",
         f"Source: {repro.source}. Data: "
-        + "; ".join(f"`{d.path}` ({d.what})" for d in repro.data)
+        + ("; ".join(f"`{d.path}` ({d.what})" for d in repro.data) or "bundled with dlsched")
         + ".",
         "",
         f"Run: `dlsched reproduce {repro.name}{' --quick' if outcome.quick else ''}`"
