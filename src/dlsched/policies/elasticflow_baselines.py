@@ -19,7 +19,8 @@ JACM 1973), the artifact's ``--schedule=edf`` (``one_queue_edf_sim_jobs``,
   (``edf_sim_allocation``'s first slot; the later slots it plans only set the end-time
   estimate the artifact re-plans at the next event anyway). ``max_gpu`` is the largest count
   the job's throughput curve has a rate for (``jobs.add_job`` outside ``ef``: no per-model
-  cap; its cap at the batch size never binds on Figure 8(a)'s batches of 64 and more),
+  cap), at most 64 and at most the job's global batch size (one sample per GPU: it binds on
+  the batches of 32 of Figures 9–11's traces, never on Figure 8(a)'s of 64 and more),
   here also bounded by the job's own elastic range (``make_elastic`` gives 1 … 64 in
   Figure 8(a)). With flat curves past 16 GPUs this gives a few early-deadline jobs the whole
   cluster and starves the rest: the artifact's 0.118.
@@ -39,6 +40,10 @@ types (the artifact's clusters have one): counts are taken against all GPUs and 
 placed on the fastest type with room; a job that then does not fit (a VC, a type constraint,
 CPU or memory) waits, and the jobs that got none are tried in deadline order, each at its
 largest level that fits the GPUs left.
+
+`elasticflow_edf_ac` — the artifact's EDF with its admission control (``--schedule=
+edf-accessctrl``, "EDF + Admission Control" of Figure 9): a job is accepted when EDF's own
+plan meets every deadline with it. See the class docstring.
 
 `elasticflow_gandiva` — Gandiva (Xiao et al., OSDI '18) as the artifact re-implements it
 (``--schedule=gandiva --scheme=gandiva``: ``gandiva_sim_jobs``, ``cluster.gandiva_placement``,
@@ -61,10 +66,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from dlsched.engine.admission import Admission
 from dlsched.engine.view import ClusterView
 from dlsched.jobs import JobState
 from dlsched.policies.base import BasePolicy
-from dlsched.policies.elasticflow import largest_level
+from dlsched.policies.elasticflow import Timeline, artifact_batch_size, largest_level
 from dlsched.policies.registry import register
 from dlsched.policies.tiresias import DEFAULT_THRESHOLDS, AuthorsTiresias
 
@@ -116,6 +122,9 @@ class _ArtifactLoop(BasePolicy):
         if levels is None:
             low, high = spec.gpu_range
             high = min(high, self._total, MAX_GPUS)
+            batch = artifact_batch_size(spec.model or "")
+            if batch is not None:  # jobs.add_job: max_gpu = min(batch_size, max_gpu)
+                high = min(high, max(batch, low))
             if not spec.elastic:
                 levels = (spec.num_gpus,) if spec.num_gpus <= self._total else ()
             else:
@@ -218,6 +227,82 @@ class ElasticFlowEDF(_ArtifactLoop):
         jobs = [*view.running.values(), *view.pending.values()]
         counts = self.counts(jobs, view)
         return self._place(view, counts, self.order(jobs))
+
+
+@register("elasticflow_edf_ac")
+class ElasticFlowEDFAdmission(ElasticFlowEDF):
+    """The artifact's EDF with admission control (``--schedule=edf-accessctrl``,
+    ``one_queue_edf_sim_jobs_access_control``), "EDF + Admission Control" of Figure 9: an
+    arriving deadline job is accepted when EDF's own plan (``EDF_estimate_all_jobs``) of the
+    admitted unfinished jobs and it meets every deadline, else declined.
+
+    The plan: from the first scheduling point the job can run at (a slot after the last
+    one when that is later than now), the jobs in deadline order each take, slot by slot, the
+    largest count of theirs that the jobs before them left free (``edf_sim_allocation``: the
+    base quota when free, else the largest profiled count that fits) until their remaining
+    work is done; a job fails when it ends after its deadline. As the artifact, a job is
+    declined when *any* deadline fails in the plan (``if not EDF_estimate_all_jobs(...)``),
+    and a job without a deadline is always accepted (its ``ddl`` is ``sys.maxsize``).
+    Scheduling once admitted is `elasticflow_edf`'s. Simplified: the plan holds GPUs for
+    whole slots (the artifact ends a job's hold at ``align_to_time_slot`` of its end too) and
+    ends jobs at their true instants, not ``math.ceil``'d seconds."""
+
+    name = "elasticflow_edf_ac"
+
+    def admit(self, job: JobState, view: ClusterView) -> Admission:
+        """Accept `job` when EDF's plan with it meets every deadline (class docstring)."""
+        if job.spec.deadline is None:
+            return Admission.accept("best-effort: no deadline")
+        now = view.now
+        if self._served is not None and now < self._served + self.slot_s - _EPS:
+            now = self._served + self.slot_s
+        admitted = [
+            j
+            for j in (*view.running.values(), *view.pending.values())
+            if j is not job and j.spec.deadline is not None
+        ]
+        late = self.late(self.order([*admitted, job]), now, view)
+        if not late:
+            return Admission.accept("EDF's plan meets every deadline with it")
+        if job in late:
+            return Admission.decline("its deadline cannot be met in EDF's plan")
+        return Admission.decline(
+            f"admitting it makes {len(late)} admitted job(s) miss their deadlines in EDF's plan"
+        )
+
+    def late(self, jobs: Sequence[JobState], start: float, view: ClusterView) -> set[JobState]:
+        """The `jobs` (in this order) whose deadlines EDF's plan from `start` misses."""
+        slot = self.slot_s
+        free = Timeline(self._total)
+        late: set[JobState] = set()
+        for job in jobs:
+            left = view.estimator.remaining_steps(job, view.now)
+            levels = self.levels(job, view)
+            if not levels:
+                late.add(job)
+                continue
+            end = math.inf
+            for a, b, f in free.segments(None):
+                if left <= 0:
+                    end = start
+                    break
+                n = largest_level(levels, f)
+                if n == 0:
+                    continue
+                rate = view.estimator.throughput(job.spec, self._type_key, n)
+                if rate <= 0:
+                    continue
+                per_slot = slot * rate
+                if b < 0 or per_slot * (b - a) >= left:
+                    used = max(1, math.ceil(left / per_slot - 1e-12))
+                    free.take(a, a + used, n)
+                    end = start + a * slot + left / rate
+                    break
+                free.take(a, b, n)
+                left -= per_slot * (b - a)
+            if end > float(job.spec.deadline) + _EPS:  # type: ignore[arg-type]
+                late.add(job)
+        return late
 
 
 class _NodeSet:
