@@ -434,9 +434,11 @@ def plan_10(shared: Path, quick: bool) -> list[Point]:
 def _register() -> None:
     from dlsched.reproduce import register
 
-    common = {"paper": "ElasticFlow (Gu et al., ASPLOS 2023)", "data": (), "measure": measure}
     register(
         Reproduction(
+            paper="ElasticFlow (Gu et al., ASPLOS 2023)",
+            data=(),
+            measure=measure,
             name="elasticflow-fig8b",
             source="Figure 8(b): deadline-satisfactory ratio of EDF, Gandiva, Tiresias, "
             "Themis and ElasticFlow on the paper's ten ITP traces and Philly, 60 s slots; "
@@ -446,11 +448,13 @@ def _register() -> None:
             cost_quick="~0.3 CPU min",
             cost_full="see the module docstring",
             summary="ElasticFlow (ASPLOS '23) Figure 8(b), vs published and the artifact",
-            **common,
         )
     )
     register(
         Reproduction(
+            paper="ElasticFlow (Gu et al., ASPLOS 2023)",
+            data=(),
+            measure=measure,
             name="elasticflow-fig9",
             source="Figure 9: deadline-satisfactory ratio of EDF, EDF + admission control, "
             "EDF + elastic scaling and ElasticFlow on 1,000 jobs, 64/128/256 A100, 240 s "
@@ -460,11 +464,13 @@ def _register() -> None:
             cost_quick="~0.5 CPU min",
             cost_full="~2 CPU min",
             summary="ElasticFlow (ASPLOS '23) Figure 9, vs published and the artifact",
-            **common,
         )
     )
     register(
         Reproduction(
+            paper="ElasticFlow (Gu et al., ASPLOS 2023)",
+            data=(),
+            measure=measure,
             name="elasticflow-fig11",
             source="Figure 11: deadline-satisfactory ratio and best-effort JCT improvement "
             "over Gandiva of EDF, Gandiva, Tiresias, Themis and ElasticFlow, 200 jobs with "
@@ -474,11 +480,13 @@ def _register() -> None:
             cost_quick="~0.3 CPU min",
             cost_full="~3 CPU min",
             summary="ElasticFlow (ASPLOS '23) Figure 11, vs published and the artifact",
-            **common,
         )
     )
     register(
         Reproduction(
+            paper="ElasticFlow (Gu et al., ASPLOS 2023)",
+            data=(),
+            measure=measure,
             name="elasticflow-fig10",
             source="Figure 10's runs: deadline-satisfactory ratio of EDF, Gandiva, Tiresias, "
             "Themis and ElasticFlow, 100 jobs on 16 x 8 A100, 240 s slots, against the "
@@ -489,7 +497,6 @@ def _register() -> None:
             cost_full="~0.1 CPU min",
             summary="ElasticFlow (ASPLOS '23) Figure 10's runs, vs the authors' logs and "
             "the artifact",
-            **common,
         )
     )
 
