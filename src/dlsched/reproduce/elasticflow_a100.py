@@ -58,7 +58,16 @@ Measured (2026-12-03, this machine; ours / the artifact on the same inputs / pub
 - Figure 8(b), cluster 10 (``--quick``, 14 CPU s): EDF 0.777 / 0.777 / 0.769, the very 202
   jobs; Gandiva 0.335 / 0.331 / 0.354; Tiresias 0.477 / 0.477 / 0.473, the same 124 jobs;
   Themis 0.473 / 0.473 / 0.431, the same 123 jobs; ElasticFlow 0.973 / 0.962 (planned ends;
-  249 by real ends) / 0.981. FIG8B_MEASURED
+  249 by real ends) / 0.981.
+- Figure 8(b), all eleven traces (52 of the 55 points: ElasticFlow on clusters 4, 7 and 8,
+  12,699-15,802 jobs on 1,024 GPUs, each ran over 20 CPU min and was stopped; 1,479 CPU s
+  for the rest): 19 of 52 within tolerance of the published bars. EDF is the artifact's
+  run to 0.001 on every trace it was run on (clusters 1-3, 5, 6, 8-10, Philly); Tiresias
+  within 0.013; Gandiva within 0.035 but cluster 1 (0.271 / 0.162 / 0.246); ElasticFlow
+  0.877 / 0.848 / 0.788 on cluster 1, 0.921 / 0.910 / 0.87 on Philly. The published bars
+  sit below the artifact's own runs for most schemes and clusters (Philly: EDF 0.436 /
+  0.436 / 0.01, Tiresias 0.466 / 0.466 / 0.32), so they are not what the released artifact
+  computes on the released traces.
 - Figure 9 (45 CPU s), 64 / 128 / 256 GPUs: EDF 0.020, 0.124, 0.216 (artifact 0.020, 0.124,
   0.216); EDF + admission control 0.211, 0.392, 0.648 (0.212, 0.324, 0.609); EDF + elastic
   scaling 0.712, 0.949, 0.958 (0.263, 0.729, 0.899); ElasticFlow 0.918, 0.928, 0.945
@@ -200,13 +209,14 @@ PUBLISHED: dict[str, dict[str, tuple[float, ...]]] = {
 }
 """Reproduction → scheme → the published value at each of its setups, in order."""
 
+_NA = None  # not run
 ARTIFACT: dict[str, dict[str, tuple[float | None, ...]]] = {
-    "elasticflow-fig8b": {
-        "EDF": (0.1868, None, None, None, None, None, None, None, None, 0.7769, None),
-        "Gandiva": (0.1624, None, None, None, None, None, None, None, None, 0.3308, None),
-        "Tiresias": (0.4934, None, None, None, None, None, None, None, None, 0.4769, None),
-        "Themis": (None, None, None, None, None, None, None, None, None, 0.4731, None),
-        "ElasticFlow": (None, None, None, None, None, None, None, None, None, 0.9615, None),
+    "elasticflow-fig8b": {  # clusters 4, 7, 8: the baselines stopped for time (see below)
+        "EDF": (0.1868, 0.2447, 0.1026, _NA, 0.4045, 0.1077, _NA, 0.3319, 0.843, 0.7769, 0.4361),
+        "Gandiva": (0.1624, 0.3198, 0.3324, _NA, 0.2486, 0.3919, _NA, _NA, 0.3382, 0.3308, 0.4132),
+        "Tiresias": (0.4934, 0.487, 0.4311, _NA, 0.4817, 0.4816, _NA, _NA, 0.4821, 0.4769, 0.4658),
+        "Themis": (_NA,) * 9 + (0.4731, _NA),
+        "ElasticFlow": (0.8476,) + (_NA,) * 8 + (0.9615, 0.9098),
     },
     "elasticflow-fig9": {
         "EDF": (0.020, 0.124, 0.216),
@@ -233,7 +243,9 @@ in ``ElasticFlow/scheduler``, ``python3 scheduler.py --cluster_spec=cluster_spec
 --print --scheme=<elastic, gandiva for gandiva> --trace_file=<trace> --schedule=<edf|gandiva|
 dlas-gpu|themis|ef-accessctrl|edf-accessctrl|ef> --log_path=<dir> --simulation=True
 --scheduling_slot=<60|240> --gpu_type=A100``; the ratio of its ``final_result.csv``. None: not
-run (Themis' loop takes 288 s on 260 jobs and grows faster than the job count)."""
+run: Themis' loop takes 288 s on 260 jobs and grows faster than the job count, its
+ElasticFlow 35 min on cluster 1's 1,595 jobs, and its baselines on clusters 4, 7 and 8 (12,699
+to 15,802 jobs) were stopped for time."""
 
 _EF_MINUS = (
     "ours is above the artifact on the same trace (its ef); the artifact's misses start "
@@ -274,6 +286,25 @@ for _scheme, _why in _FIG11.items():
         GAPS[("elasticflow-fig11-jct", _scheme, _x)] = (
             "the JCT improvement of the artifact's run on the same trace is in the note; " + _DRAW
         )
+_BARS = (
+    "the published bars are mostly below what the released artifact computes on the released traces"
+)
+_FIG8B = {
+    "EDF": "ours is the artifact's own run on the same trace wherever it was run (all but "
+    "clusters 4 and 7, to 0.001); " + _BARS,
+    "Gandiva": "ours is within 0.035 of the artifact's run on the same trace but on "
+    "cluster 1 (0.271 against 0.162: the two part in the first 600 jobs, 242 met here, 67 "
+    "there, and agree after job 636; not traced to a line); " + _BARS,
+    "Tiresias": "ours is within 0.013 of the artifact's run on the same trace wherever it "
+    "was run; " + _BARS,
+    "Themis": "ours is the artifact's run on cluster 10 (the same 123 jobs), the only one "
+    "run there (its Themis loop is slow); ours is 0.03-0.13 above every published bar",
+    "ElasticFlow": "ours is 0.01-0.03 above the artifact's run on clusters 1, 10 and Philly "
+    "(0.848, 0.962, 0.910; the artifact counts planned ends, dlsched real ones); " + _BARS,
+}
+for _scheme, _why in _FIG8B.items():
+    for _setup in FIG8B:
+        GAPS.setdefault(("elasticflow-fig8b", _scheme, _setup.x), _why)
 """(reproduction, scheme, x) → why ours is outside tolerance there, from the two codes."""
 
 
@@ -446,7 +477,7 @@ def _register() -> None:
             plan=plan_8b,
             quick_subset="cluster 10 (260 jobs, 32 x 8 A100), the five schemes",
             cost_quick="~0.3 CPU min",
-            cost_full="see the module docstring",
+            cost_full="over an hour (ElasticFlow on clusters 4, 7, 8: 20+ CPU min each)",
             summary="ElasticFlow (ASPLOS '23) Figure 8(b), vs published and the artifact",
         )
     )
