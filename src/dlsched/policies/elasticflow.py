@@ -92,6 +92,7 @@ batch together.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 from collections.abc import Sequence
@@ -484,23 +485,32 @@ class ElasticFlow(BasePolicy):
         self, jobs: Sequence[JobState], counts: dict[JobState, int], view: ClusterView
     ) -> None:
         """Give the GPUs the shares leave free, one level step at a time, to the job with the
-        largest marginal return that fits (``allocate_free_gpus``); changes `counts`."""
+        largest marginal return that fits, ties to the earlier in `jobs`
+        (``allocate_free_gpus``); changes `counts`. A job's marginal return depends on its
+        own count only, and the GPUs left only shrink, so a heap of each job's next step
+        picks what a scan of every job per step would (a step that does not fit now never
+        will)."""
         left = self._total - sum(counts.values())
-        while left > 0:
-            best: tuple[float, int, JobState, int] | None = None
-            for rank, job in enumerate(jobs):
-                n = counts.get(job, 0)
-                nxt = next((lv for lv in self.levels(job, view) if lv > n), None)
-                if nxt is None or nxt - n > left:
-                    continue
-                score = self.marginal(job, n, nxt, view)
-                if best is None or score > best[0] or (score == best[0] and rank < best[1]):
-                    best = (score, rank, job, nxt)
-            if best is None:
-                return
-            _, _, job, nxt = best
-            left -= nxt - counts.get(job, 0)
+        heap: list[tuple[float, int, int]] = []
+
+        def push(rank: int) -> None:
+            job = jobs[rank]
+            n = counts.get(job, 0)
+            nxt = next((lv for lv in self.levels(job, view) if lv > n), None)
+            if nxt is not None and nxt - n <= left:
+                heapq.heappush(heap, (-self.marginal(job, n, nxt, view), rank, nxt))
+
+        for rank in range(len(jobs)):
+            push(rank)
+        while left > 0 and heap:
+            _, rank, nxt = heapq.heappop(heap)
+            job = jobs[rank]
+            step = nxt - counts.get(job, 0)
+            if step > left:
+                continue
+            left -= step
             counts[job] = nxt
+            push(rank)
 
     # -- the slot ----------------------------------------------------------------------------
 
