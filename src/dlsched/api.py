@@ -147,8 +147,9 @@ def simulate(
         # migration costs); any overheads the user gives win.
         overheads = getattr(chosen, "default_overheads", None)
         for_cluster = getattr(chosen, "default_overheads_for", None)
-        if callable(for_cluster) and for_cluster(hardware) is not None:
-            overheads = for_cluster(hardware)
+        on_this = for_cluster(hardware) if callable(for_cluster) else None
+        if on_this is not None:
+            overheads = on_this
     costs = make_overheads(overheads, restart_overhead_s)
     if audit is None:
         audit = os.environ.get("DLSCHED_AUDIT", "") not in ("", "0")
