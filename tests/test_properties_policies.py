@@ -90,6 +90,10 @@ CASES: dict[str, Case] = {
     # random clusters here (several GPU types, VCs, fractional jobs) a job may never be
     # planned; its own tests pin Figure 8(a)'s setting.
     "elasticflow": Case(may_leave_unfinished="a job its one-pool plan never places"),
+    # The artifact's EDF with admission plans every GPU as one pool too: a job it admits may
+    # not fit the GPUs its VC, type or CPU/memory demand allow, and the artifact's loop has
+    # no scheduling point without an arrival or a finish (found by this test in CI).
+    "elasticflow_edf_ac": Case(may_leave_unfinished="an admitted job no pool it may use fits"),
     "sia": Case(may_leave_unfinished="a rigid gang of a size that is no Sia configuration"),
     # A placement-sensitive job larger than a node waits for YARN's consolidation, which a
     # cluster of unequal nodes may never allow (it holds no one else back:

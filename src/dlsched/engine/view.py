@@ -410,6 +410,8 @@ class ClusterView:
         if ledger.tracks_resources and (spec.cpu_milli or spec.memory_mib):
             for t in types:
                 pool = (t, owner)
+                if pool not in ledger.buckets:  # no GPU of this type is this owner's
+                    continue
                 if spec.gpu_milli < 1000:
                     gpus = fraction_fitting(ledger, spec, pool)
                 elif free_by_pool.get(pool, 0) >= n:
