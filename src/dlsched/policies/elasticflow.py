@@ -541,10 +541,7 @@ class ElasticFlow(BasePolicy):
             self._spread(view, job, counts[job]) for job in moved
         ):
             return
-        for job in list(view.running.values()):
-            if job in alloc:
-                del alloc[job]
-        for job in moved:
+        for job in [*view.running.values(), *moved]:
             if job in alloc:
                 del alloc[job]
         if not self._repack(view, counts):
